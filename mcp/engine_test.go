@@ -1,0 +1,565 @@
+package mcp_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+type fakePrompts struct{ n int }
+
+func (f fakePrompts) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, error) {
+	out := make([]mcp.Prompt, f.n)
+	for i := range out {
+		out[i] = mcp.Prompt{Name: fmt.Sprintf("p%03d", i), Description: "prompt", Arguments: []mcp.PromptArgument{}}
+	}
+	return out, nil
+}
+
+func (f fakePrompts) GetPrompt(_ context.Context, _ *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	if p.Name != "hello" {
+		return nil, &fault.Error{Code: fault.TemplateNotFound, What: fmt.Sprintf("template %q not found", p.Name),
+			Why: "no template has that name", How: "list prompts", Suggestions: []string{"hello"}}
+	}
+	return &mcp.GetPromptResult{Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("hi " + p.Arguments["who"])}}}, nil
+}
+
+// testServer has hooks that let tests block, panic, report progress and
+// call back into the client.
+func testServer(t testing.TB, opts mcp.EngineOptions) (*mcp.Engine, *hooks) {
+	h := &hooks{started: make(chan string, 100), release: make(chan struct{})}
+	srv := &mcp.Server{
+		Info:     mcp.Implementation{Name: "test", Version: "0"},
+		Prompts:  fakePrompts{n: 5},
+		PageSize: 2,
+		Methods: map[string]mcp.Handler{
+			"test/block": func(ctx context.Context, r *mcp.Request) (any, error) {
+				h.started <- string(r.ID)
+				select {
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				case <-h.release:
+					return map[string]string{"released": string(r.ID)}, nil
+				}
+			},
+			"test/echo": func(_ context.Context, r *mcp.Request) (any, error) {
+				return map[string]any{"session": r.Session.ID(), "params": r.Params}, nil
+			},
+			"test/panic": func(context.Context, *mcp.Request) (any, error) { panic("boom") },
+			"test/progress": func(_ context.Context, r *mcp.Request) (any, error) {
+				var p struct{ mcp.ParamsMeta }
+				if err := r.Decode(&p); err != nil {
+					return nil, err
+				}
+				for i := 1; i <= 3; i++ {
+					r.Progress(float64(i), 3, fmt.Sprintf("step %d", i))
+				}
+				r.Log(mcp.LevelInfo, "test", "done")
+				return map[string]int{"steps": 3}, nil
+			},
+			"test/elicit": func(ctx context.Context, r *mcp.Request) (any, error) {
+				var out map[string]any
+				if err := r.Call(ctx, mcp.MethodElicitationCreate, map[string]any{"message": "name?"}, &out); err != nil {
+					return nil, err
+				}
+				return out, nil
+			},
+		},
+	}
+	if opts.Logger == nil {
+		opts.Logger = nil
+	}
+	e := mcp.NewEngine(srv, opts)
+	t.Cleanup(func() {
+		close(h.release)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = e.Shutdown(ctx)
+	})
+	return e, h
+}
+
+type hooks struct {
+	started chan string
+	release chan struct{}
+}
+
+// TestFramingGolden sends each malformed or edge-case frame to a live,
+// initialized session and compares the answer with the golden file. The
+// session must survive every one and still answer ping.
+func TestFramingGolden(t *testing.T) {
+	cases := []struct {
+		name, send string
+		preinit    bool // send before initialize
+		noReply    bool
+	}{
+		{name: "malformed json", send: `{"jsonrpc":"2.0","id":1,"method":`},
+		{name: "garbage", send: `not json at all`},
+		{name: "array batch", send: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`},
+		{name: "empty array", send: `[]`},
+		{name: "string not object", send: `"ping"`},
+		{name: "number not object", send: `42`},
+		{name: "missing jsonrpc", send: `{"id":1,"method":"ping"}`},
+		{name: "wrong jsonrpc", send: `{"jsonrpc":"1.0","id":2,"method":"ping"}`},
+		{name: "no method", send: `{"jsonrpc":"2.0","id":3}`},
+		{name: "empty method", send: `{"jsonrpc":"2.0","id":3,"method":""}`},
+		{name: "method not string", send: `{"jsonrpc":"2.0","id":4,"method":7}`},
+		{name: "null id", send: `{"jsonrpc":"2.0","id":null,"method":"ping"}`},
+		{name: "fractional id", send: `{"jsonrpc":"2.0","id":1.5,"method":"ping"}`},
+		{name: "object id", send: `{"jsonrpc":"2.0","id":{"a":1},"method":"ping"}`},
+		{name: "bool id", send: `{"jsonrpc":"2.0","id":true,"method":"ping"}`},
+		{name: "string id", send: `{"jsonrpc":"2.0","id":"abc-123","method":"ping"}`},
+		{name: "negative id", send: `{"jsonrpc":"2.0","id":-1,"method":"ping"}`},
+		{name: "zero id", send: `{"jsonrpc":"2.0","id":0,"method":"ping"}`},
+		{name: "2^53 id", send: `{"jsonrpc":"2.0","id":9007199254740992,"method":"ping"}`},
+		{name: "-2^53 id", send: `{"jsonrpc":"2.0","id":-9007199254740992,"method":"ping"}`},
+		{name: "empty string id", send: `{"jsonrpc":"2.0","id":"","method":"ping"}`},
+		{name: "unknown method", send: `{"jsonrpc":"2.0","id":5,"method":"nope/nothing"}`},
+		{name: "unknown notification", send: `{"jsonrpc":"2.0","method":"notifications/whatever"}`, noReply: true},
+		{name: "params not object", send: `{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":[1,2]}`},
+		{name: "params wrong type", send: `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":5}}`},
+		{name: "arguments not strings", send: `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"hello","arguments":{"who":1}}}`},
+		{name: "missing name", send: `{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{}}`},
+		{name: "unknown prompt", send: `{"jsonrpc":"2.0","id":10,"method":"prompts/get","params":{"name":"helo"}}`},
+		{name: "ping", send: `{"jsonrpc":"2.0","id":11,"method":"ping"}`},
+		{name: "ping with params", send: `{"jsonrpc":"2.0","id":12,"method":"ping","params":{}}`},
+		{name: "setLevel", send: `{"jsonrpc":"2.0","id":13,"method":"logging/setLevel","params":{"level":"debug"}}`},
+		{name: "setLevel unknown", send: `{"jsonrpc":"2.0","id":14,"method":"logging/setLevel","params":{"level":"loud"}}`},
+		{name: "second initialize", send: `{"jsonrpc":"2.0","id":15,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`},
+		{name: "bad cursor", send: `{"jsonrpc":"2.0","id":16,"method":"prompts/list","params":{"cursor":"zzz"}}`},
+		{name: "ping before initialize", send: `{"jsonrpc":"2.0","id":17,"method":"ping"}`, preinit: true},
+		{name: "list before initialize", send: `{"jsonrpc":"2.0","id":18,"method":"prompts/list"}`, preinit: true},
+		{name: "response from client with unknown id", send: `{"jsonrpc":"2.0","id":99,"result":{}}`, noReply: true},
+	}
+	e, _ := testServer(t, mcp.EngineOptions{})
+	got := map[string]json.RawMessage{}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := mcptest.Connect(t, e)
+			if !tc.preinit {
+				c.Initialize(t, mcp.LatestVersion)
+			}
+			c.Send(tc.send)
+			if tc.noReply {
+				// Prove nothing came back: the ping answer must be the next message.
+				m := c.Request(t, "after", "ping", nil)
+				if c.Len() != 0 || m.Error != nil {
+					t.Fatalf("unexpected messages: %d, error %+v", c.Len(), m.Error)
+				}
+				got[tc.name] = json.RawMessage("null")
+				return
+			}
+			m := c.Next(t)
+			got[tc.name] = m.Raw
+			if m.Error != nil && m.Error.Code == 0 {
+				t.Fatalf("error code 0: %s", m.Raw)
+			}
+			if m.Error != nil && m.Error.Data.Code == "" {
+				t.Fatalf("error without symbolic code: %s", m.Raw)
+			}
+			// The session lives on.
+			if p := c.Request(t, "alive", "ping", nil); p.Error != nil || string(p.Result) != "{}" {
+				t.Fatalf("session did not survive: %s", p.Raw)
+			}
+		})
+	}
+	compareGolden(t, filepath.Join("testdata", "framing.golden.json"), got)
+}
+
+// compareGolden compares got with the golden file as JSON values.
+func compareGolden(t *testing.T, path string, got any) {
+	t.Helper()
+	gotJSON, err := json.MarshalIndent(got, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if *update {
+		if err := os.WriteFile(path, append(gotJSON, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	wantJSON, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	var gotV, wantV any
+	if err := json.Unmarshal(gotJSON, &gotV); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(wantJSON, &wantV); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(wantV, gotV); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
+}
+
+func TestIDsEchoedExactly(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	for _, id := range []string{`"x"`, `""`, `-1`, `0`, `9007199254740992`, `-9007199254740992`, `"\u00e9"`, `"-1"`, `123456789012345678901234567890`} {
+		c.Send(`{"jsonrpc":"2.0","id":` + id + `,"method":"ping"}`)
+		m := c.Next(t)
+		if string(m.ID) != id {
+			t.Errorf("id %s echoed as %s", id, m.ID)
+		}
+	}
+}
+
+func TestVersionNegotiation(t *testing.T) {
+	tests := []struct{ asked, want string }{
+		{"2024-11-05", "2024-11-05"},
+		{"2025-03-26", "2025-03-26"},
+		{"2025-06-18", "2025-06-18"},
+		{"2025-11-25", "2025-11-25"},
+		{"2026-07-28", "2025-11-25"},
+		{"1999-01-01", "2025-11-25"},
+		{"", "2025-11-25"},
+	}
+	e, _ := testServer(t, mcp.EngineOptions{})
+	for _, tt := range tests {
+		c := mcptest.Connect(t, e)
+		m := c.Initialize(t, tt.asked)
+		var res mcp.InitializeResult
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.ProtocolVersion != tt.want {
+			t.Errorf("asked %q: got %q, want %q", tt.asked, res.ProtocolVersion, tt.want)
+		}
+		if res.Capabilities.Prompts == nil || !res.Capabilities.Prompts.ListChanged || res.Capabilities.Logging == nil {
+			t.Errorf("capabilities: %+v", res.Capabilities)
+		}
+		if c.S.ProtocolVersion() != tt.want {
+			t.Errorf("session version %q", c.S.ProtocolVersion())
+		}
+	}
+}
+
+func TestMessageSizeCap(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{MaxMessageSize: 1024})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	big := `{"jsonrpc":"2.0","id":1,"method":"test/echo","params":{"x":"` + strings.Repeat("a", 2000) + `"}}`
+	c.Send(big)
+	m := c.Next(t)
+	if m.Error == nil || m.Error.Code != -32600 || m.Error.Data.Code != mcp.CodeMessageTooBig || string(m.ID) != "null" {
+		t.Fatalf("got %s", m.Raw)
+	}
+	if p := c.Request(t, 2, "ping", nil); p.Error != nil {
+		t.Fatalf("session died: %s", p.Raw)
+	}
+}
+
+func TestPagination(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	var names []string
+	cursor := ""
+	for page := 0; page < 10; page++ {
+		params := map[string]any{}
+		if cursor != "" {
+			params["cursor"] = cursor
+		}
+		m := c.Request(t, page, "prompts/list", params)
+		var res mcp.ListPromptsResult
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range res.Prompts {
+			names = append(names, p.Name)
+		}
+		if res.NextCursor == "" {
+			break
+		}
+		cursor = res.NextCursor
+	}
+	want := []string{"p000", "p001", "p002", "p003", "p004"}
+	if diff := cmp.Diff(want, names); diff != "" {
+		t.Fatalf("pages (-want +got):\n%s", diff)
+	}
+}
+
+// TestCancellation: a cancelled request gets no response, its handler's
+// context is cancelled, and the session goes on.
+func TestCancellation(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":"slow","method":"test/block"}`)
+	<-h.started
+	c.Notify(t, "notifications/cancelled", map[string]any{"requestId": "slow", "reason": "user"})
+	if m := c.Request(t, 1, "ping", nil); m.Error != nil {
+		t.Fatal(m.Raw)
+	}
+	// Give the cancelled handler every chance to (wrongly) answer.
+	if p := c.Request(t, 2, "ping", nil); p.Error != nil {
+		t.Fatal(p.Raw)
+	}
+	for _, m := range c.All() {
+		if string(m.ID) == `"slow"` {
+			t.Fatalf("cancelled request was answered: %s", m.Raw)
+		}
+	}
+	// The same id may be reused once the old request is gone.
+	c.Send(`{"jsonrpc":"2.0","id":"slow","method":"ping"}`)
+	if m := c.Response(t, json.RawMessage(`"slow"`)); m.Error != nil {
+		t.Fatal(m.Raw)
+	}
+}
+
+func TestRequestDeadline(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{RequestTimeout: 50 * time.Millisecond})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"test/block"}`)
+	<-h.started
+	m := c.Response(t, json.RawMessage(`1`))
+	if m.Error == nil || m.Error.Data.Code != fault.RequestTimeout || m.Error.Code != -32603 {
+		t.Fatalf("got %s", m.Raw)
+	}
+}
+
+func TestDuplicateInflightID(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":7,"method":"test/block"}`)
+	<-h.started
+	c.Send(`{"jsonrpc":"2.0","id":7,"method":"ping"}`)
+	m := c.Next(t)
+	if m.Error == nil || m.Error.Code != -32600 {
+		t.Fatalf("got %s", m.Raw)
+	}
+}
+
+func TestPanicBecomesInternalError(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "test/panic", nil)
+	if m.Error == nil || m.Error.Code != -32603 {
+		t.Fatalf("got %s", m.Raw)
+	}
+	if p := c.Request(t, 2, "ping", nil); p.Error != nil {
+		t.Fatal(p.Raw)
+	}
+}
+
+// TestOutboxOrder: progress and log notifications a handler sends arrive
+// before its response, in the order sent.
+func TestOutboxOrder(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Request(t, 0, "logging/setLevel", map[string]string{"level": "info"})
+	c.Request(t, 1, "test/progress", map[string]any{"_meta": map[string]any{"progressToken": "tok"}})
+	var seq []string
+	for _, m := range c.All() {
+		switch {
+		case m.Method == "notifications/progress":
+			var p mcp.ProgressParams
+			_ = json.Unmarshal(m.Params, &p)
+			seq = append(seq, fmt.Sprintf("progress %v/%v %s %s", p.Progress, p.Total, p.Message, p.ProgressToken))
+		case m.Method != "":
+			seq = append(seq, m.Method)
+		}
+	}
+	want := []string{`progress 1/3 step 1 "tok"`, `progress 2/3 step 2 "tok"`, `progress 3/3 step 3 "tok"`, "notifications/message"}
+	if diff := cmp.Diff(want, seq); diff != "" {
+		t.Fatalf("order (-want +got):\n%s", diff)
+	}
+	// Without a progress token nothing is sent.
+	c2 := mcptest.Connect(t, e)
+	c2.Initialize(t, mcp.LatestVersion)
+	c2.Request(t, 1, "test/progress", nil)
+	for _, m := range c2.All() {
+		if m.Method == "notifications/progress" || m.Method == "notifications/message" {
+			t.Fatalf("unexpected %s (no token, default level warning)", m.Method)
+		}
+	}
+}
+
+func TestServerToClientCall(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":"e1","method":"test/elicit"}`)
+	req := c.Next(t)
+	if req.Method != mcp.MethodElicitationCreate || req.ID == nil {
+		t.Fatalf("expected an elicitation request, got %s", req.Raw)
+	}
+	c.Send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"action":"accept","content":{"name":"Ada"}}}`)
+	m := c.Response(t, json.RawMessage(`"e1"`))
+	if diff := cmp.Diff(`{"action":"accept","content":{"name":"Ada"}}`, string(m.Result)); diff != "" {
+		t.Fatal(diff)
+	}
+	// A client error is passed back to the handler and out as an error.
+	c.Send(`{"jsonrpc":"2.0","id":"e2","method":"test/elicit"}`)
+	req = c.Next(t)
+	c.Send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"error":{"code":-32601,"message":"no elicitation"}}`)
+	m = c.Response(t, json.RawMessage(`"e2"`))
+	if m.Error == nil || m.Error.Code != -32601 {
+		t.Fatalf("got %s", m.Raw)
+	}
+}
+
+// TestSlowClientClosedNotWorkers: a client that stops reading fills its
+// own outbox and is closed; other sessions keep being served.
+func TestSlowClientClosedNotWorkers(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{MaxInflightPerSession: 4})
+	release := make(chan struct{})
+	defer close(release)
+	slow := mcptest.ConnectBlocked(t, e, release)
+	slow.Send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`)
+	// Flood notifications until the outbox overflows.
+	for i := 0; i < 1000; i++ {
+		e.Notify(mcp.NotificationPromptsListChanged, nil)
+	}
+	select {
+	case <-slow.S.Done():
+	case <-time.After(mcptest.Wait):
+		t.Fatal("slow session was not closed")
+	}
+	fast := mcptest.Connect(t, e)
+	fast.Initialize(t, mcp.LatestVersion)
+	if m := fast.Request(t, 1, "ping", nil); m.Error != nil {
+		t.Fatal(m.Raw)
+	}
+}
+
+// TestConcurrentSessionsExactlyOnce: many sessions, thousands of requests;
+// every request gets exactly one response, on its own session.
+func TestConcurrentSessionsExactlyOnce(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{MaxInflightPerSession: 64})
+	const sessions, perSession = 40, 250
+	var wg sync.WaitGroup
+	errs := make(chan error, sessions)
+	for i := 0; i < sessions; i++ {
+		c := mcptest.Connect(t, e)
+		c.Initialize(t, mcp.LatestVersion)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < perSession; j++ {
+				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"n":%d}}`, j, j))
+			}
+			deadline := time.Now().Add(mcptest.Wait)
+			for c.Len() < perSession && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			seen := map[string]int{}
+			for _, m := range c.All() {
+				if m.Error != nil {
+					errs <- fmt.Errorf("error response %s", m.Raw)
+					return
+				}
+				var res struct {
+					Session string          `json:"session"`
+					Params  json.RawMessage `json:"params"`
+				}
+				if err := json.Unmarshal(m.Result, &res); err != nil {
+					errs <- err
+					return
+				}
+				if res.Session != c.S.ID() {
+					errs <- fmt.Errorf("response for session %s delivered to %s", res.Session, c.S.ID())
+					return
+				}
+				if want := fmt.Sprintf(`{"n":%s}`, m.ID); string(res.Params) != want {
+					errs <- fmt.Errorf("id %s answered with params %s", m.ID, res.Params)
+					return
+				}
+				seen[string(m.ID)]++
+			}
+			if len(seen) != perSession {
+				errs <- fmt.Errorf("session %s: %d distinct responses, want %d", c.S.ID(), len(seen), perSession)
+			}
+			for id, n := range seen {
+				if n != 1 {
+					errs <- fmt.Errorf("id %s answered %d times", id, n)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+func TestShutdownDrainsInflight(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"test/block"}`)
+	<-h.started
+	done := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), mcptest.Wait)
+		defer cancel()
+		done <- e.Shutdown(ctx)
+	}()
+	time.Sleep(20 * time.Millisecond) // let Shutdown start waiting
+	h.release <- struct{}{}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	m := c.Response(t, json.RawMessage(`1`))
+	if m.Error != nil {
+		t.Fatalf("in-flight request not answered before shutdown: %s", m.Raw)
+	}
+	if e.SessionCount() != 0 {
+		t.Fatalf("%d sessions left", e.SessionCount())
+	}
+}
+
+func TestErrorObjectNeverZero(t *testing.T) {
+	tests := []struct {
+		err  error
+		code int64
+		sym  string
+	}{
+		{errors.New("plain"), -32603, fault.Internal},
+		{fmt.Errorf("wrapped: %w", &fault.Error{Code: fault.TemplateNotFound, What: "x"}), -32602, fault.TemplateNotFound},
+		{&fault.Error{Code: fault.MissingRequiredVariable}, -32602, fault.MissingRequiredVariable},
+		{&fault.Error{Code: "SOMETHING_NEW"}, -32603, "SOMETHING_NEW"},
+		{context.DeadlineExceeded, -32603, fault.RequestTimeout},
+		{&fault.Error{Code: fault.GitHubRateLimited, RetryAfter: 1500 * time.Millisecond}, -32603, fault.GitHubRateLimited},
+	}
+	for _, tt := range tests {
+		obj := mcp.ErrorObject(tt.err)
+		if obj.Code != tt.code {
+			t.Errorf("%v: code %d, want %d", tt.err, obj.Code, tt.code)
+		}
+		var data mcp.ErrorData
+		if err := json.Unmarshal(*obj.Data, &data); err != nil {
+			t.Fatal(err)
+		}
+		if data.Code != tt.sym {
+			t.Errorf("%v: symbol %q, want %q", tt.err, data.Code, tt.sym)
+		}
+		if tt.sym == fault.GitHubRateLimited && data.RetryAfter != 2 {
+			t.Errorf("retry_after %d, want 2 (rounded up)", data.RetryAfter)
+		}
+	}
+}

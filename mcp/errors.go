@@ -1,0 +1,107 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Symbolic codes for protocol-level failures; product codes live in
+// package fault.
+const (
+	CodeParseError     = "PARSE_ERROR"
+	CodeInvalidRequest = "INVALID_REQUEST"
+	CodeMethodNotFound = "METHOD_NOT_FOUND"
+	CodeInvalidParams  = "INVALID_PARAMS"
+	CodeNotInitialized = "NOT_INITIALIZED"
+	CodeMessageTooBig  = "MESSAGE_TOO_LARGE"
+)
+
+// rpcCodes maps every symbolic code to its JSON-RPC code. It is the one
+// table behind ErrorObject; a code missing here is an internal error.
+var rpcCodes = map[string]int64{
+	CodeParseError:                jsonrpc2.CodeParseError,
+	CodeInvalidRequest:            jsonrpc2.CodeInvalidRequest,
+	CodeNotInitialized:            jsonrpc2.CodeInvalidRequest,
+	CodeMessageTooBig:             jsonrpc2.CodeInvalidRequest,
+	CodeMethodNotFound:            jsonrpc2.CodeMethodNotFound,
+	CodeInvalidParams:             jsonrpc2.CodeInvalidParams,
+	fault.TemplateNotFound:        jsonrpc2.CodeInvalidParams,
+	fault.MissingRequiredVariable: jsonrpc2.CodeInvalidParams,
+	fault.InvalidArgument:         jsonrpc2.CodeInvalidParams,
+	fault.ToolNotFound:            jsonrpc2.CodeInvalidParams,
+	fault.ResourceNotFound:        -32002, // MCP's "resource not found"
+	fault.InvalidTemplate:         jsonrpc2.CodeInvalidParams,
+	fault.TemplateTooLarge:        jsonrpc2.CodeInvalidParams,
+	fault.WriteDisabled:           jsonrpc2.CodeInvalidRequest,
+	fault.WriteConflict:           jsonrpc2.CodeInternalError,
+	fault.GitHubAuthFailed:        jsonrpc2.CodeInternalError,
+	fault.GitHubRateLimited:       jsonrpc2.CodeInternalError,
+	fault.GitHubNotFound:          jsonrpc2.CodeInternalError,
+	fault.NetworkError:            jsonrpc2.CodeInternalError,
+	fault.RequestTimeout:          jsonrpc2.CodeInternalError,
+	fault.Internal:                jsonrpc2.CodeInternalError,
+}
+
+// ErrorData is the error.data object we attach to every error: our
+// symbolic code and the what / why / how explanation.
+type ErrorData struct {
+	Code        string         `json:"code"`
+	What        string         `json:"what,omitempty"`
+	Why         string         `json:"why,omitempty"`
+	How         string         `json:"how,omitempty"`
+	Suggestions []string       `json:"suggestions,omitempty"`
+	RetryAfter  int64          `json:"retry_after,omitempty"` // seconds
+	Details     map[string]any `json:"details,omitempty"`
+}
+
+// protocolError builds a protocol-level fault.
+func protocolError(code, what, why, how string) *fault.Error {
+	return &fault.Error{Code: code, What: what, Why: why, How: how}
+}
+
+// ErrorObject maps any error to the JSON-RPC error object we send. It is the
+// only place error codes are chosen, and it never yields code 0.
+func ErrorObject(err error) *jsonrpc2.Error {
+	var rpcErr *jsonrpc2.Error
+	if errors.As(err, &rpcErr) && rpcErr.Code != 0 {
+		return rpcErr
+	}
+	f := fault.As(err)
+	if f == nil {
+		switch {
+		case errors.Is(err, context.DeadlineExceeded):
+			f = &fault.Error{Code: fault.RequestTimeout, What: "the request took too long",
+				Why: "it did not finish before the server's per-request deadline",
+				How: "retry; if it keeps happening, raise --request-timeout", Err: err}
+		default:
+			f = &fault.Error{Code: fault.Internal, What: "internal error", Why: err.Error(),
+				How: "retry; if it persists, report it with the server's log", Err: err}
+		}
+	}
+	code, ok := rpcCodes[f.Code]
+	if !ok {
+		code = jsonrpc2.CodeInternalError
+	}
+	data := ErrorData{Code: f.Code, What: f.What, Why: f.Why, How: f.How,
+		Suggestions: f.Suggestions, Details: f.Details}
+	if f.RetryAfter > 0 {
+		data.RetryAfter = int64(math.Ceil(f.RetryAfter.Seconds()))
+	}
+	raw, merr := json.Marshal(data)
+	if merr != nil {
+		// Details held something JSON cannot carry; drop them rather than the error.
+		data.Details = nil
+		raw, _ = json.Marshal(data)
+	}
+	msg := f.Error()
+	if msg == "" {
+		msg = f.Code
+	}
+	rm := json.RawMessage(raw)
+	return &jsonrpc2.Error{Code: code, Message: msg, Data: &rm}
+}

@@ -1,0 +1,288 @@
+package mcp
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// PromptProvider serves prompts/list and prompts/get.
+type PromptProvider interface {
+	ListPrompts(ctx context.Context, r *Request) ([]Prompt, error)
+	GetPrompt(ctx context.Context, r *Request, p *GetPromptParams) (*GetPromptResult, error)
+}
+
+// ToolProvider serves tools/list and tools/call.
+type ToolProvider interface {
+	ListTools(ctx context.Context, r *Request) ([]Tool, error)
+	CallTool(ctx context.Context, r *Request, p *CallToolParams) (*CallToolResult, error)
+}
+
+// ResourceProvider serves resources/list, read and templates/list.
+// Subscriptions are kept by the session; providers only announce updates
+// through Engine.ResourceUpdated.
+type ResourceProvider interface {
+	ListResources(ctx context.Context, r *Request) ([]Resource, error)
+	ListResourceTemplates(ctx context.Context, r *Request) ([]ResourceTemplate, error)
+	ReadResource(ctx context.Context, r *Request, uri string) (*ReadResourceResult, error)
+}
+
+// CompletionProvider serves completion/complete.
+type CompletionProvider interface {
+	Complete(ctx context.Context, r *Request, p *CompleteParams) (*CompleteResult, error)
+}
+
+// Server describes what the engine serves: identity, providers and
+// options. Build it, then hand it to NewEngine; do not change it after.
+type Server struct {
+	Info         Implementation
+	Instructions string
+	Prompts      PromptProvider
+	Tools        ToolProvider
+	Resources    ResourceProvider
+	Completion   CompletionProvider
+	// PageSize is the number of items per list page (default 100).
+	PageSize int
+	// Methods adds or overrides methods (tests and fixtures use it).
+	Methods map[string]Handler
+}
+
+// Handler runs one request. The result is encoded as the response's
+// "result"; an error is mapped by ErrorObject.
+type Handler func(ctx context.Context, r *Request) (any, error)
+
+type method struct {
+	handle     Handler
+	beforeInit bool // allowed before initialize (only ping)
+}
+
+// typed adapts a handler of decoded params.
+func typed[P any](fn func(context.Context, *Request, *P) (any, error)) Handler {
+	return func(ctx context.Context, r *Request) (any, error) {
+		p := new(P)
+		if err := r.Decode(p); err != nil {
+			return nil, err
+		}
+		return fn(ctx, r, p)
+	}
+}
+
+// Decode unmarshals the request's params into p and records the progress
+// token. Absent or null params decode as an empty object.
+func (r *Request) Decode(p any) error {
+	if len(r.Params) > 0 && string(r.Params) != "null" {
+		if r.Params[0] != '{' {
+			return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s", r.Method),
+				"params must be a JSON object", "send params as an object, e.g. {}")
+		}
+		if err := json.Unmarshal(r.Params, p); err != nil {
+			return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s", r.Method),
+				describeJSONError(err), "check the parameter types against the MCP schema for "+r.Method)
+		}
+	}
+	if m, ok := p.(interface{ requestMeta() *RequestMeta }); ok {
+		if meta := m.requestMeta(); meta != nil {
+			r.progressToken = meta.ProgressToken
+		}
+	}
+	return nil
+}
+
+func describeJSONError(err error) string {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "params"
+		}
+		return fmt.Sprintf("%s must be %s, not %s", field, jsonTypeName(te.Type.Kind().String()), te.Value)
+	}
+	return err.Error()
+}
+
+func jsonTypeName(kind string) string {
+	switch kind {
+	case "string":
+		return "a string"
+	case "map", "struct":
+		return "an object"
+	case "slice", "array":
+		return "an array"
+	case "bool":
+		return "a boolean"
+	default:
+		if strings.HasPrefix(kind, "int") || strings.HasPrefix(kind, "uint") || strings.HasPrefix(kind, "float") {
+			return "a number"
+		}
+		return kind
+	}
+}
+
+// methodTable builds the one method table from the server's providers.
+func (s *Server) methodTable() map[string]method {
+	t := map[string]method{
+		MethodPing: {handle: func(context.Context, *Request) (any, error) { return emptyObject, nil }, beforeInit: true},
+		MethodLoggingSetLevel: {handle: typed(func(_ context.Context, r *Request, p *SetLevelParams) (any, error) {
+			lvl, ok := parseLevel(p.Level)
+			if !ok {
+				return nil, protocolError(CodeInvalidParams, fmt.Sprintf("unknown log level %q", p.Level),
+					"MCP log levels are syslog's", "use one of "+strings.Join(levelNames[:], ", "))
+			}
+			r.Session.logLevel.Store(int32(lvl))
+			return emptyObject, nil
+		})},
+	}
+	if s.Prompts != nil {
+		t[MethodPromptsList] = method{handle: typed(func(ctx context.Context, r *Request, p *PaginatedParams) (any, error) {
+			all, err := s.Prompts.ListPrompts(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			if err != nil {
+				return nil, err
+			}
+			return &ListPromptsResult{Prompts: nonNil(page), NextCursor: next}, nil
+		})}
+		t[MethodPromptsGet] = method{handle: typed(func(ctx context.Context, r *Request, p *GetPromptParams) (any, error) {
+			if p.Name == "" {
+				return nil, protocolError(CodeInvalidParams, "prompts/get needs a name",
+					`params.name is missing or empty`, "pass the name of a prompt from prompts/list")
+			}
+			return s.Prompts.GetPrompt(ctx, r, p)
+		})}
+	}
+	if s.Tools != nil {
+		t[MethodToolsList] = method{handle: typed(func(ctx context.Context, r *Request, p *PaginatedParams) (any, error) {
+			all, err := s.Tools.ListTools(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			if err != nil {
+				return nil, err
+			}
+			return &ListToolsResult{Tools: nonNil(page), NextCursor: next}, nil
+		})}
+		t[MethodToolsCall] = method{handle: typed(func(ctx context.Context, r *Request, p *CallToolParams) (any, error) {
+			if p.Name == "" {
+				return nil, protocolError(CodeInvalidParams, "tools/call needs a name",
+					"params.name is missing or empty", "pass the name of a tool from tools/list")
+			}
+			return s.Tools.CallTool(ctx, r, p)
+		})}
+	}
+	if s.Resources != nil {
+		t[MethodResourcesList] = method{handle: typed(func(ctx context.Context, r *Request, p *PaginatedParams) (any, error) {
+			all, err := s.Resources.ListResources(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			if err != nil {
+				return nil, err
+			}
+			return &ListResourcesResult{Resources: nonNil(page), NextCursor: next}, nil
+		})}
+		t[MethodResourceTemplatesList] = method{handle: typed(func(ctx context.Context, r *Request, p *PaginatedParams) (any, error) {
+			all, err := s.Resources.ListResourceTemplates(ctx, r)
+			if err != nil {
+				return nil, err
+			}
+			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			if err != nil {
+				return nil, err
+			}
+			return &ListResourceTemplatesResult{ResourceTemplates: nonNil(page), NextCursor: next}, nil
+		})}
+		t[MethodResourcesRead] = method{handle: typed(func(ctx context.Context, r *Request, p *ReadResourceParams) (any, error) {
+			if p.URI == "" {
+				return nil, protocolError(CodeInvalidParams, "resources/read needs a uri",
+					"params.uri is missing or empty", "pass a uri from resources/list")
+			}
+			return s.Resources.ReadResource(ctx, r, p.URI)
+		})}
+		t[MethodResourcesSubscribe] = method{handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
+			if p.URI == "" {
+				return nil, protocolError(CodeInvalidParams, "resources/subscribe needs a uri",
+					"params.uri is missing or empty", "pass a uri from resources/list")
+			}
+			r.Session.subscribe(p.URI, true)
+			return emptyObject, nil
+		})}
+		t[MethodResourcesUnsubscribe] = method{handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
+			r.Session.subscribe(p.URI, false)
+			return emptyObject, nil
+		})}
+	}
+	if s.Completion != nil {
+		t[MethodCompletionComplete] = method{handle: typed(func(ctx context.Context, r *Request, p *CompleteParams) (any, error) {
+			return s.Completion.Complete(ctx, r, p)
+		})}
+	}
+	for name, h := range s.Methods {
+		t[name] = method{handle: h}
+	}
+	return t
+}
+
+func (s *Server) capabilities() ServerCapabilities {
+	var c ServerCapabilities
+	if s.Prompts != nil {
+		c.Prompts = &ListChangedCapability{ListChanged: true}
+	}
+	if s.Tools != nil {
+		c.Tools = &ListChangedCapability{ListChanged: true}
+	}
+	if s.Resources != nil {
+		c.Resources = &ResourcesCapability{Subscribe: true, ListChanged: true}
+	}
+	if s.Completion != nil {
+		c.Completions = &struct{}{}
+	}
+	c.Logging = &struct{}{}
+	return c
+}
+
+func (s *Server) pageSize() int {
+	if s.PageSize > 0 {
+		return s.PageSize
+	}
+	return 100
+}
+
+var emptyObject = json.RawMessage("{}")
+
+func nonNil[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
+// paginate cuts one page out of a deterministic list. Cursors are opaque
+// to clients: base64 of the next offset.
+func paginate[T any](all []T, cursor string, size int) ([]T, string, error) {
+	start := 0
+	if cursor != "" {
+		raw, err := base64.RawURLEncoding.DecodeString(cursor)
+		n, convErr := strconv.Atoi(strings.TrimPrefix(string(raw), "o:"))
+		if err != nil || convErr != nil || !strings.HasPrefix(string(raw), "o:") || n < 0 || n > len(all) {
+			return nil, "", &fault.Error{Code: CodeInvalidParams, What: fmt.Sprintf("invalid cursor %q", cursor),
+				Why: "cursors come only from a previous nextCursor and this one is not one of ours (or the list changed)",
+				How: "start again without a cursor"}
+		}
+		start = n
+	}
+	end := start + size
+	if end >= len(all) {
+		return all[start:], "", nil
+	}
+	return all[start:end], base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(end))), nil
+}

@@ -1,0 +1,546 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// Outgoing is one message leaving a session.
+type Outgoing struct {
+	// Data is one compact JSON-RPC message, without a trailing newline. It
+	// is never modified after it is handed to a Sink and may be retained.
+	Data []byte
+	// Route is what the transport passed to Deliver with the request this
+	// message answers or belongs to (progress, logs, server→client requests
+	// made while handling it); nil for unsolicited messages.
+	Route any
+	// Response is set on the response that completes a request.
+	Response bool
+
+	release bool // frees the request's in-flight slot once written
+}
+
+// Sink is a transport's side of a session. The session's outbox goroutine
+// is the only caller of Send, so a Sink needs no locking of its own for
+// writes; Close is called once, after the last Send.
+type Sink interface {
+	// Send writes msgs in order. An error closes the session.
+	Send(msgs []Outgoing) error
+	// Close releases the transport's resources for the session.
+	Close()
+}
+
+// Request is one request being handled.
+type Request struct {
+	Session *Session
+	Method  string
+	ID      json.RawMessage
+	Params  json.RawMessage
+
+	progressToken json.RawMessage
+	route         any
+}
+
+// ProgressToken returns the request's progress token, or nil.
+func (r *Request) ProgressToken() json.RawMessage { return r.progressToken }
+
+// Progress sends notifications/progress when the request asked for it.
+func (r *Request) Progress(progress, total float64, message string) {
+	if r.progressToken == nil {
+		return
+	}
+	r.Session.send(r.route, NotificationProgress, &ProgressParams{
+		ProgressToken: r.progressToken, Progress: progress, Total: total, Message: message})
+}
+
+// Log sends notifications/message on this request's stream when the
+// session's level lets it through.
+func (r *Request) Log(level Level, logger string, data any) {
+	r.Session.log(r.route, level, logger, data)
+}
+
+// Call sends a server→client request (sampling, elicitation) tied to this
+// request and waits for the client's answer.
+func (r *Request) Call(ctx context.Context, method string, params, result any) error {
+	return r.Session.call(ctx, r.route, method, params, result)
+}
+
+type inflight struct {
+	cancel    context.CancelFunc
+	cancelled atomic.Bool
+}
+
+const (
+	stateNew int32 = iota
+	stateReady
+	stateClosed
+)
+
+// Session is one client connection's protocol state and outbox.
+type Session struct {
+	id     string
+	engine *Engine
+	sink   Sink
+	out    chan Outgoing
+	slots  chan struct{}
+	ctx    context.Context
+	cancel context.CancelFunc
+	done   chan struct{}
+	closed sync.Once
+
+	state      atomic.Int32
+	logLevel   atomic.Int32
+	lastActive atomic.Int64
+
+	mu         sync.Mutex
+	version    string
+	clientInfo Implementation
+	clientCaps ClientCapabilities
+	inflight   map[string]*inflight
+	pending    map[int64]chan frame
+	subs       map[string]struct{}
+	values     map[string][]string
+	nextCallID int64
+}
+
+func newSessionID() string {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		panic(fmt.Sprintf("crypto/rand failed: %v", err)) // cannot happen on supported platforms
+	}
+	return hex.EncodeToString(b[:])
+}
+
+// ID returns the session's id (32 hex characters from crypto/rand).
+func (s *Session) ID() string { return s.id }
+
+// Done is closed when the session ends.
+func (s *Session) Done() <-chan struct{} { return s.done }
+
+// Context is cancelled when the session ends.
+func (s *Session) Context() context.Context { return s.ctx }
+
+// Initialized reports whether initialize has been answered.
+func (s *Session) Initialized() bool { return s.state.Load() == stateReady }
+
+// ProtocolVersion returns the negotiated revision ("" before initialize).
+func (s *Session) ProtocolVersion() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.version
+}
+
+// ClientInfo returns the client's name and version.
+func (s *Session) ClientInfo() Implementation {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientInfo
+}
+
+// ClientCapabilities returns what the client declared at initialize.
+func (s *Session) ClientCapabilities() ClientCapabilities {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.clientCaps
+}
+
+// Touch marks the session active (idle expiry counts from the last touch).
+func (s *Session) Touch() { s.lastActive.Store(time.Now().UnixNano()) }
+
+// Remember records a value the client used for a key, most recent first
+// (argument completion offers them back).
+func (s *Session) Remember(key, value string) {
+	if value == "" {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.values == nil {
+		s.values = make(map[string][]string)
+	}
+	old := s.values[key]
+	vals := make([]string, 0, len(old)+1)
+	vals = append(vals, value)
+	for _, v := range old {
+		if v != value && len(vals) < 20 {
+			vals = append(vals, v)
+		}
+	}
+	s.values[key] = vals
+}
+
+// Remembered returns the values recorded for key, most recent first.
+func (s *Session) Remembered(key string) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.values[key]...)
+}
+
+// Subscribed reports whether the client subscribed to uri.
+func (s *Session) Subscribed(uri string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.subs[uri]
+	return ok
+}
+
+func (s *Session) subscribe(uri string, on bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !on {
+		delete(s.subs, uri)
+		return
+	}
+	if s.subs == nil {
+		s.subs = make(map[string]struct{})
+	}
+	s.subs[uri] = struct{}{}
+}
+
+// Deliver hands one inbound frame to the session and returns how many
+// responses it will produce on route (0 or 1). It never fails: a bad frame
+// is answered with a JSON-RPC error and the session lives on. It blocks
+// when the session already has its maximum of requests in flight, which is
+// how a client that floods us is slowed down instead of buffered without end.
+func (s *Session) Deliver(data []byte, route any) int {
+	s.Touch()
+	if s.state.Load() == stateClosed {
+		return 0
+	}
+	if max := s.engine.opts.MaxMessageSize; len(data) > max {
+		s.replyErr(nullID, route, tooLarge(len(data), max))
+		return 1
+	}
+	f, answerID, err := decodeFrame(data)
+	if err != nil {
+		s.replyErr(answerID, route, err)
+		return 1
+	}
+	switch f.kind {
+	case kindResponse:
+		s.resolve(f)
+		return 0
+	case kindNotification:
+		s.notification(f)
+		return 0
+	}
+	if f.method == MethodInitialize {
+		s.initialize(f, route)
+		return 1
+	}
+	m, ok := s.engine.methods[f.method]
+	if !ok {
+		s.replyErr(f.id, route, protocolError(CodeMethodNotFound, fmt.Sprintf("unknown method %q", f.method),
+			"this server does not implement it", "see the capabilities returned by initialize"))
+		return 1
+	}
+	if !m.beforeInit && s.state.Load() != stateReady {
+		s.replyErr(f.id, route, protocolError(CodeNotInitialized, fmt.Sprintf("%s before initialize", f.method),
+			"only ping is allowed before the session is initialized", "send initialize first"))
+		return 1
+	}
+	key := idKey(f.id)
+	s.mu.Lock()
+	_, dup := s.inflight[key]
+	s.mu.Unlock()
+	if dup {
+		s.replyErr(f.id, route, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", f.id),
+			"a request with this id is still in flight on this session", "use a fresh id for every request"))
+		return 1
+	}
+	select {
+	case s.slots <- struct{}{}:
+	case <-s.done:
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(s.ctx, s.engine.opts.RequestTimeout)
+	fl := &inflight{cancel: cancel}
+	s.mu.Lock()
+	s.inflight[key] = fl
+	s.mu.Unlock()
+	j := &job{s: s, m: m, ctx: ctx, fl: fl, key: key,
+		req: Request{Session: s, Method: f.method, ID: f.id, Params: f.params, route: route}}
+	if !s.engine.enqueue(j) {
+		s.finish(j)
+		<-s.slots
+		s.replyErr(f.id, route, protocolError(CodeInvalidRequest, "the server is shutting down",
+			"it no longer accepts requests", "reconnect once it is back"))
+	}
+	return 1
+}
+
+func tooLarge(size, max int) error {
+	return &fault.Error{Code: CodeMessageTooBig, What: fmt.Sprintf("message of %d bytes is too large", size),
+		Why: fmt.Sprintf("the server accepts messages of at most %d bytes", max),
+		How: "send smaller arguments, or raise --max-message-size", Details: map[string]any{"size": size, "max": max}}
+}
+
+// RejectTooLarge answers a message the transport refused to read whole
+// because it exceeds the size cap; the session goes on.
+func (s *Session) RejectTooLarge(size int, route any) {
+	s.replyErr(nullID, route, tooLarge(size, s.engine.opts.MaxMessageSize))
+}
+
+func (s *Session) initialize(f frame, route any) {
+	if !s.state.CompareAndSwap(stateNew, stateReady) {
+		s.replyErr(f.id, route, protocolError(CodeInvalidRequest, "initialize was already done",
+			"a session is initialized once", "start a new session to initialize again"))
+		return
+	}
+	r := &Request{Session: s, Method: f.method, ID: f.id, Params: f.params, route: route}
+	var p InitializeParams
+	if err := r.Decode(&p); err != nil {
+		s.state.Store(stateNew)
+		s.replyErr(f.id, route, err)
+		return
+	}
+	var caps ClientCapabilities
+	if len(p.Capabilities) > 0 {
+		_ = json.Unmarshal(p.Capabilities, &caps) // unknown shapes are simply not acted on
+	}
+	res := &InitializeResult{
+		ProtocolVersion: NegotiateVersion(p.ProtocolVersion),
+		Capabilities:    s.engine.caps,
+		ServerInfo:      s.engine.srv.Info,
+		Instructions:    s.engine.srv.Instructions,
+	}
+	s.mu.Lock()
+	s.version = res.ProtocolVersion
+	s.clientInfo = p.ClientInfo
+	s.clientCaps = caps
+	s.mu.Unlock()
+	data, err := encodeResponse(f.id, res, nil)
+	if err != nil {
+		s.engine.log.Error("encode initialize result", "err", err)
+		return
+	}
+	s.enqueue(Outgoing{Data: data, Route: route, Response: true})
+}
+
+func (s *Session) notification(f frame) {
+	switch f.method {
+	case NotificationCancelled:
+		var p CancelledParams
+		if f.params == nil || json.Unmarshal(f.params, &p) != nil || p.RequestID == nil {
+			return
+		}
+		s.mu.Lock()
+		fl := s.inflight[idKey(p.RequestID)]
+		s.mu.Unlock()
+		if fl != nil {
+			fl.cancelled.Store(true)
+			fl.cancel()
+		}
+	default:
+		// notifications/initialized, roots/list_changed and anything unknown
+		// need no action; unknown notifications must be ignored.
+	}
+}
+
+func (s *Session) resolve(f frame) {
+	n, err := strconv.ParseInt(string(f.id), 10, 64)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	ch := s.pending[n]
+	delete(s.pending, n)
+	s.mu.Unlock()
+	if ch != nil {
+		ch <- f
+	}
+}
+
+// finish forgets a request; it reports whether the client cancelled it.
+func (s *Session) finish(j *job) bool {
+	s.mu.Lock()
+	if s.inflight[j.key] == j.fl {
+		delete(s.inflight, j.key)
+	}
+	s.mu.Unlock()
+	j.fl.cancel()
+	return j.fl.cancelled.Load()
+}
+
+func (s *Session) replyErr(id json.RawMessage, route any, err error) {
+	data, encErr := encodeResponse(id, nil, ErrorObject(err))
+	if encErr != nil {
+		s.engine.log.Error("encode error response", "err", encErr)
+		return
+	}
+	s.enqueue(Outgoing{Data: data, Route: route, Response: true})
+}
+
+// enqueue puts a message in the outbox, waiting for room: responses have
+// reserved room through their in-flight slot, so this only waits on a
+// client that is slow to read.
+func (s *Session) enqueue(o Outgoing) bool {
+	select {
+	case s.out <- o:
+		return true
+	case <-s.done:
+		return false
+	}
+}
+
+// Notify sends a notification to this session's client.
+func (s *Session) Notify(method string, params any) error {
+	return s.send(nil, method, params)
+}
+
+func (s *Session) send(route any, method string, params any) error {
+	data, err := encodeRequest(-1, method, params)
+	if err != nil {
+		return err
+	}
+	s.offer(Outgoing{Data: data, Route: route})
+	return nil
+}
+
+// offer queues an unsolicited message without ever blocking the caller: a
+// client that stopped reading fills only its own outbox, and is closed.
+func (s *Session) offer(o Outgoing) {
+	select {
+	case s.out <- o:
+	case <-s.done:
+	default:
+		s.engine.log.Warn("closing a session that stopped reading", "session", s.id)
+		s.Close()
+	}
+}
+
+func (s *Session) log(route any, level Level, logger string, data any) {
+	if level < Level(s.logLevel.Load()) || s.state.Load() != stateReady {
+		return
+	}
+	_ = s.send(route, NotificationMessage, &LoggingMessageParams{Level: level.String(), Logger: logger, Data: data})
+}
+
+// Log sends notifications/message when the session's level lets it through.
+func (s *Session) Log(level Level, logger string, data any) { s.log(nil, level, logger, data) }
+
+// Call sends a server→client request and waits for the answer, the
+// session's end, ctx, or the engine's call timeout.
+func (s *Session) Call(ctx context.Context, method string, params, result any) error {
+	return s.call(ctx, nil, method, params, result)
+}
+
+func (s *Session) call(ctx context.Context, route any, method string, params, result any) error {
+	s.mu.Lock()
+	s.nextCallID++
+	id := s.nextCallID
+	ch := make(chan frame, 1)
+	if s.pending == nil {
+		s.pending = make(map[int64]chan frame)
+	}
+	s.pending[id] = ch
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.pending, id)
+		s.mu.Unlock()
+	}()
+	data, err := encodeRequest(id, method, params)
+	if err != nil {
+		return err
+	}
+	if !s.enqueue(Outgoing{Data: data, Route: route}) {
+		return fmt.Errorf("%s: session closed", method)
+	}
+	timer := time.NewTimer(s.engine.opts.CallTimeout)
+	defer timer.Stop()
+	select {
+	case f := <-ch:
+		if f.err != nil {
+			return &jsonrpc2.Error{Code: f.err.Code, Message: f.err.Message, Data: f.err.Data}
+		}
+		if result != nil && f.result != nil {
+			if err := json.Unmarshal(f.result, result); err != nil {
+				return fmt.Errorf("decode %s result: %w", method, err)
+			}
+		}
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-s.done:
+		return fmt.Errorf("%s: session closed before the client answered", method)
+	case <-timer.C:
+		return &fault.Error{Code: fault.RequestTimeout, What: fmt.Sprintf("the client did not answer %s", method),
+			Why: fmt.Sprintf("no answer within %s", s.engine.opts.CallTimeout), How: "answer the request sooner, or retry"}
+	}
+}
+
+// writeLoop is the only writer to the sink. It hands the sink everything
+// that is ready at once, so a burst of responses costs one write.
+func (s *Session) writeLoop() {
+	defer s.sink.Close()
+	batch := make([]Outgoing, 0, 64)
+	for {
+		select {
+		case o := <-s.out:
+			batch = append(batch, o)
+		case <-s.done:
+			return
+		}
+	fill:
+		for len(batch) < cap(batch) {
+			select {
+			case o := <-s.out:
+				batch = append(batch, o)
+			default:
+				break fill
+			}
+		}
+		err := s.sink.Send(batch)
+		for i := range batch {
+			if batch[i].release {
+				<-s.slots
+			}
+			batch[i] = Outgoing{}
+		}
+		batch = batch[:0]
+		if err != nil {
+			s.engine.log.Debug("session transport failed", "session", s.id, "err", err)
+			s.Close()
+			return
+		}
+	}
+}
+
+// Drain waits until every admitted request has been answered and written,
+// or ctx ends.
+func (s *Session) Drain(ctx context.Context) error {
+	t := time.NewTicker(2 * time.Millisecond)
+	defer t.Stop()
+	for len(s.slots) > 0 || len(s.out) > 0 {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-s.done:
+			return nil
+		case <-t.C:
+		}
+	}
+	return nil
+}
+
+// Close ends the session: pending work is cancelled, late results are
+// dropped, and the transport's sink is closed.
+func (s *Session) Close() {
+	s.closed.Do(func() {
+		s.state.Store(stateClosed)
+		s.cancel()
+		close(s.done)
+		s.engine.forget(s)
+	})
+}

@@ -1,0 +1,237 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"sync"
+
+	"github.com/sourcegraph/jsonrpc2"
+)
+
+// DefaultMaxMessageSize caps one inbound message (4 MiB).
+const DefaultMaxMessageSize = 4 << 20
+
+// frameKind says what a decoded frame is.
+type frameKind uint8
+
+const (
+	kindInvalid frameKind = iota
+	kindRequest
+	kindNotification
+	kindResponse
+)
+
+// frame is one decoded inbound JSON-RPC message. We decode into our own
+// struct rather than jsonrpc2.Request because that type cannot carry a
+// negative id, re-encodes params through a map, and takes "id": null for a
+// notification (see LIBRARIES.md).
+type frame struct {
+	kind   frameKind
+	id     json.RawMessage // raw id, echoed exactly in the response
+	method string
+	params json.RawMessage
+	result json.RawMessage
+	err    *jsonrpc2.Error
+}
+
+type wireMessage struct {
+	JSONRPC *string         `json:"jsonrpc"`
+	ID      json.RawMessage `json:"id"`
+	Method  *string         `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   *jsonrpc2.Error `json:"error"`
+}
+
+var nullID = json.RawMessage("null")
+
+// decodeFrame parses one message. On failure it returns the id to answer
+// with (null when the id could not be read) and the fault to send.
+func decodeFrame(data []byte) (frame, json.RawMessage, error) {
+	data = bytes.TrimSpace(data)
+	var m wireMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field == "" {
+			if len(data) > 0 && data[0] == '[' {
+				return frame{}, nullID, protocolError(CodeInvalidRequest, "batch requests are not supported",
+					"MCP 2025-06-18 and later removed JSON-RPC batching", "send each message on its own")
+			}
+			return frame{}, nullID, protocolError(CodeInvalidRequest, "the message is not a JSON-RPC object",
+				"a JSON-RPC message must be a JSON object", `send an object such as {"jsonrpc":"2.0","id":1,"method":"ping"}`)
+		}
+		if !json.Valid(data) {
+			return frame{}, nullID, protocolError(CodeParseError, "the message is not valid JSON",
+				err.Error(), "send one complete JSON object per message")
+		}
+		// Valid JSON, wrong member types: report what was wrong and answer
+		// with the id when we can still read it.
+		id := salvageID(data)
+		return frame{}, id, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
+			describeJSONError(err), "check the JSON-RPC 2.0 message shape")
+	}
+	idOK, idErr := checkID(m.ID)
+	answerID := nullID
+	if idOK {
+		answerID = m.ID
+	}
+	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
+		return frame{}, answerID, protocolError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`,
+			"the message is missing the JSON-RPC version or has another one", `add "jsonrpc":"2.0"`)
+	}
+	if idErr != nil {
+		return frame{}, nullID, idErr
+	}
+	f := frame{id: m.ID, params: m.Params}
+	switch {
+	case m.Method != nil:
+		if *m.Method == "" {
+			return frame{}, answerID, protocolError(CodeInvalidRequest, "the method is empty",
+				"a request names the method to call", `set "method", e.g. "ping"`)
+		}
+		f.method = *m.Method
+		if m.ID == nil {
+			f.kind = kindNotification
+		} else {
+			f.kind = kindRequest
+		}
+	case m.Result != nil || m.Error != nil:
+		if m.ID == nil {
+			return frame{}, nullID, protocolError(CodeInvalidRequest, "a response has no id",
+				"responses must name the request they answer", "echo the request's id")
+		}
+		f.kind = kindResponse
+		f.result = m.Result
+		f.err = m.Error
+	default:
+		return frame{}, answerID, protocolError(CodeInvalidRequest, "the message has no method",
+			"a request or notification must name a method", `set "method", e.g. "ping"`)
+	}
+	return f, nil, nil
+}
+
+// checkID validates an id: absent, a string, or an integer. A null id is
+// refused: JSON-RPC reserves it, and MCP requests must carry a real one.
+func checkID(id json.RawMessage) (ok bool, err error) {
+	if id == nil {
+		return false, nil
+	}
+	switch id[0] {
+	case '"':
+		return true, nil
+	case 'n':
+		return false, protocolError(CodeInvalidRequest, "the id is null",
+			"MCP request ids must be a string or an integer", "use a string or integer id, or omit it for a notification")
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if bytes.ContainsAny(id, ".eE") {
+			return false, protocolError(CodeInvalidRequest, "the id is not an integer",
+				"MCP request ids must be a string or an integer", "use an integer or string id")
+		}
+		return true, nil
+	}
+	return false, protocolError(CodeInvalidRequest, "the id must be a string or an integer",
+		"MCP request ids must be a string or an integer", "use an integer or string id")
+}
+
+// salvageID reads just the id of a message whose other members were bad.
+func salvageID(data []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return nullID
+	}
+	if ok, _ := checkID(m.ID); ok {
+		return m.ID
+	}
+	return nullID
+}
+
+// idKey normalises an id for map lookups: "1" and 1 differ, "\u0041" and "A"
+// do not.
+func idKey(id json.RawMessage) string {
+	if len(id) > 0 && id[0] == '"' {
+		var s string
+		if json.Unmarshal(id, &s) == nil {
+			return "s" + s
+		}
+	}
+	return "n" + string(bytes.TrimSpace(id))
+}
+
+var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
+
+// encodeJSON appends v's compact JSON without HTML escaping (prompts are
+// full of <, > and &; escaping them bloats every message).
+func encodeJSON(buf *bytes.Buffer, v any) error {
+	switch v := v.(type) {
+	case json.RawMessage:
+		buf.Write(v)
+		return nil
+	case []byte:
+		buf.Write(v)
+		return nil
+	}
+	enc := json.NewEncoder(buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	buf.Truncate(buf.Len() - 1) // Encode's newline
+	return nil
+}
+
+// encodeResponse builds one response message.
+func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]byte, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	buf.WriteString(`{"jsonrpc":"2.0","id":`)
+	if id == nil {
+		id = nullID
+	}
+	buf.Write(id)
+	if rpcErr != nil {
+		buf.WriteString(`,"error":`)
+		if err := encodeJSON(buf, rpcErr); err != nil {
+			return nil, err
+		}
+	} else {
+		buf.WriteString(`,"result":`)
+		if result == nil {
+			buf.WriteString("{}")
+		} else if err := encodeJSON(buf, result); err != nil {
+			return nil, fmt.Errorf("encode result: %w", err)
+		}
+	}
+	buf.WriteByte('}')
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// encodeRequest builds a notification (id < 0 means none) or a server→client request.
+func encodeRequest(id int64, method string, params any) ([]byte, error) {
+	buf := bufPool.Get().(*bytes.Buffer)
+	defer bufPool.Put(buf)
+	buf.Reset()
+	buf.WriteString(`{"jsonrpc":"2.0",`)
+	if id >= 0 {
+		buf.WriteString(`"id":`)
+		buf.WriteString(strconv.FormatInt(id, 10))
+		buf.WriteByte(',')
+	}
+	buf.WriteString(`"method":`)
+	if err := encodeJSON(buf, method); err != nil {
+		return nil, err
+	}
+	if params != nil {
+		buf.WriteString(`,"params":`)
+		if err := encodeJSON(buf, params); err != nil {
+			return nil, fmt.Errorf("encode params of %s: %w", method, err)
+		}
+	}
+	buf.WriteByte('}')
+	return bytes.Clone(buf.Bytes()), nil
+}

@@ -1,0 +1,43 @@
+package templates
+
+import (
+	"context"
+	"time"
+)
+
+// Source loads a complete Catalog. Implementations: the embedded example
+// library, a directory, and github.Source.
+//
+// Load must never fail because one file is invalid: invalid files are left
+// out of the catalog and reported in Catalog.Invalid. Load fails only when
+// the source as a whole cannot be read (folder missing, GitHub unreachable
+// with nothing cached, bad credentials).
+type Source interface {
+	Load(ctx context.Context) (*Catalog, error)
+	Info() SourceInfo
+}
+
+// Watcher is implemented by sources that can notice changes by themselves
+// (the directory source with fsnotify, the GitHub source on its TTL).
+// Watch calls onChange with each new catalog until ctx ends.
+type Watcher interface {
+	Watch(ctx context.Context, onChange func(*Catalog)) error
+}
+
+// SourceInfo says where templates come from, for tool results and
+// `flowyprompt check`.
+type SourceInfo struct {
+	Kind     string `json:"kind"`               // "embedded", "directory", "github"
+	Location string `json:"location"`           // folder path or repository URL (never with a token)
+	Ref      string `json:"ref,omitempty"`      // GitHub branch, tag or commit as configured
+	Revision string `json:"revision,omitempty"` // resolved commit SHA, when known
+}
+
+// Staleness is set on a catalog that is being served although refreshing it
+// failed (GitHub down, rate-limited, token refused).
+type Staleness struct {
+	Since      time.Time     `json:"since"`
+	Reason     string        `json:"reason"`
+	Code       string        `json:"code"`                  // GITHUB_RATE_LIMITED, NETWORK_ERROR, ...
+	RetryAfter time.Duration `json:"retry_after,omitempty"` // when known
+}
