@@ -1,0 +1,433 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/render"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/stdio"
+)
+
+// setup is what every command that serves templates needs.
+type setup struct {
+	cfg config.Config
+	log *slog.Logger
+	lib *templates.Library
+	src templates.Source
+}
+
+func load(ctx context.Context, fs *flag.FlagSet, args []string, lookup env, serve bool) (*setup, error) {
+	s := &setup{}
+	envErr := config.Register(fs, &s.cfg, config.Env(lookup))
+	if serve {
+		envErr = errors.Join(envErr, config.RegisterServe(fs, &s.cfg, config.Env(lookup)))
+	}
+	if err := parse(fs, args); err != nil {
+		return nil, err
+	}
+	if err := errors.Join(envErr, s.cfg.Check()); err != nil {
+		return nil, &exitError{code: 2, err: fmt.Errorf("bad configuration:\n%w", err)}
+	}
+	s.log = s.cfg.Logger()
+	src, err := openSource(&s.cfg, s.log)
+	if err != nil {
+		return nil, err
+	}
+	s.src = src
+	s.lib = templates.NewLibrary(src, s.log)
+	if err := s.lib.Load(ctx); err != nil {
+		return nil, explain(err)
+	}
+	for _, inv := range s.lib.Catalog().Invalid() {
+		s.log.Warn("template left out", "path", inv.Path, "err", inv.Err)
+	}
+	return s, nil
+}
+
+// openSource picks the template source: GitHub, a folder, or the examples.
+func openSource(cfg *config.Config, log *slog.Logger) (templates.Source, error) {
+	switch {
+	case cfg.GitHubRepoURL != "":
+		return githubSource(cfg, log)
+	case cfg.TemplatesDir != "":
+		abs, err := filepath.Abs(cfg.TemplatesDir)
+		if err != nil {
+			return nil, fmt.Errorf("template folder %q: %w", cfg.TemplatesDir, err)
+		}
+		return templates.Directory(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: log,
+			Info: templates.SourceInfo{Kind: "directory", Location: abs}}), nil
+	}
+	return templates.Embedded(), nil
+}
+
+// explain formats an error with its what / why / how for a terminal.
+func explain(err error) error {
+	f := fault.As(err)
+	if f == nil {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString(f.Error())
+	if f.How != "" {
+		fmt.Fprintf(&b, "\n  how to fix: %s", f.How)
+	}
+	if len(f.Suggestions) > 0 {
+		fmt.Fprintf(&b, "\n  did you mean: %s", strings.Join(f.Suggestions, ", "))
+	}
+	if f.RetryAfter > 0 {
+		fmt.Fprintf(&b, "\n  retry after: %s", f.RetryAfter.Round(time.Second))
+	}
+	return &exitError{code: 1, err: errors.New(b.String())}
+}
+
+func newApp(s *setup) *app.App {
+	return app.New(app.Options{Library: s.lib, Version: version(), Logger: s.log, MaxFileSize: s.cfg.MaxFileSize,
+		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: writerFor(s.src)})
+}
+
+func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
+	fs := newFlagSet("serve", "serve [flags]", stderr)
+	s, err := load(ctx, fs, args, lookup, true)
+	if err != nil {
+		return err
+	}
+	a := newApp(s)
+	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
+		RequestTimeout: s.cfg.RequestTimeout, Logger: s.log})
+	defer a.Attach(e)()
+	runCtx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		if err := s.lib.Run(runCtx); err != nil && runCtx.Err() == nil {
+			s.log.Warn("watching the template source stopped", "err", err)
+		}
+	}()
+	info := s.lib.Catalog().Info()
+	s.log.Info("flowyprompt serving", "transport", s.cfg.Transport, "version", version(),
+		"source", info.Kind, "location", info.Location, "templates", s.lib.Catalog().Len(), "invalid", len(s.lib.Catalog().Invalid()))
+	switch s.cfg.Transport {
+	case "http":
+		return serveHTTP(ctx, s, e, stderr)
+	default:
+		err = stdio.Serve(ctx, e, stdin, stdout, stdio.Options{})
+		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer scancel()
+		_ = e.Shutdown(sctx)
+		if err != nil {
+			return err
+		}
+		s.log.Info("stdio session ended")
+		return nil
+	}
+}
+
+func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
+	fs := newFlagSet("list", "list [--json] [flags]", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	s, err := load(ctx, fs, args, lookup, false)
+	if err != nil {
+		return err
+	}
+	cat := s.lib.Catalog()
+	if *asJSON {
+		type item struct {
+			Name        string               `json:"name"`
+			Description string               `json:"description"`
+			Version     string               `json:"version"`
+			Path        string               `json:"path"`
+			Variables   []templates.Variable `json:"variables"`
+		}
+		type invalid struct {
+			Path  string `json:"path"`
+			Error string `json:"error"`
+		}
+		out := struct {
+			Templates []item               `json:"templates"`
+			Invalid   []invalid            `json:"invalid"`
+			Source    templates.SourceInfo `json:"source"`
+		}{Templates: []item{}, Invalid: []invalid{}, Source: cat.Info()}
+		for _, e := range cat.Templates() {
+			m := e.Template.Metadata
+			out.Templates = append(out.Templates, item{m.Name, m.Description, m.Version, e.Path, e.Template.Variables})
+		}
+		for _, i := range cat.Invalid() {
+			out.Invalid = append(out.Invalid, invalid{i.Path, i.Err.Error()})
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		return enc.Encode(out)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tVERSION\tARGUMENTS\tDESCRIPTION")
+	for _, e := range cat.Templates() {
+		t := e.Template
+		var as []string
+		for _, v := range t.Variables {
+			if v.Required {
+				as = append(as, v.Name+"*")
+			} else {
+				as = append(as, v.Name)
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Metadata.Name, t.Metadata.Version, strings.Join(as, ","), t.Metadata.Description)
+	}
+	tw.Flush()
+	fmt.Fprintf(stdout, "\n%d templates from %s (* = required argument)\n", cat.Len(), cat.Info().Kind+" "+cat.Info().Location)
+	if inv := cat.Invalid(); len(inv) > 0 {
+		fmt.Fprintf(stdout, "%d invalid file(s) left out:\n", len(inv))
+		for _, i := range inv {
+			fmt.Fprintf(stdout, "  %s: %v\n", i.Path, i.Err)
+		}
+	}
+	return nil
+}
+
+// argFlags collects repeated --arg k=v.
+type argFlags map[string]string
+
+func (a argFlags) String() string { return "" }
+func (a argFlags) Set(s string) error {
+	k, v, ok := strings.Cut(s, "=")
+	if !ok || k == "" {
+		return fmt.Errorf("want NAME=VALUE, got %q", s)
+	}
+	a[k] = v
+	return nil
+}
+
+func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
+	fs := newFlagSet("render", "render NAME [--arg name=value ...] [flags]", stderr)
+	vals := argFlags{}
+	fs.Var(vals, "arg", "a variable `name=value` (repeatable); value @FILE reads a file, @- stdin")
+	name, rest := "", args
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		name, rest = args[0], args[1:]
+	}
+	s, err := load(ctx, fs, rest, lookup, false)
+	if err != nil {
+		return err
+	}
+	if name == "" && fs.NArg() > 0 {
+		name = fs.Arg(0)
+	}
+	if name == "" {
+		fs.Usage()
+		return usageError("render needs a template NAME (see flowyprompt list)")
+	}
+	for k, v := range vals {
+		if strings.HasPrefix(v, "@") {
+			var data []byte
+			if v == "@-" {
+				data, err = io.ReadAll(os.Stdin)
+			} else {
+				data, err = os.ReadFile(v[1:])
+			}
+			if err != nil {
+				return fmt.Errorf("read value of %s: %w", k, err)
+			}
+			vals[k] = string(data)
+		}
+	}
+	cat := s.lib.Catalog()
+	e, ok := cat.Lookup(name)
+	if !ok {
+		return explain(templates.NotFound(name, cat))
+	}
+	text, err := render.Prompt(e.Template, vals)
+	if err != nil {
+		return explain(err)
+	}
+	if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
+		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
+	}
+	fmt.Fprintln(stdout, text)
+	return nil
+}
+
+func cmdValidate(args []string, stdout, stderr io.Writer, lookup env) error {
+	fs := newFlagSet("validate", "validate [--json] PATH...", stderr)
+	var cfg config.Config
+	envErr := config.Register(fs, &cfg, config.Env(lookup))
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if envErr != nil {
+		return &exitError{code: 2, err: envErr}
+	}
+	if fs.NArg() == 0 {
+		fs.Usage()
+		return usageError("validate needs at least one file or folder")
+	}
+	var files []string
+	for _, p := range fs.Args() {
+		st, err := os.Stat(p)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
+		}
+		if st.IsDir() {
+			matches, _ := filepath.Glob(filepath.Join(p, "*.json"))
+			sort.Strings(matches)
+			files = append(files, matches...)
+			continue
+		}
+		files = append(files, p)
+	}
+	type fileReport struct {
+		File string `json:"file"`
+		app.ValidationReport
+	}
+	var reports []fileReport
+	bad := 0
+	names := map[string]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		var rep app.ValidationReport
+		if err != nil {
+			rep = app.ValidationReport{Errors: []templates.Problem{{Message: err.Error()}}, Warnings: []string{}}
+		} else {
+			rep = app.Validate(data, filepath.Base(f), cfg.MaxFileSize)
+		}
+		if rep.Valid {
+			if other, dup := names[rep.Name]; dup {
+				rep.Valid = false
+				rep.Errors = append(rep.Errors, templates.Problem{Pointer: "/metadata/name",
+					Message: fmt.Sprintf("duplicate name %q: %s has it too; names must be unique", rep.Name, other)})
+			}
+			names[rep.Name] = f
+		}
+		if !rep.Valid {
+			bad++
+		}
+		reports = append(reports, fileReport{File: f, ValidationReport: rep})
+	}
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(reports); err != nil {
+			return err
+		}
+	} else {
+		for _, r := range reports {
+			status := "ok"
+			if !r.Valid {
+				status = "INVALID"
+			}
+			fmt.Fprintf(stdout, "%s: %s\n", r.File, status)
+			for _, p := range r.Errors {
+				ptr := p.Pointer
+				if ptr == "" {
+					ptr = "(document)"
+				}
+				fmt.Fprintf(stdout, "  error   %s: %s\n", ptr, p.Message)
+			}
+			for _, w := range r.Warnings {
+				fmt.Fprintf(stdout, "  warning %s\n", w)
+			}
+		}
+		fmt.Fprintf(stdout, "\n%d file(s) checked: %d valid, %d invalid\n", len(reports), len(reports)-bad, bad)
+	}
+	if bad > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}
+
+// cmdCall runs one tool through the same engine the server uses, over an
+// in-process session (the seed's Void Lab "Plan B" runner).
+func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
+	fs := newFlagSet("call", "call TOOL ['{\"json\":\"arguments\"}'] [--json] [flags]", stderr)
+	asJSON := fs.Bool("json", false, "print the whole result as JSON")
+	var tool, argJSON string
+	rest := args
+	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
+		if tool == "" {
+			tool = rest[0]
+		} else if argJSON == "" {
+			argJSON = rest[0]
+		}
+		rest = rest[1:]
+	}
+	s, err := load(ctx, fs, rest, lookup, false)
+	if err != nil {
+		return err
+	}
+	for _, a := range fs.Args() {
+		if tool == "" {
+			tool = a
+		} else if argJSON == "" {
+			argJSON = a
+		}
+	}
+	if tool == "" {
+		fs.Usage()
+		return usageError("call needs a TOOL name (flowyprompt call flowyprompt_list_templates)")
+	}
+	if argJSON == "" {
+		argJSON = "{}"
+	}
+	if !json.Valid([]byte(argJSON)) {
+		return usageError("the arguments are not valid JSON: %s", argJSON)
+	}
+	a := newApp(s)
+	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{Logger: s.log})
+	defer e.Shutdown(context.Background())
+	res, err := callOnce(ctx, e, tool, json.RawMessage(argJSON))
+	if err != nil {
+		return err
+	}
+	var result mcp.CallToolResult
+	if res.Error != nil {
+		var data mcp.ErrorData
+		if res.Error.Data != nil {
+			_ = json.Unmarshal(*res.Error.Data, &data)
+		}
+		msg := res.Error.Message
+		if data.How != "" {
+			msg += "\n  how to fix: " + data.How
+		}
+		if len(data.Suggestions) > 0 {
+			msg += "\n  did you mean: " + strings.Join(data.Suggestions, ", ")
+		}
+		return usageError("%s", msg)
+	}
+	if err := json.Unmarshal(res.Result, &result); err != nil {
+		return fmt.Errorf("decode tool result: %w", err)
+	}
+	if *asJSON {
+		var buf bytes.Buffer
+		if err := json.Indent(&buf, res.Result, "", "  "); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, buf.String())
+	} else {
+		for _, c := range result.Content {
+			if c.Type == "text" {
+				fmt.Fprintln(stdout, c.Text)
+			}
+		}
+	}
+	if result.IsError {
+		return &exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,91 @@
+// Package app is flowyprompt itself on top of the protocol core: it turns
+// the template library into MCP prompts and tools, and tells every live
+// session when the library changes.
+package app
+
+import (
+	"log/slog"
+	"strings"
+	"sync"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// Options configure the app.
+type Options struct {
+	Library *templates.Library
+	// Version is the server version reported at initialize.
+	Version string
+	// Writer saves templates; nil or AllowWrite false hides the save tool.
+	Writer     TemplateWriter
+	AllowWrite bool
+	// WritePatterns limit the names the save tool may write (path.Match
+	// patterns; empty means every valid name).
+	WritePatterns []string
+	// MaxFileSize is the template size limit (0: templates.DefaultMaxFileSize).
+	MaxFileSize int
+	Logger      *slog.Logger
+}
+
+// App serves a template library over MCP.
+type App struct {
+	opts   Options
+	lib    *templates.Library
+	log    *slog.Logger
+	tools  []*tool
+	byName map[string]*tool
+
+	mu         sync.Mutex
+	promptsFor *templates.Catalog
+	prompts    []mcp.Prompt
+}
+
+// New builds the app.
+func New(opts Options) *App {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	a := &App{opts: opts, lib: opts.Library, log: opts.Logger}
+	a.tools = a.readTools()
+	if opts.AllowWrite && opts.Writer != nil {
+		a.tools = append(a.tools, a.saveTool())
+	}
+	a.byName = make(map[string]*tool, len(a.tools))
+	for _, t := range a.tools {
+		a.byName[t.def.Name] = t
+	}
+	return a
+}
+
+// Server returns the mcp.Server description of the app.
+func (a *App) Server() *mcp.Server {
+	return &mcp.Server{
+		Info: mcp.Implementation{Name: "flowyprompt", Title: "flowyprompt prompt library", Version: a.opts.Version},
+		Instructions: "flowyprompt serves a team's prompt templates. Use flowyprompt_search_templates or " +
+			"flowyprompt_list_templates to find one, then flowyprompt_render_template with its arguments to get the prompt text.",
+		Prompts: a,
+		Tools:   a,
+	}
+}
+
+// Attach makes library changes reach every session of e: the prompt and
+// tool lists are announced as changed. It returns a function that detaches.
+func (a *App) Attach(e *mcp.Engine) func() {
+	return a.lib.OnChange(func(_, _ *templates.Catalog, ch templates.Changes) {
+		if ch.Empty() {
+			return
+		}
+		a.log.Info("template library changed", "added", len(ch.Added), "changed", len(ch.Changed), "removed", len(ch.Removed))
+		e.Notify(mcp.NotificationPromptsListChanged, nil)
+		e.Notify(mcp.NotificationToolsListChanged, nil)
+	})
+}
+
+// title turns Brand_Positioning_Strategy into "Brand Positioning Strategy".
+func title(name string) string {
+	return strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' }), " ")
+}

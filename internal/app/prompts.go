@@ -1,0 +1,80 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/render"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// ListPrompts lists one prompt per valid template, in name order. The list
+// is built once per catalog.
+func (a *App) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, error) {
+	cat := a.lib.Catalog()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.promptsFor != cat {
+		entries := cat.Templates()
+		ps := make([]mcp.Prompt, 0, len(entries))
+		for _, e := range entries {
+			ps = append(ps, promptOf(e.Template))
+		}
+		a.prompts, a.promptsFor = ps, cat
+	}
+	return a.prompts, nil
+}
+
+func promptOf(t *templates.Template) mcp.Prompt {
+	args := make([]mcp.PromptArgument, 0, len(t.Variables))
+	for _, v := range t.Variables {
+		args = append(args, mcp.PromptArgument{Name: v.Name, Description: argumentDescription(v), Required: v.Required})
+	}
+	return mcp.Prompt{Name: t.Metadata.Name, Title: title(t.Metadata.Name), Description: t.Metadata.Description, Arguments: args}
+}
+
+// argumentDescription adds the default and allowed values, since the
+// prompt argument form of most clients shows nothing but the description.
+func argumentDescription(v templates.Variable) string {
+	var b strings.Builder
+	b.WriteString(v.Description)
+	if len(v.Enum) > 0 {
+		fmt.Fprintf(&b, " (one of: %s)", strings.Join(v.Enum, ", "))
+	}
+	if v.Default != nil && *v.Default != "" {
+		fmt.Fprintf(&b, " (default: %s)", *v.Default)
+	}
+	return b.String()
+}
+
+// GetPrompt renders a template as one user message.
+func (a *App) GetPrompt(_ context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	cat := a.lib.Catalog()
+	e, ok := cat.Lookup(p.Name)
+	if !ok {
+		return nil, templates.NotFound(p.Name, cat)
+	}
+	text, err := render.Prompt(e.Template, p.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	a.remember(r, e.Template, p.Arguments)
+	return &mcp.GetPromptResult{
+		Description: e.Template.Metadata.Description,
+		Messages:    []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}},
+	}, nil
+}
+
+// remember keeps the values a session used, for argument completion.
+func (a *App) remember(r *mcp.Request, t *templates.Template, args map[string]string) {
+	if r == nil || r.Session == nil {
+		return
+	}
+	for k, v := range args {
+		if _, ok := t.Variable(k); ok {
+			r.Session.Remember(t.Metadata.Name+"/"+k, v)
+		}
+	}
+}

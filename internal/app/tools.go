@@ -1,0 +1,183 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// ResultBudget caps a tool result's text (about 25,000 tokens), as the
+// seed-004 standard asks: lists are cut at a whole item and say so.
+const ResultBudget = 100_000
+
+// tool is one MCP tool: its definition, its compiled input schema, and
+// the function that runs it on validated arguments.
+type tool struct {
+	def    mcp.Tool
+	schema *gojsonschema.Schema
+	run    func(ctx context.Context, r *mcp.Request, args json.RawMessage) (*toolResult, error)
+}
+
+// toolResult is what a tool produces: the text a person or model reads
+// (Void reads nothing else) and the same data as JSON.
+type toolResult struct {
+	text       string
+	structured any
+}
+
+func newTool(name, titleText, description string, input, output string, annotations *mcp.ToolAnnotations,
+	run func(context.Context, *mcp.Request, json.RawMessage) (*toolResult, error)) *tool {
+	schema, err := gojsonschema.NewSchema(gojsonschema.NewStringLoader(input))
+	if err != nil {
+		panic(fmt.Sprintf("tool %s: invalid input schema: %v", name, err)) // a programming error, caught by tests
+	}
+	return &tool{
+		def: mcp.Tool{Name: name, Title: titleText, Description: strings.TrimSpace(description),
+			InputSchema: json.RawMessage(input), OutputSchema: json.RawMessage(output), Annotations: annotations},
+		schema: schema,
+		run:    run,
+	}
+}
+
+func boolPtr(b bool) *bool { return &b }
+
+var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false),
+	IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)}
+
+// ListTools lists the tools in a fixed order.
+func (a *App) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error) {
+	out := make([]mcp.Tool, len(a.tools))
+	for i, t := range a.tools {
+		out[i] = t.def
+	}
+	return out, nil
+}
+
+// CallTool validates the arguments against the tool's schema, runs it, and
+// turns failures into isError results a model can act on.
+func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	t, ok := a.byName[p.Name]
+	if !ok {
+		names := make([]string, 0, len(a.tools))
+		for _, t := range a.tools {
+			names = append(names, t.def.Name)
+		}
+		return nil, &fault.Error{Code: fault.ToolNotFound, What: fmt.Sprintf("unknown tool %q", p.Name),
+			Why: "this server has no tool by that name", How: "call tools/list; the tools are " + strings.Join(names, ", "),
+			Suggestions: closeNames(p.Name, names)}
+	}
+	args := p.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	if err := t.validate(args); err != nil {
+		return errorResult(err), nil
+	}
+	res, err := t.run(ctx, r, args)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return errorResult(err), nil
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(res.text)}, StructuredContent: res.structured}, nil
+}
+
+func (t *tool) validate(args json.RawMessage) error {
+	res, err := t.schema.Validate(gojsonschema.NewBytesLoader(args))
+	if err != nil {
+		return &fault.Error{Code: fault.InvalidArgument, What: "the arguments are not valid JSON",
+			Why: err.Error(), How: "pass arguments as a JSON object"}
+	}
+	if res.Valid() {
+		return nil
+	}
+	var problems []string
+	for _, e := range res.Errors() {
+		field := e.Field()
+		if field == "(root)" {
+			field = "arguments"
+		}
+		problems = append(problems, fmt.Sprintf("%s: %s", field, e.Description()))
+	}
+	sort.Strings(problems)
+	return &fault.Error{Code: fault.InvalidArgument,
+		What:    fmt.Sprintf("invalid arguments for %s", t.def.Name),
+		Why:     strings.Join(problems, "; "),
+		How:     "fix the named fields; the tool's inputSchema (tools/list) gives each field's format and an example",
+		Details: map[string]any{"problems": problems}}
+}
+
+// errorResult renders a failure as what / why / how text.
+func errorResult(err error) *mcp.CallToolResult {
+	f := fault.As(err)
+	if f == nil {
+		f = &fault.Error{Code: fault.Internal, What: "the tool failed", Why: err.Error(),
+			How: "retry; if it keeps failing, check the server's log"}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Result\nError %s: %s\n", f.Code, firstNonEmpty(f.What, f.Code))
+	if f.Why != "" {
+		fmt.Fprintf(&b, "\n## Why\n%s\n", f.Why)
+	}
+	if len(f.Suggestions) > 0 {
+		b.WriteString("\n## Did you mean\n")
+		for _, s := range f.Suggestions {
+			fmt.Fprintf(&b, "- %s\n", s)
+		}
+	}
+	if f.How != "" {
+		fmt.Fprintf(&b, "\n## How to fix\n%s\n", f.How)
+	}
+	if f.RetryAfter > 0 {
+		fmt.Fprintf(&b, "\nRetry after: %d seconds\n", int(f.RetryAfter.Round(time.Second)/time.Second))
+	}
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(strings.TrimRight(b.String(), "\n"))}, IsError: true}
+}
+
+func firstNonEmpty(s ...string) string {
+	for _, v := range s {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// closeNames suggests names for a typo (shared with template suggestions
+// through the catalog for template names).
+func closeNames(name string, names []string) []string {
+	var out []string
+	low := strings.ToLower(name)
+	for _, n := range names {
+		ln := strings.ToLower(n)
+		if strings.Contains(ln, low) || strings.Contains(low, strings.TrimPrefix(ln, "flowyprompt_")) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+// staleNote says, in tool results, that the data may be out of date.
+func staleNote(cat *templates.Catalog) (string, map[string]any) {
+	s := cat.Stale()
+	if s == nil {
+		return "", nil
+	}
+	m := map[string]any{"stale": true, "stale_since": s.Since.UTC().Format(time.RFC3339), "stale_reason": s.Reason, "stale_code": s.Code}
+	line := fmt.Sprintf("- ⚠️ Data may be stale: refreshing failed since %s (%s: %s)", s.Since.UTC().Format(time.RFC3339), s.Code, s.Reason)
+	if s.RetryAfter > 0 {
+		secs := int(s.RetryAfter.Round(time.Second) / time.Second)
+		m["retry_after"] = secs
+		line += fmt.Sprintf("; retry after %d seconds", secs)
+	}
+	return line + "\n", m
+}

@@ -1,0 +1,856 @@
+package app
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/render"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+const nameParam = `{"type": "string", "minLength": 1, "maxLength": 128, "pattern": "^[a-zA-Z0-9_-]+$",
+  "description": "Template name, exactly as listed (case-sensitive).\nFORMAT: letters, digits, _ and -\nEXAMPLE: \"Code_Review\"\nHOW TO GET: flowyprompt_list_templates or flowyprompt_search_templates",
+  "examples": ["Code_Review", "Commit_Message"]}`
+
+const templateSummarySchema = `{"type": "object", "properties": {
+  "name": {"type": "string"}, "description": {"type": "string"}, "version": {"type": "string"},
+  "category": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+  "arguments": {"type": "array", "items": {"type": "object", "properties": {
+    "name": {"type": "string"}, "description": {"type": "string"}, "required": {"type": "boolean"},
+    "default": {"type": "string"}, "enum": {"type": "array", "items": {"type": "string"}}}, "required": ["name", "required"]}}},
+  "required": ["name", "description", "version", "tags", "arguments"]}`
+
+func (a *App) readTools() []*tool {
+	return []*tool{
+		newTool("flowyprompt_list_templates", "List prompt templates", `
+List the prompt templates in the library, a page at a time, optionally filtered by category or tag.
+
+USE WHEN:
+- You need to see which prompt templates exist before rendering one
+- You want the templates of one category (e.g. "Engineering") or tag (e.g. "git")
+
+RETURNS:
+- For each template: name, description, version, category, tags, and its arguments (name, required, default, allowed values)
+- Metadata: total matching, returned, truncated, next_cursor for the next page
+
+RELATED TOOLS:
+- flowyprompt_search_templates to find templates by keyword (also Korean)
+- flowyprompt_get_template for one template's full definition
+- flowyprompt_render_template to produce the prompt text
+
+LIMITS:
+- Default 20 templates per call, at most 100; pass next_cursor as cursor for more`,
+			`{"type": "object", "additionalProperties": false, "properties": {
+  "category": {"type": "string", "maxLength": 100, "description": "Only templates in this category (case-insensitive).\nFORMAT: a category name\nEXAMPLE: \"Engineering\"\nHOW TO GET: the category field of listed templates"},
+  "tag": {"type": "string", "maxLength": 100, "description": "Only templates with this tag (case-insensitive).\nFORMAT: one tag\nEXAMPLE: \"git\"\nHOW TO GET: the tags field of listed templates"},
+  "cursor": {"type": "string", "maxLength": 200, "description": "Where to continue a previous listing.\nFORMAT: opaque string\nHOW TO GET: next_cursor from the previous result's metadata. Omit it for the first page."},
+  "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20, "description": "Templates per page.\nFORMAT: integer 1–100\nEXAMPLE: 20"}}}`,
+			`{"type": "object", "properties": {"templates": {"type": "array", "items": `+templateSummarySchema+`},
+  "total": {"type": "integer"}, "returned": {"type": "integer"}, "truncated": {"type": "boolean"},
+  "next_cursor": {"type": "string"}, "stale": {"type": "boolean"}}, "required": ["templates", "total", "returned", "truncated"]}`,
+			readOnly, a.listTemplates),
+		newTool("flowyprompt_search_templates", "Search prompt templates", `
+Search the prompt templates by keyword over name, description, tags, category and section text; best matches first.
+
+USE WHEN:
+- The user describes a task ("write a commit message", "회의록 정리") and you need the template for it
+- You know part of a template's name but not all of it
+
+RETURNS:
+- Ranked matches: name, description, tags, score, which fields matched, and a snippet around the match
+- Suggestions when nothing matches
+
+RELATED TOOLS:
+- flowyprompt_list_templates to browse everything
+- flowyprompt_render_template to render a match
+
+LIMITS:
+- Default 10 matches, at most 50; matching is case-insensitive substring matching of each query word (works for Korean)`,
+			`{"type": "object", "additionalProperties": false, "required": ["query"], "properties": {
+  "query": {"type": "string", "minLength": 1, "maxLength": 200, "description": "Words to look for; every word must match somewhere.\nFORMAT: free text\nEXAMPLE: \"commit message\", \"브랜드\""},
+  "tag": {"type": "string", "maxLength": 100, "description": "Only templates with this tag.\nEXAMPLE: \"git\""},
+  "limit": {"type": "integer", "minimum": 1, "maximum": 50, "default": 10, "description": "Matches to return.\nFORMAT: integer 1–50"}}}`,
+			`{"type": "object", "properties": {"query": {"type": "string"}, "matches": {"type": "array", "items": {"type": "object", "properties": {
+  "name": {"type": "string"}, "description": {"type": "string"}, "tags": {"type": "array", "items": {"type": "string"}},
+  "score": {"type": "number"}, "matched": {"type": "array", "items": {"type": "string"}}, "snippet": {"type": "string"}},
+  "required": ["name", "description", "score"]}}, "total": {"type": "integer"}, "truncated": {"type": "boolean"}},
+  "required": ["query", "matches", "total", "truncated"]}`,
+			readOnly, a.searchTemplates),
+		newTool("flowyprompt_get_template", "Get a template's definition", `
+Get one prompt template's full definition: metadata, variables, sections and where it comes from.
+
+USE WHEN:
+- You need every argument of a template (descriptions, defaults, allowed values) before rendering it
+- You want to check which version of a template is served and from which source
+
+RETURNS:
+- metadata (name, description, version, author, category, tags, lastUpdated)
+- variables with description, required, default, enum, examples
+- section names and formats, in rendering order
+- source (kind, location, ref, revision, path) and any consistency warnings
+
+RELATED TOOLS:
+- flowyprompt_render_template to produce the prompt text
+- flowyprompt_list_templates / flowyprompt_search_templates to find names
+
+LIMITS:
+- One template per call`,
+			`{"type": "object", "additionalProperties": false, "required": ["name"], "properties": {"name": `+nameParam+`}}`,
+			`{"type": "object", "properties": {"metadata": {"type": "object"}, "variables": {"type": "array"},
+  "sections": {"type": "array"}, "source": {"type": "object"}, "warnings": {"type": "array", "items": {"type": "string"}}},
+  "required": ["metadata", "variables", "sections", "source", "warnings"]}`,
+			readOnly, a.getTemplate),
+		newTool("flowyprompt_render_template", "Render a prompt template", `
+Render a prompt template with argument values into the finished prompt text (the same text prompts/get returns).
+
+USE WHEN:
+- The user wants to use a template: fill its variables and get the prompt to work with
+- Your client shows tools but not MCP prompts
+
+RETURNS:
+- The rendered markdown prompt, between "<<<PROMPT" and "PROMPT>>>" lines
+- Which arguments were used, defaults applied, and arguments that name no variable
+
+RELATED TOOLS:
+- flowyprompt_get_template to see a template's arguments first
+- flowyprompt_search_templates to find the template
+
+LIMITS:
+- Values are strings of at most 10,000 characters; every required variable must be given`,
+			`{"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
+  "name": `+nameParam+`,
+  "arguments": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 10000},
+    "description": "Values for the template's variables, by variable name.\nFORMAT: object of strings\nEXAMPLE: {\"diff\": \"...\", \"focus\": \"security\"}\nHOW TO GET: variable names from flowyprompt_get_template or the arguments listed by flowyprompt_list_templates",
+    "examples": [{"code": "func add(a, b int) int { return a - b }", "language": "Go"}]}}}`,
+			`{"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"},
+  "arguments_used": {"type": "object", "additionalProperties": {"type": "string"}},
+  "defaults_applied": {"type": "array", "items": {"type": "string"}},
+  "unknown_arguments": {"type": "array", "items": {"type": "string"}}, "stale": {"type": "boolean"}},
+  "required": ["name", "text", "arguments_used", "defaults_applied", "unknown_arguments"]}`,
+			readOnly, a.renderTemplate),
+		newTool("flowyprompt_validate_template", "Validate a template", `
+Validate a template's JSON text against the template format without saving it: errors with JSON pointers, and consistency warnings.
+
+USE WHEN:
+- You are writing or editing a template and want to know whether it is valid
+- A template is missing from the list and you want to know why
+
+RETURNS:
+- valid (true/false), errors (JSON pointer + message), warnings (undefined or unused variables, unknown fields)
+- The rendered preview's header when valid
+
+RELATED TOOLS:
+- flowyprompt_get_template to see a valid template's structure as an example
+- flowyprompt_save_template (when enabled) to save it
+
+LIMITS:
+- The template text may be at most the server's file size limit (100 KB by default)`,
+			`{"type": "object", "additionalProperties": false, "required": ["template"], "properties": {
+  "template": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The whole template file as JSON text.\nFORMAT: a JSON object with metadata, variables, results\nEXAMPLE: {\"metadata\":{\"name\":\"Hello\",\"description\":\"Greets\",\"version\":\"1.0.0\"},\"variables\":[{\"name\":\"who\",\"type\":\"string\",\"description\":\"Who to greet\",\"required\":true}],\"results\":[{\"name\":\"Greeting\",\"content\":\"Say hello to {{who}}.\"}]}\nHOW TO GET: write it, or start from flowyprompt_get_template of a similar template"},
+  "file_name": {"type": "string", "maxLength": 200, "description": "Optional file name, to check it matches metadata.name.\nEXAMPLE: \"Hello.json\""}}}`,
+			`{"type": "object", "properties": {"valid": {"type": "boolean"}, "name": {"type": "string"},
+  "errors": {"type": "array", "items": {"type": "object", "properties": {"pointer": {"type": "string"}, "message": {"type": "string"}}}},
+  "warnings": {"type": "array", "items": {"type": "string"}}}, "required": ["valid", "errors", "warnings"]}`,
+			readOnly, a.validateTemplate),
+		newTool("flowyprompt_refresh_templates", "Refresh the template library", `
+Reload the template library from its source now (GitHub, folder or built-in) and report what changed.
+
+USE WHEN:
+- A template was just added or edited and is not visible yet
+- Your client ignores list_changed notifications and you want the current list
+
+RETURNS:
+- added, changed and removed template names; totals of valid and invalid templates with reasons for the invalid ones
+- The source (kind, location, revision) and whether the data is stale
+
+RELATED TOOLS:
+- flowyprompt_list_templates to see the refreshed list
+- flowyprompt_validate_template to see why a template is invalid
+
+LIMITS:
+- Against GitHub this costs one conditional request when nothing changed`,
+			`{"type": "object", "additionalProperties": false, "properties": {}}`,
+			`{"type": "object", "properties": {"added": {"type": "array", "items": {"type": "string"}},
+  "changed": {"type": "array", "items": {"type": "string"}}, "removed": {"type": "array", "items": {"type": "string"}},
+  "total": {"type": "integer"}, "invalid": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "error": {"type": "string"}}}},
+  "source": {"type": "object"}, "stale": {"type": "boolean"}}, "required": ["added", "changed", "removed", "total", "invalid", "source"]}`,
+			&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+			a.refreshTemplates),
+	}
+}
+
+type argSummary struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description,omitempty"`
+	Required    bool     `json:"required"`
+	Default     *string  `json:"default,omitempty"`
+	Enum        []string `json:"enum,omitempty"`
+}
+
+type templateSummary struct {
+	Name        string       `json:"name"`
+	Description string       `json:"description"`
+	Version     string       `json:"version"`
+	Category    string       `json:"category,omitempty"`
+	Tags        []string     `json:"tags"`
+	Arguments   []argSummary `json:"arguments"`
+}
+
+func summarize(t *templates.Template) templateSummary {
+	s := templateSummary{Name: t.Metadata.Name, Description: t.Metadata.Description, Version: t.Metadata.Version,
+		Category: t.Metadata.Category, Tags: nonNilStrings(t.Metadata.Tags), Arguments: []argSummary{}}
+	for _, v := range t.Variables {
+		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: v.Description, Required: v.Required, Default: v.Default, Enum: v.Enum})
+	}
+	return s
+}
+
+func nonNilStrings(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+func writeSummary(b *strings.Builder, i int, s templateSummary) {
+	fmt.Fprintf(b, "%d. **%s** (v%s)", i, s.Name, s.Version)
+	if s.Category != "" {
+		fmt.Fprintf(b, " [%s]", s.Category)
+	}
+	fmt.Fprintf(b, "\n   %s\n", s.Description)
+	if len(s.Tags) > 0 {
+		fmt.Fprintf(b, "   Tags: %s\n", strings.Join(s.Tags, ", "))
+	}
+	if len(s.Arguments) > 0 {
+		parts := make([]string, 0, len(s.Arguments))
+		for _, a := range s.Arguments {
+			p := a.Name
+			switch {
+			case a.Required:
+				p += " (required)"
+			case a.Default != nil && *a.Default != "":
+				p += fmt.Sprintf(" (default %q)", truncateRunes(*a.Default, 40))
+			default:
+				p += " (optional)"
+			}
+			parts = append(parts, p)
+		}
+		fmt.Fprintf(b, "   Arguments: %s\n", strings.Join(parts, ", "))
+	}
+}
+
+func truncateRunes(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n]) + "…"
+}
+
+func (a *App) listTemplates(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+	var args struct {
+		Category, Tag, Cursor string
+		Limit                 int
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.Limit == 0 {
+		args.Limit = 20
+	}
+	cat := a.lib.Catalog()
+	var matching []*templates.Entry
+	for _, e := range cat.Templates() {
+		m := e.Template.Metadata
+		if args.Category != "" && !strings.EqualFold(m.Category, args.Category) {
+			continue
+		}
+		if args.Tag != "" && !hasTag(m.Tags, args.Tag) {
+			continue
+		}
+		matching = append(matching, e)
+	}
+	start := 0
+	if args.Cursor != "" {
+		n, err := decodeCursor(args.Cursor)
+		if err != nil || n > len(matching) {
+			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("invalid cursor %q", args.Cursor),
+				Why: "cursors come only from next_cursor of a previous result with the same filters",
+				How: "call flowyprompt_list_templates again without cursor"}
+		}
+		start = n
+	}
+	var b strings.Builder
+	items := []templateSummary{}
+	truncated := false
+	end := start
+	for end < len(matching) && len(items) < args.Limit {
+		s := summarize(matching[end].Template)
+		var item strings.Builder
+		writeSummary(&item, end+1, s)
+		if b.Len()+item.Len() > ResultBudget-4000 {
+			truncated = true
+			break
+		}
+		b.WriteString(item.String())
+		items = append(items, s)
+		end++
+	}
+	next := ""
+	if end < len(matching) {
+		next = encodeCursor(end)
+	}
+	var out strings.Builder
+	filter := describeFilter(args.Category, args.Tag)
+	if len(items) == 0 {
+		fmt.Fprintf(&out, "## Result\nNo templates%s.\n", filter)
+	} else {
+		fmt.Fprintf(&out, "## Result\nListed %d of %d templates%s (%d–%d).\n\n## Templates\n%s", len(items), len(matching), filter, start+1, end, b.String())
+	}
+	note, staleData := staleNote(cat)
+	fmt.Fprintf(&out, "\n## Metadata\n- Total matching: %d\n- Returned: %d\n- Truncated: %t\n", len(matching), len(items), truncated)
+	if next != "" {
+		fmt.Fprintf(&out, "- More available: next_cursor %q\n", next)
+	}
+	fmt.Fprintf(&out, "- Source: %s\n%s", describe(cat.Info()), note)
+	out.WriteString("\n## Next actions\n")
+	if len(items) > 0 {
+		fmt.Fprintf(&out, "- Render one: flowyprompt_render_template(name=%q, arguments={...})\n", items[0].Name)
+		fmt.Fprintf(&out, "- See its arguments: flowyprompt_get_template(name=%q)\n", items[0].Name)
+	} else {
+		out.WriteString("- List everything: flowyprompt_list_templates()\n")
+	}
+	if next != "" {
+		fmt.Fprintf(&out, "- Next page: flowyprompt_list_templates(cursor=%q)\n", next)
+	}
+	out.WriteString("- Search by keyword: flowyprompt_search_templates(query=\"...\")")
+	structured := map[string]any{"templates": items, "total": len(matching), "returned": len(items), "truncated": truncated}
+	if next != "" {
+		structured["next_cursor"] = next
+	}
+	for k, v := range staleData {
+		structured[k] = v
+	}
+	return &toolResult{text: out.String(), structured: structured}, nil
+}
+
+func describeFilter(category, tag string) string {
+	var parts []string
+	if category != "" {
+		parts = append(parts, fmt.Sprintf("category %q", category))
+	}
+	if tag != "" {
+		parts = append(parts, fmt.Sprintf("tag %q", tag))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " with " + strings.Join(parts, " and ")
+}
+
+func describe(info templates.SourceInfo) string {
+	s := info.Kind
+	if info.Location != "" {
+		s += " " + info.Location
+	}
+	if info.Ref != "" {
+		s += "@" + info.Ref
+	}
+	if info.Revision != "" {
+		s += " (" + shortSHA(info.Revision) + ")"
+	}
+	return s
+}
+
+func shortSHA(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+func hasTag(tags []string, tag string) bool {
+	for _, t := range tags {
+		if strings.EqualFold(t, tag) {
+			return true
+		}
+	}
+	return false
+}
+
+func encodeCursor(n int) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("t:" + strconv.Itoa(n)))
+}
+
+func decodeCursor(c string) (int, error) {
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	if err != nil || !strings.HasPrefix(string(raw), "t:") {
+		return 0, fmt.Errorf("not a cursor")
+	}
+	n, err := strconv.Atoi(string(raw[2:]))
+	if err != nil || n < 0 {
+		return 0, fmt.Errorf("not a cursor")
+	}
+	return n, nil
+}
+
+type searchMatch struct {
+	Name        string   `json:"name"`
+	Description string   `json:"description"`
+	Tags        []string `json:"tags"`
+	Score       float64  `json:"score"`
+	Matched     []string `json:"matched"`
+	Snippet     string   `json:"snippet,omitempty"`
+}
+
+// score ranks a template for the query words: every word must match
+// somewhere; matches in the name weigh most, then tags, description,
+// category and the section text.
+func score(t *templates.Template, words []string) (float64, []string, string) {
+	name := strings.ToLower(t.Metadata.Name)
+	desc := strings.ToLower(t.Metadata.Description)
+	category := strings.ToLower(t.Metadata.Category)
+	var total float64
+	matched := map[string]bool{}
+	snippet := ""
+	for _, w := range words {
+		ws := 0.0
+		if name == w {
+			ws += 100
+		}
+		if strings.Contains(name, w) || strings.Contains(strings.ReplaceAll(name, "_", " "), w) {
+			ws += 40
+			matched["name"] = true
+		}
+		for _, tag := range t.Metadata.Tags {
+			if strings.ToLower(tag) == w {
+				ws += 25
+				matched["tags"] = true
+			} else if strings.Contains(strings.ToLower(tag), w) {
+				ws += 10
+				matched["tags"] = true
+			}
+		}
+		if strings.Contains(desc, w) {
+			ws += 15
+			matched["description"] = true
+			if snippet == "" {
+				snippet = snippetAround(t.Metadata.Description, w)
+			}
+		}
+		if category != "" && strings.Contains(category, w) {
+			ws += 8
+			matched["category"] = true
+		}
+		for _, s := range t.Sections() {
+			if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
+				ws += 3 + float64(min(n, 5))
+				matched["content"] = true
+				if snippet == "" {
+					snippet = snippetAround(s.Content, w)
+				}
+			}
+		}
+		for _, v := range t.Variables {
+			if strings.Contains(strings.ToLower(v.Name), w) || strings.Contains(strings.ToLower(v.Description), w) {
+				ws += 2
+				matched["variables"] = true
+			}
+		}
+		if ws == 0 {
+			return 0, nil, ""
+		}
+		total += ws
+	}
+	fields := make([]string, 0, len(matched))
+	for f := range matched {
+		fields = append(fields, f)
+	}
+	sort.Strings(fields)
+	if snippet == "" {
+		snippet = truncateRunes(t.Metadata.Description, 160)
+	}
+	return total, fields, snippet
+}
+
+// snippetAround returns about 160 characters of text around the first
+// case-insensitive occurrence of w, on rune boundaries.
+func snippetAround(text, w string) string {
+	runes := []rune(text)
+	lower := []rune(strings.ToLower(text))
+	wr := []rune(w)
+	idx := -1
+	for i := 0; i+len(wr) <= len(lower); i++ {
+		if string(lower[i:i+len(wr)]) == w {
+			idx = i
+			break
+		}
+	}
+	if idx < 0 || len(lower) != len(runes) {
+		return truncateRunes(strings.Join(strings.Fields(text), " "), 160)
+	}
+	start := max(0, idx-60)
+	end := min(len(runes), idx+len(wr)+100)
+	s := strings.Join(strings.Fields(string(runes[start:end])), " ")
+	if start > 0 {
+		s = "…" + s
+	}
+	if end < len(runes) {
+		s += "…"
+	}
+	return s
+}
+
+func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+	var args struct {
+		Query, Tag string
+		Limit      int
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, err
+	}
+	if args.Limit == 0 {
+		args.Limit = 10
+	}
+	words := strings.Fields(strings.ToLower(args.Query))
+	if len(words) == 0 {
+		return nil, &fault.Error{Code: fault.InvalidArgument, What: "the query is empty", Why: "it has no words to look for",
+			How: `pass one or more words, e.g. query="commit message"`}
+	}
+	cat := a.lib.Catalog()
+	var matches []searchMatch
+	for _, e := range cat.Templates() {
+		t := e.Template
+		if args.Tag != "" && !hasTag(t.Metadata.Tags, args.Tag) {
+			continue
+		}
+		s, fields, snip := score(t, words)
+		if s == 0 {
+			continue
+		}
+		matches = append(matches, searchMatch{Name: t.Metadata.Name, Description: t.Metadata.Description,
+			Tags: nonNilStrings(t.Metadata.Tags), Score: s, Matched: fields, Snippet: snip})
+	}
+	sort.SliceStable(matches, func(i, j int) bool { return matches[i].Score > matches[j].Score })
+	total := len(matches)
+	truncated := false
+	if len(matches) > args.Limit {
+		matches = matches[:args.Limit]
+		truncated = true
+	}
+	var out strings.Builder
+	note, staleData := staleNote(cat)
+	if len(matches) == 0 {
+		fmt.Fprintf(&out, "## Result\nNo templates match %q.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n- List everything: flowyprompt_list_templates()\n", args.Query)
+		if sugg := cat.Suggest(args.Query, 3); len(sugg) > 0 {
+			fmt.Fprintf(&out, "- Similar names: %s\n", strings.Join(sugg, ", "))
+		}
+	} else {
+		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q.\n\n## Matches\n", total, args.Query)
+		for i, m := range matches {
+			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
+			if m.Snippet != "" && m.Snippet != m.Description {
+				fmt.Fprintf(&out, "   > %s\n", m.Snippet)
+			}
+		}
+		fmt.Fprintf(&out, "\n## Metadata\n- Total matches: %d\n- Returned: %d\n- Truncated: %t\n%s", total, len(matches), truncated, note)
+		fmt.Fprintf(&out, "\n## Next actions\n- Render the best match: flowyprompt_render_template(name=%q, arguments={...})\n- See its arguments: flowyprompt_get_template(name=%q)", matches[0].Name, matches[0].Name)
+	}
+	if matches == nil {
+		matches = []searchMatch{}
+	}
+	structured := map[string]any{"query": args.Query, "matches": matches, "total": total, "truncated": truncated}
+	for k, v := range staleData {
+		structured[k] = v
+	}
+	return &toolResult{text: strings.TrimRight(out.String(), "\n"), structured: structured}, nil
+}
+
+func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) {
+	cat := a.lib.Catalog()
+	e, ok := cat.Lookup(name)
+	if !ok {
+		return nil, cat, templates.NotFound(name, cat)
+	}
+	return e, cat, nil
+}
+
+func (a *App) getTemplate(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+	var args struct{ Name string }
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, err
+	}
+	e, cat, err := a.lookup(args.Name)
+	if err != nil {
+		return nil, err
+	}
+	t := e.Template
+	info := cat.Info()
+	type section struct {
+		Name   string `json:"name"`
+		Format string `json:"format,omitempty"`
+		Order  int    `json:"order"`
+	}
+	sections := []section{}
+	var b strings.Builder
+	m := t.Metadata
+	fmt.Fprintf(&b, "## Result\nTemplate **%s** v%s.\n\n## Metadata\n- Description: %s\n", m.Name, m.Version, m.Description)
+	if m.Author != "" {
+		fmt.Fprintf(&b, "- Author: %s\n", m.Author)
+	}
+	if m.Category != "" {
+		fmt.Fprintf(&b, "- Category: %s\n", m.Category)
+	}
+	if len(m.Tags) > 0 {
+		fmt.Fprintf(&b, "- Tags: %s\n", strings.Join(m.Tags, ", "))
+	}
+	if m.LastUpdated != "" {
+		fmt.Fprintf(&b, "- Last updated: %s\n", m.LastUpdated)
+	}
+	b.WriteString("\n## Variables\n")
+	if len(t.Variables) == 0 {
+		b.WriteString("(none)\n")
+	}
+	for _, v := range t.Variables {
+		req := "optional"
+		if v.Required {
+			req = "required"
+		}
+		fmt.Fprintf(&b, "- `%s` (%s): %s", v.Name, req, v.Description)
+		if v.Default != nil {
+			fmt.Fprintf(&b, " Default: %q.", truncateRunes(*v.Default, 80))
+		}
+		if len(v.Enum) > 0 {
+			fmt.Fprintf(&b, " One of: %s.", strings.Join(v.Enum, ", "))
+		}
+		if len(v.Examples) > 0 {
+			fmt.Fprintf(&b, " Examples: %s.", strings.Join(v.Examples, "; "))
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n## Sections (in order)\n")
+	for i, s := range t.Sections() {
+		sections = append(sections, section{Name: s.Name, Format: s.Format, Order: i + 1})
+		fmt.Fprintf(&b, "%d. %s", i+1, s.Name)
+		if s.Format != "" {
+			fmt.Fprintf(&b, " (%s)", s.Format)
+		}
+		b.WriteString("\n")
+	}
+	source := map[string]any{"kind": info.Kind, "location": info.Location, "path": e.Path}
+	if info.Ref != "" {
+		source["ref"] = info.Ref
+	}
+	if info.Revision != "" {
+		source["revision"] = info.Revision
+	}
+	fmt.Fprintf(&b, "\n## Source\n- %s\n- Path: %s\n", describe(info), e.Path)
+	warnings := []string{}
+	for _, w := range e.Warnings {
+		warnings = append(warnings, w.String())
+	}
+	if len(warnings) > 0 {
+		b.WriteString("\n## Warnings\n")
+		for _, w := range warnings {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	note, staleData := staleNote(cat)
+	b.WriteString(note)
+	example := map[string]string{}
+	for _, v := range t.Variables {
+		if v.Required {
+			example[v.Name] = "..."
+		}
+	}
+	exJSON, _ := json.Marshal(example)
+	fmt.Fprintf(&b, "\n## Next actions\n- Render it: flowyprompt_render_template(name=%q, arguments=%s)", m.Name, exJSON)
+	structured := map[string]any{"metadata": m, "variables": nonNilVars(t.Variables), "sections": sections, "source": source, "warnings": warnings}
+	for k, v := range staleData {
+		structured[k] = v
+	}
+	return &toolResult{text: b.String(), structured: structured}, nil
+}
+
+func nonNilVars(v []templates.Variable) []templates.Variable {
+	if v == nil {
+		return []templates.Variable{}
+	}
+	return v
+}
+
+func (a *App) renderTemplate(_ context.Context, r *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+	var args struct {
+		Name      string            `json:"name"`
+		Arguments map[string]string `json:"arguments"`
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, err
+	}
+	e, cat, err := a.lookup(args.Name)
+	if err != nil {
+		return nil, err
+	}
+	t := e.Template
+	text, err := render.Prompt(t, args.Arguments)
+	if err != nil {
+		return nil, err
+	}
+	a.remember(r, t, args.Arguments)
+	used := map[string]string{}
+	defaults := []string{}
+	for _, v := range t.Variables {
+		if val, ok := args.Arguments[v.Name]; ok && val != "" {
+			used[v.Name] = val
+		} else if v.Default != nil {
+			defaults = append(defaults, v.Name)
+		}
+	}
+	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Result\nRendered template %s v%s (%d characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n%s\nPROMPT>>>\n\n## Metadata\n- Arguments used: %d\n",
+		t.Metadata.Name, t.Metadata.Version, utf8.RuneCountInString(text), text, len(used))
+	if len(defaults) > 0 {
+		fmt.Fprintf(&b, "- Defaults applied: %s\n", strings.Join(defaults, ", "))
+	}
+	if len(unknown) > 0 {
+		fmt.Fprintf(&b, "- ⚠️ Ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
+	}
+	note, staleData := staleNote(cat)
+	b.WriteString(note)
+	structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
+	for k, v := range staleData {
+		structured[k] = v
+	}
+	return &toolResult{text: strings.TrimRight(b.String(), "\n"), structured: structured}, nil
+}
+
+func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+	var args struct {
+		Template string `json:"template"`
+		FileName string `json:"file_name"`
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, err
+	}
+	rep := Validate([]byte(args.Template), args.FileName, a.opts.MaxFileSize)
+	var b strings.Builder
+	if rep.Valid {
+		fmt.Fprintf(&b, "## Result\nValid template %s.\n", rep.Name)
+	} else {
+		fmt.Fprintf(&b, "## Result\nInvalid template: %d error(s).\n\n## Errors\n", len(rep.Errors))
+		for _, p := range rep.Errors {
+			fmt.Fprintf(&b, "- %s: %s\n", pointerOrRoot(p.Pointer), p.Message)
+		}
+	}
+	if len(rep.Warnings) > 0 {
+		b.WriteString("\n## Warnings\n")
+		for _, w := range rep.Warnings {
+			fmt.Fprintf(&b, "- %s\n", w)
+		}
+	}
+	b.WriteString("\n## Next actions\n")
+	if rep.Valid {
+		b.WriteString("- Save it to the template folder or repository (flowyprompt_save_template when enabled)\n")
+	} else {
+		b.WriteString("- Fix each error at its JSON pointer and validate again\n- See a valid example: flowyprompt_get_template(name=\"Code_Review\")\n")
+	}
+	return &toolResult{text: strings.TrimRight(b.String(), "\n"), structured: rep}, nil
+}
+
+func pointerOrRoot(p string) string {
+	if p == "" {
+		return "(document)"
+	}
+	return p
+}
+
+// ValidationReport is the outcome of validating one template file; the
+// validate tool and the validate command share it.
+type ValidationReport struct {
+	Valid    bool                `json:"valid"`
+	Name     string              `json:"name,omitempty"`
+	Code     string              `json:"code,omitempty"`
+	Errors   []templates.Problem `json:"errors"`
+	Warnings []string            `json:"warnings"`
+}
+
+// Validate parses data as a template file and reports errors and warnings.
+func Validate(data []byte, fileName string, maxSize int) ValidationReport {
+	t, warns, err := templates.Parse(data, templates.ParseOptions{MaxFileSize: maxSize, FileName: fileName})
+	rep := ValidationReport{Errors: []templates.Problem{}, Warnings: []string{}}
+	for _, w := range warns {
+		rep.Warnings = append(rep.Warnings, w.String())
+	}
+	if err != nil {
+		rep.Code = fault.CodeOf(err)
+		rep.Errors = templates.Problems(err)
+		if len(rep.Errors) == 0 {
+			rep.Errors = []templates.Problem{{Message: err.Error()}}
+		}
+		return rep
+	}
+	rep.Valid = true
+	rep.Name = t.Metadata.Name
+	return rep
+}
+
+func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ json.RawMessage) (*toolResult, error) {
+	r.Progress(0, 2, "refreshing the template library")
+	ch, err := a.lib.Refresh(ctx)
+	if err != nil {
+		return nil, err
+	}
+	r.Progress(1, 2, "refreshed")
+	cat := a.lib.Catalog()
+	type invalid struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
+	}
+	inv := []invalid{}
+	for _, i := range cat.Invalid() {
+		inv = append(inv, invalid{Path: i.Path, Error: i.Err.Error()})
+	}
+	info := cat.Info()
+	var b strings.Builder
+	if ch.Empty() {
+		fmt.Fprintf(&b, "## Result\nRefreshed: no changes. %d templates.\n", cat.Len())
+	} else {
+		fmt.Fprintf(&b, "## Result\nRefreshed: %d added, %d changed, %d removed. %d templates.\n", len(ch.Added), len(ch.Changed), len(ch.Removed), cat.Len())
+	}
+	for _, part := range []struct {
+		label string
+		names []string
+	}{{"Added", ch.Added}, {"Changed", ch.Changed}, {"Removed", ch.Removed}} {
+		if len(part.names) > 0 {
+			fmt.Fprintf(&b, "- %s: %s\n", part.label, strings.Join(part.names, ", "))
+		}
+	}
+	if len(inv) > 0 {
+		fmt.Fprintf(&b, "\n## Invalid templates (left out)\n")
+		for _, i := range inv {
+			fmt.Fprintf(&b, "- %s: %s\n", i.Path, i.Error)
+		}
+	}
+	note, staleData := staleNote(cat)
+	fmt.Fprintf(&b, "\n## Metadata\n- Source: %s\n- Loaded: %s\n%s", describe(info), cat.LoadedAt().UTC().Format("2006-01-02T15:04:05Z"), note)
+	b.WriteString("\n## Next actions\n- See the list: flowyprompt_list_templates()")
+	if len(inv) > 0 {
+		b.WriteString("\n- Check a broken file: flowyprompt_validate_template(template=\"<file contents>\")")
+	}
+	r.Progress(2, 2, "done")
+	structured := map[string]any{"added": nonNilStrings(ch.Added), "changed": nonNilStrings(ch.Changed), "removed": nonNilStrings(ch.Removed),
+		"total": cat.Len(), "invalid": inv, "source": info}
+	for k, v := range staleData {
+		structured[k] = v
+	}
+	return &toolResult{text: b.String(), structured: structured}, nil
+}

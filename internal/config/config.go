@@ -1,0 +1,172 @@
+// Package config reads flowyprompt's settings from flags and the
+// environment (flags win), and explains bad values before anything starts.
+package config
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting of the server.
+type Config struct {
+	Transport      string
+	Addr           string
+	TemplatesDir   string
+	MaxFileSize    int
+	MaxMessageSize int
+	RequestTimeout time.Duration
+	LogLevel       string
+	LogFormat      string
+	AllowWrite     bool
+	WritePatterns  string
+
+	GitHubRepoURL string
+	GitHubToken   string
+	GitHubRef     string
+	GitHubPath    string
+	GitHubAPIURL  string
+	CacheTTL      time.Duration
+	CacheDir      string
+}
+
+// Env is the environment lookup (os.LookupEnv in production).
+type Env func(string) (string, bool)
+
+// Register adds the flags shared by the commands that load templates,
+// with defaults taken from the environment.
+func Register(fs *flag.FlagSet, c *Config, env Env) error {
+	var errs []error
+	str := func(name string) string { v, _ := env(name); return v }
+	intEnv := func(name string, def int) int {
+		v, ok := env(name)
+		if !ok || v == "" {
+			return def
+		}
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q is not a positive integer: set it to a number of bytes, e.g. %d, or unset it", name, v, def))
+			return def
+		}
+		return n
+	}
+	durEnvMS := func(name string, def time.Duration) time.Duration {
+		v, ok := env(name)
+		if !ok || v == "" {
+			return def
+		}
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("%s=%q is not a positive number of milliseconds: e.g. %d for %s, or unset it", name, v, def.Milliseconds(), def))
+			return def
+		}
+		return time.Duration(n) * time.Millisecond
+	}
+	boolEnv := func(name string) bool {
+		v, _ := env(name)
+		b, err := strconv.ParseBool(v)
+		if v != "" && err != nil {
+			errs = append(errs, fmt.Errorf("%s=%q is not true or false", name, v))
+		}
+		return b
+	}
+	def := func(v, d string) string {
+		if v == "" {
+			return d
+		}
+		return v
+	}
+	fs.StringVar(&c.TemplatesDir, "templates", str("TEMPLATES_DIR"), "serve the template `folder` DIR, watched for changes (env TEMPLATES_DIR); default: the built-in examples")
+	fs.IntVar(&c.MaxFileSize, "max-file-size", intEnv("MAX_FILE_SIZE", 102400), "largest template file in `bytes` (env MAX_FILE_SIZE)")
+	fs.StringVar(&c.LogLevel, "log-level", def(str("LOG_LEVEL"), "info"), "log `level` on stderr: debug, info, warn, error (env LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", def(str("LOG_FORMAT"), "text"), "log `format` on stderr: text or json (env LOG_FORMAT)")
+	fs.StringVar(&c.GitHubRepoURL, "github-repo", str("GITHUB_REPO_URL"), "serve templates from this GitHub repository `URL`, e.g. https://github.com/acme/prompts (env GITHUB_REPO_URL)")
+	c.GitHubToken = str("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
+	fs.StringVar(&c.GitHubRef, "github-ref", str("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
+	fs.StringVar(&c.GitHubPath, "github-path", def(str("GITHUB_TEMPLATES_PATH"), "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
+	fs.StringVar(&c.GitHubAPIURL, "github-api-url", def(str("GITHUB_API_URL"), "https://api.github.com"), "GitHub API base `URL`; GitHub Enterprise: https://HOST/api/v3 (env GITHUB_API_URL)")
+	fs.DurationVar(&c.CacheTTL, "cache-ttl", durEnvMS("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
+	fs.StringVar(&c.CacheDir, "cache-dir", str("FLOWYPROMPT_CACHE_DIR"), "disk cache `folder` (env FLOWYPROMPT_CACHE_DIR; default: the user cache directory)")
+	fs.BoolVar(&c.AllowWrite, "allow-write", boolEnv("WRITE_ENABLED"), "enable flowyprompt_save_template (env WRITE_ENABLED=true)")
+	fs.StringVar(&c.WritePatterns, "write-allow", def(str("WRITE_ALLOW"), "*"), "comma-separated name `patterns` the save tool may write, e.g. 'team_*,draft_*' (env WRITE_ALLOW)")
+	return errors.Join(errs...)
+}
+
+// RegisterServe adds the serve command's own flags.
+func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
+	var errs []error
+	str := func(name string) string { v, _ := env(name); return v }
+	fs.StringVar(&c.Transport, "transport", "stdio", "`transport`: stdio")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:3000", "listen `address` for the HTTP transport")
+	size := 4 << 20
+	if v := str("MCP_MAX_MESSAGE_SIZE"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			errs = append(errs, fmt.Errorf("MCP_MAX_MESSAGE_SIZE=%q is not a positive number of bytes", v))
+		} else {
+			size = n
+		}
+	}
+	fs.IntVar(&c.MaxMessageSize, "max-message-size", size, "largest inbound JSON-RPC message in `bytes` (env MCP_MAX_MESSAGE_SIZE)")
+	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Minute, "deadline for one request")
+	return errors.Join(errs...)
+}
+
+// Check validates values that flags alone cannot.
+func (c *Config) Check() error {
+	var errs []error
+	if c.MaxFileSize <= 0 {
+		errs = append(errs, fmt.Errorf("--max-file-size must be positive (got %d): use e.g. 102400", c.MaxFileSize))
+	}
+	if _, err := ParseLevel(c.LogLevel); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
+	}
+	if c.TemplatesDir != "" && c.GitHubRepoURL != "" {
+		errs = append(errs, fmt.Errorf("both a template folder (%s) and a GitHub repository (%s) are set: unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo", c.TemplatesDir, c.GitHubRepoURL))
+	}
+	if c.Transport != "" && c.Transport != "stdio" && c.Transport != "http" {
+		errs = append(errs, fmt.Errorf("--transport %q is not stdio or http", c.Transport))
+	}
+	if c.CacheTTL <= 0 {
+		errs = append(errs, fmt.Errorf("--cache-ttl must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Patterns returns the save tool's allowed name patterns.
+func (c *Config) Patterns() []string {
+	var out []string
+	for _, p := range strings.Split(c.WritePatterns, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// ParseLevel reads a slog level name.
+func ParseLevel(s string) (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(s)); err != nil {
+		return 0, fmt.Errorf("log level %q is not debug, info, warn or error", s)
+	}
+	return l, nil
+}
+
+// Logger builds the stderr logger. stdout belongs to the protocol.
+func (c *Config) Logger() *slog.Logger {
+	lvl, _ := ParseLevel(c.LogLevel)
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

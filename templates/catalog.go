@@ -1,0 +1,447 @@
+package templates
+
+import (
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// File is one candidate template file handed to Build.
+type File struct {
+	// Path is the file's path within its source ("templates/a.json"),
+	// slash-separated.
+	Path string
+	Data []byte
+	// Err, when set, reports the file invalid without parsing it: a source
+	// uses it for files it refused to read (too large by the tree's size,
+	// unreadable).
+	Err error
+}
+
+// BuildOptions tune Build.
+type BuildOptions struct {
+	// MaxFileSize is passed to Parse; 0 means DefaultMaxFileSize.
+	MaxFileSize int
+	// Info says where the files came from.
+	Info SourceInfo
+	// Logger receives a Warn record per warning and per invalid file; nil
+	// means slog.Default().
+	Logger *slog.Logger
+	// Now stamps LoadedAt; nil means time.Now. Tests inject a clock.
+	Now func() time.Time
+}
+
+// Entry is one valid template with where it came from.
+type Entry struct {
+	Template *Template
+	Path     string
+	// Raw is the file exactly as read; shared, do not modify.
+	Raw []byte
+	// Digest is the hex SHA-256 of Raw: it tells changed templates apart
+	// without comparing contents.
+	Digest   string
+	Warnings []Warning
+}
+
+// Invalid is a file left out of the catalog, with the reason.
+type Invalid struct {
+	Path string
+	Err  error
+	// Kept is set when the file's last valid version is still being served
+	// (a directory source keeps it while an editor is half-way through a
+	// save).
+	Kept bool
+}
+
+// Catalog is an immutable set of templates: build a new one to change it.
+// It is safe for any number of concurrent readers.
+type Catalog struct {
+	entries  []*Entry // sorted by name
+	byName   map[string]*Entry
+	invalid  []Invalid // sorted by path
+	info     SourceInfo
+	loadedAt time.Time
+	stale    *Staleness
+}
+
+// Build parses files into a catalog. It never fails: invalid files are left
+// out and listed by Invalid, and never hide the valid ones. Only *.json files
+// are considered, and dot-files (editor droppings) are skipped; a path that
+// could escape its folder is refused. When two files declare the same
+// metadata.name, the first by path wins and the other is reported invalid.
+func Build(files []File, opts BuildOptions) *Catalog {
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	c := &Catalog{byName: map[string]*Entry{}, info: opts.Info, loadedAt: now()}
+
+	sorted := slices.Clone(files)
+	slices.SortStableFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
+
+	for _, f := range sorted {
+		base := path.Base(f.Path)
+		if !strings.HasSuffix(base, ".json") || strings.HasPrefix(base, ".") {
+			continue
+		}
+		if err := checkPath(f.Path); err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
+			continue
+		}
+		if f.Err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: f.Err})
+			continue
+		}
+		t, warnings, err := Parse(f.Data, ParseOptions{MaxFileSize: opts.MaxFileSize, FileName: f.Path})
+		if err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
+			continue
+		}
+		if first, dup := c.byName[t.Metadata.Name]; dup {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: &fault.Error{
+				Code: fault.InvalidTemplate,
+				What: fmt.Sprintf("template file %s is invalid", f.Path),
+				Why:  fmt.Sprintf("duplicate name: %s already defines template %q", first.Path, t.Metadata.Name),
+				How:  "give one of the two files a different metadata.name, or delete one",
+				Details: map[string]any{
+					"file":      f.Path,
+					"name":      t.Metadata.Name,
+					"firstPath": first.Path,
+					"problems":  []Problem{{Pointer: "/metadata/name", Message: fmt.Sprintf("duplicate name: %s already defines %q", first.Path, t.Metadata.Name)}},
+				},
+			}})
+			continue
+		}
+		sum := sha256.Sum256(f.Data)
+		e := &Entry{Template: t, Path: f.Path, Raw: f.Data, Digest: hex.EncodeToString(sum[:]), Warnings: warnings}
+		c.byName[t.Metadata.Name] = e
+		c.entries = append(c.entries, e)
+	}
+	slices.SortFunc(c.entries, func(a, b *Entry) int { return strings.Compare(a.Template.Metadata.Name, b.Template.Metadata.Name) })
+	// Files are visited in path order, so invalid is already sorted.
+
+	for _, e := range c.entries {
+		for _, w := range e.Warnings {
+			logger.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
+		}
+	}
+	for _, inv := range c.invalid {
+		logger.Warn("invalid template left out", "path", inv.Path, "code", fault.CodeOf(inv.Err), "error", inv.Err)
+	}
+	return c
+}
+
+// checkPath refuses paths that could name something outside the source's
+// folder or that are not plain file names.
+func checkPath(p string) error {
+	bad := func(why string) error {
+		return &fault.Error{
+			Code:    fault.InvalidTemplate,
+			What:    fmt.Sprintf("template file %q is refused", p),
+			Why:     why,
+			How:     "rename the file to NAME.json using letters, digits, '_', '-' and '.'",
+			Details: map[string]any{"file": p},
+		}
+	}
+	if strings.HasPrefix(p, "/") || strings.Contains(p, `\`) {
+		return bad("the path is absolute or contains a backslash")
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if seg == ".." || seg == "." || seg == "" {
+			return bad("the path has an empty, '.' or '..' element")
+		}
+	}
+	for _, r := range path.Base(p) {
+		if r == utf8.RuneError || unicode.IsControl(r) || r == ':' {
+			return bad("the file name contains a control character, ':' or invalid UTF-8")
+		}
+	}
+	return nil
+}
+
+// Templates returns every valid template, sorted by name; never nil.
+func (c *Catalog) Templates() []*Entry {
+	if c == nil || len(c.entries) == 0 {
+		return []*Entry{}
+	}
+	return slices.Clone(c.entries)
+}
+
+// Lookup returns the template named name (case-sensitive, as clients send it).
+func (c *Catalog) Lookup(name string) (*Entry, bool) {
+	if c == nil {
+		return nil, false
+	}
+	e, ok := c.byName[name]
+	return e, ok
+}
+
+// Invalid returns the files left out, sorted by path; never nil.
+func (c *Catalog) Invalid() []Invalid {
+	if c == nil || len(c.invalid) == 0 {
+		return []Invalid{}
+	}
+	return slices.Clone(c.invalid)
+}
+
+// Len returns the number of valid templates.
+func (c *Catalog) Len() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.entries)
+}
+
+// Info says where the catalog came from.
+func (c *Catalog) Info() SourceInfo {
+	if c == nil {
+		return SourceInfo{}
+	}
+	return c.info
+}
+
+// LoadedAt is when the catalog was built.
+func (c *Catalog) LoadedAt() time.Time {
+	if c == nil {
+		return time.Time{}
+	}
+	return c.loadedAt
+}
+
+// Stale is non-nil when the catalog is served although refreshing it failed.
+func (c *Catalog) Stale() *Staleness {
+	if c == nil {
+		return nil
+	}
+	return c.stale
+}
+
+// WithStale returns a copy of c marked stale (or fresh again, with nil);
+// c itself is unchanged, as readers may hold it.
+func (c *Catalog) WithStale(s *Staleness) *Catalog {
+	cp := *c
+	cp.stale = s
+	return &cp
+}
+
+// withInvalid returns a copy of c that also reports extra invalid files.
+func (c *Catalog) withInvalid(extra []Invalid) *Catalog {
+	cp := *c
+	cp.invalid = append(slices.Clone(c.invalid), extra...)
+	slices.SortStableFunc(cp.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })
+	return &cp
+}
+
+// Suggest returns up to n template names close to name, best first, for
+// "did you mean": a case-insensitive match, then names equal once '_' and
+// '-' are ignored, then prefix and substring matches, then names within a
+// small edit distance.
+func (c *Catalog) Suggest(name string, n int) []string {
+	if c == nil || n <= 0 || strings.TrimSpace(name) == "" {
+		return []string{}
+	}
+	type scored struct {
+		name  string
+		score int
+	}
+	q, qn := strings.ToLower(name), normalizeName(name)
+	var found []scored
+	for _, e := range c.entries {
+		n := e.Template.Metadata.Name
+		if n == name {
+			continue
+		}
+		l, ln := strings.ToLower(n), normalizeName(n)
+		score := -1
+		switch {
+		case l == q:
+			score = 0
+		case ln == qn && qn != "":
+			score = 1
+		case len(qn) >= 3 && strings.HasPrefix(ln, qn):
+			score = 2
+		case len(qn) >= 3 && strings.Contains(ln, qn):
+			score = 3
+		default:
+			// Scale the allowed distance with the name so "a" does not
+			// match every two-letter name.
+			limit := min(3, max(1, utf8.RuneCountInString(q)/3))
+			if d := levenshtein(q, l, limit+1); d <= limit {
+				score = 4 + d
+			}
+		}
+		if score >= 0 {
+			found = append(found, scored{n, score})
+		}
+	}
+	slices.SortFunc(found, func(a, b scored) int {
+		return cmp.Or(cmp.Compare(a.score, b.score), strings.Compare(a.name, b.name))
+	})
+	out := make([]string, 0, min(n, len(found)))
+	for _, f := range found[:min(n, len(found))] {
+		out = append(out, f.name)
+	}
+	return out
+}
+
+// normalizeName lowercases and drops separators, so "brand positioning"
+// meets "Brand_Positioning".
+func normalizeName(s string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(s) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// levenshtein returns the edit distance between a and b in runes, or limit
+// when it is at least limit (the caller only cares about small distances).
+func levenshtein(a, b string, limit int) int {
+	ra, rb := []rune(a), []rune(b)
+	if d := len(ra) - len(rb); d >= limit || -d >= limit {
+		return limit
+	}
+	prev := make([]int, len(rb)+1)
+	cur := make([]int, len(rb)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		cur[0] = i
+		rowMin := cur[0]
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+			rowMin = min(rowMin, cur[j])
+		}
+		if rowMin >= limit {
+			return limit
+		}
+		prev, cur = cur, prev
+	}
+	return min(prev[len(rb)], limit)
+}
+
+// Changes lists template names that differ between two catalogs.
+type Changes struct {
+	Added   []string `json:"added"`
+	Changed []string `json:"changed"`
+	Removed []string `json:"removed"`
+}
+
+// Empty reports whether nothing changed.
+func (ch Changes) Empty() bool {
+	return len(ch.Added) == 0 && len(ch.Changed) == 0 && len(ch.Removed) == 0
+}
+
+// Diff compares two catalogs by name and digest; either may be nil (empty).
+// The lists are sorted and never nil, so they marshal as [].
+func Diff(prev, next *Catalog) Changes {
+	ch := Changes{Added: []string{}, Changed: []string{}, Removed: []string{}}
+	for _, e := range next.Templates() {
+		name := e.Template.Metadata.Name
+		switch o, ok := prev.Lookup(name); {
+		case !ok:
+			ch.Added = append(ch.Added, name)
+		case o.Digest != e.Digest:
+			ch.Changed = append(ch.Changed, name)
+		}
+	}
+	for _, e := range prev.Templates() {
+		if _, ok := next.Lookup(e.Template.Metadata.Name); !ok {
+			ch.Removed = append(ch.Removed, e.Template.Metadata.Name)
+		}
+	}
+	return ch
+}
+
+// NotFound is the TEMPLATE_NOT_FOUND error for name, with "did you mean"
+// suggestions from c (which may be nil).
+func NotFound(name string, c *Catalog) *fault.Error {
+	sugg := c.Suggest(name, 3)
+	how := "list the available names with the flowyprompt_list_templates tool (or prompts/list); names are case-sensitive"
+	if len(sugg) > 0 {
+		how = fmt.Sprintf("did you mean %q? Otherwise %s", sugg[0], how)
+	}
+	why := fmt.Sprintf("no template has metadata.name %q", name)
+	if c != nil {
+		info := c.Info()
+		why = fmt.Sprintf("none of the %d templates in %s has metadata.name %q", c.Len(), describeSource(info), name)
+	}
+	return &fault.Error{
+		Code:        fault.TemplateNotFound,
+		What:        fmt.Sprintf("template %q not found", name),
+		Why:         why,
+		How:         how,
+		Suggestions: sugg,
+		Details:     map[string]any{"name": name},
+	}
+}
+
+func describeSource(info SourceInfo) string {
+	switch {
+	case info.Kind == "" && info.Location == "":
+		return "the catalog"
+	case info.Location == "":
+		return "the " + info.Kind + " source"
+	case info.Ref != "":
+		return fmt.Sprintf("%s (%s@%s)", info.Kind, info.Location, info.Ref)
+	}
+	return fmt.Sprintf("%s (%s)", info.Kind, info.Location)
+}
+
+// ValidateName checks a template name that came from a client: the
+// metadata.name rule, at most MaxNameLength characters. Checking it before
+// any lookup keeps "../secrets" away from file systems and URLs.
+func ValidateName(name string) error {
+	bad := func(why string) error {
+		return &fault.Error{
+			Code:    fault.InvalidArgument,
+			What:    fmt.Sprintf("invalid template name %q", truncate(name, 64)),
+			Why:     why,
+			How:     "use a name from flowyprompt_list_templates (or prompts/list): letters, digits, '_' and '-' only",
+			Details: map[string]any{"field": "name"},
+		}
+	}
+	switch {
+	case name == "":
+		return bad("the name is empty")
+	case len(name) > MaxNameLength:
+		return bad(fmt.Sprintf("the name is %d characters long; the maximum is %d", len(name), MaxNameLength))
+	}
+	for _, r := range name {
+		if r >= utf8.RuneSelf || (!isNameByte(byte(r)) && r != '-') {
+			return bad(fmt.Sprintf("%q is not allowed in a template name", r))
+		}
+	}
+	return nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}

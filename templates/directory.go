@@ -1,0 +1,392 @@
+package templates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/fsnotify/fsnotify"
+)
+
+// Default timings of the directory watcher.
+const (
+	// dirDebounce collects the burst of events one save makes (editors
+	// write a temporary file, rename it, touch the folder) into one rebuild.
+	dirDebounce = 150 * time.Millisecond
+	// dirPoll is how often a deleted folder is looked for again: fsnotify
+	// cannot watch a folder that does not exist.
+	dirPoll = time.Second
+)
+
+// DirSource reads templates from a local folder: the *.json files in it and
+// in its direct subfolders (one level; dot-folders such as .git are
+// skipped), named by their path relative to the folder. It implements
+// Source and Watcher.
+//
+// It remembers the last catalog it built: when a file that was valid turns
+// invalid (an editor half-way through a save), the last valid version keeps
+// being served and the problem is reported in Catalog.Invalid with Kept set.
+type DirSource struct {
+	dir    string
+	opts   BuildOptions
+	logger *slog.Logger
+
+	debounce, poll time.Duration
+
+	mu   sync.Mutex // serialises loads and guards last
+	last *Catalog
+
+	// afterRebuild, when set (tests), runs after each watcher rebuild.
+	afterRebuild func(c *Catalog, delivered bool, err error)
+}
+
+// Directory returns a source for the folder dir. opts.Info defaults to kind
+// "directory" with the folder's absolute path as the location.
+func Directory(dir string, opts BuildOptions) *DirSource {
+	if opts.Info.Kind == "" {
+		loc := dir
+		if abs, err := filepath.Abs(dir); err == nil {
+			loc = abs
+		}
+		opts.Info = SourceInfo{Kind: "directory", Location: loc}
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &DirSource{dir: dir, opts: opts, logger: logger, debounce: dirDebounce, poll: dirPoll}
+}
+
+// Info says which folder the source reads.
+func (d *DirSource) Info() SourceInfo { return d.opts.Info }
+
+// Load reads the folder now. It fails only when the folder itself cannot be
+// read; invalid files are reported in the catalog.
+func (d *DirSource) Load(ctx context.Context) (*Catalog, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.loadLocked(ctx)
+}
+
+func (d *DirSource) loadLocked(ctx context.Context) (*Catalog, error) {
+	files, err := d.readFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := Build(files, d.opts)
+	c = d.keepPrevious(c, files)
+	d.last = c
+	return c, nil
+}
+
+// keepPrevious replaces files that turned invalid with their last valid
+// version, so a half-written file never empties the catalog.
+func (d *DirSource) keepPrevious(c *Catalog, files []File) *Catalog {
+	if d.last == nil || len(c.invalid) == 0 {
+		return c
+	}
+	prevByPath := map[string]*Entry{}
+	for _, e := range d.last.entries {
+		prevByPath[e.Path] = e
+	}
+	var kept []Invalid
+	replaced := slices.Clone(files)
+	for _, inv := range c.invalid {
+		prev, ok := prevByPath[inv.Path]
+		if !ok {
+			continue
+		}
+		// Another file may have taken the name meanwhile; then the old
+		// version would only be a duplicate.
+		if other, taken := c.byName[prev.Template.Metadata.Name]; taken && other.Path != inv.Path {
+			continue
+		}
+		for i := range replaced {
+			if replaced[i].Path == inv.Path {
+				replaced[i] = File{Path: inv.Path, Data: prev.Raw}
+			}
+		}
+		kept = append(kept, Invalid{Path: inv.Path, Err: inv.Err, Kept: true})
+		d.logger.Warn("template file is invalid; serving its last valid version",
+			"path", inv.Path, "template", prev.Template.Metadata.Name, "error", inv.Err)
+	}
+	if len(kept) == 0 {
+		return c
+	}
+	// Everything was logged by the first Build; the second only swaps in
+	// the old versions.
+	quiet := d.opts
+	quiet.Logger = slog.New(slog.DiscardHandler)
+	rebuilt := Build(replaced, quiet)
+	return rebuilt.withInvalid(kept)
+}
+
+func (d *DirSource) missingFolder(err error) *fault.Error {
+	what := fmt.Sprintf("template folder %s cannot be read", d.dir)
+	how := "create the folder, or point --templates / TEMPLATES_DIR at a folder of *.json templates"
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		what = fmt.Sprintf("template folder %s does not exist", d.dir)
+	case errors.Is(err, fs.ErrPermission):
+		how = "give this user read access to the folder, or point --templates / TEMPLATES_DIR elsewhere"
+	}
+	return &fault.Error{
+		Code:    fault.InvalidArgument,
+		What:    what,
+		Why:     err.Error(),
+		How:     how,
+		Details: map[string]any{"folder": d.dir},
+		Err:     err,
+	}
+}
+
+func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
+	st, err := os.Stat(d.dir)
+	if err != nil {
+		return nil, d.missingFolder(err)
+	}
+	if !st.IsDir() {
+		return nil, d.missingFolder(fmt.Errorf("%s is a file, not a folder", d.dir))
+	}
+	top, err := os.ReadDir(d.dir)
+	if err != nil {
+		return nil, d.missingFolder(err)
+	}
+	var files []File
+	for _, e := range top {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		name := e.Name()
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		if e.IsDir() {
+			sub, err := os.ReadDir(filepath.Join(d.dir, name))
+			if err != nil {
+				d.logger.Warn("cannot read template subfolder", "folder", filepath.Join(d.dir, name), "error", err)
+				continue
+			}
+			for _, s := range sub {
+				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !strings.HasPrefix(s.Name(), ".") {
+					if f, ok := d.readFile(name + "/" + s.Name()); ok {
+						files = append(files, f)
+					}
+				}
+			}
+			continue
+		}
+		if strings.HasSuffix(name, ".json") {
+			if f, ok := d.readFile(name); ok {
+				files = append(files, f)
+			}
+		}
+	}
+	return files, nil
+}
+
+// readFile reads rel (slash-separated, relative to the folder), checking the
+// size before reading so an oversized file is never loaded whole. ok is
+// false for things that are not regular files.
+func (d *DirSource) readFile(rel string) (File, bool) {
+	maxSize := int64(d.opts.MaxFileSize)
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFileSize
+	}
+	full := filepath.Join(d.dir, filepath.FromSlash(rel))
+	st, err := os.Stat(full)
+	if err != nil {
+		// A dangling symlink or a file removed since the listing.
+		if errors.Is(err, fs.ErrNotExist) {
+			return File{}, false
+		}
+		return File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
+	}
+	if !st.Mode().IsRegular() {
+		return File{}, false
+	}
+	if st.Size() > maxSize {
+		return File{Path: rel, Err: TooLarge(rel, st.Size(), maxSize)}, true
+	}
+	f, err := os.Open(full)
+	if err != nil {
+		return File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
+	}
+	defer f.Close()
+	// The file may grow between Stat and Read: read one byte past the
+	// limit to notice without reading it all.
+	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
+	if err != nil {
+		return File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
+	}
+	if int64(len(data)) > maxSize {
+		return File{Path: rel, Err: TooLarge(rel, max(st.Size(), int64(len(data))), maxSize)}, true
+	}
+	return File{Path: rel, Data: data}, true
+}
+
+// Watch watches the folder and calls onChange with each new catalog until
+// ctx ends, then returns nil. Events are debounced; onChange runs only when
+// the catalog's contents changed (a template's digest, or the set of files
+// reported invalid), never for a save that changed nothing. When the folder
+// is deleted the last catalog stays in service and the folder is polled
+// until it comes back.
+func (d *DirSource) Watch(ctx context.Context, onChange func(*Catalog)) error {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return fmt.Errorf("watch template folder %s: %w", d.dir, err)
+	}
+	defer w.Close()
+
+	d.mu.Lock()
+	lastFP := fingerprint(d.last)
+	d.mu.Unlock()
+
+	failing := false
+	rebuild := func() {
+		d.mu.Lock()
+		c, err := d.loadLocked(ctx)
+		d.mu.Unlock()
+		delivered := false
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			if !failing {
+				d.logger.Warn("template folder unavailable; still serving the last catalog", "folder", d.dir, "error", err)
+			}
+			failing = true
+		default:
+			if failing {
+				d.logger.Info("template folder is back", "folder", d.dir)
+			}
+			failing = false
+			if fp := fingerprint(c); fp != lastFP {
+				lastFP = fp
+				delivered = true
+				onChange(c)
+			}
+		}
+		if d.afterRebuild != nil {
+			d.afterRebuild(c, delivered, err)
+		}
+	}
+
+	watching := d.addWatches(w) == nil
+	poll := time.NewTicker(d.poll)
+	defer poll.Stop()
+	debounce := time.NewTimer(d.debounce)
+	debounce.Stop()
+
+	// Catch up with anything that changed before the watch started.
+	rebuild()
+
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case ev, ok := <-w.Events:
+			if !ok {
+				return nil
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue
+			}
+			if filepath.Clean(ev.Name) == filepath.Clean(d.dir) && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
+				watching = false
+			}
+			if ev.Op.Has(fsnotify.Create) && filepath.Dir(ev.Name) == filepath.Clean(d.dir) && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
+				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
+					if err := w.Add(ev.Name); err != nil {
+						d.logger.Warn("cannot watch template subfolder", "folder", ev.Name, "error", err)
+					}
+				}
+			}
+			debounce.Reset(d.debounce)
+		case err, ok := <-w.Errors:
+			if !ok {
+				return nil
+			}
+			d.logger.Warn("template folder watch error", "folder", d.dir, "error", err)
+			// Overflowed events may have hidden a change.
+			debounce.Reset(d.debounce)
+		case <-debounce.C:
+			rebuild()
+		case <-poll.C:
+			if watching {
+				// Inotify drops the watch when the folder goes; a
+				// rename of the folder sends no event for it.
+				if _, err := os.Stat(d.dir); err != nil {
+					watching = false
+					rebuild()
+				}
+				continue
+			}
+			if err := d.addWatches(w); err == nil {
+				watching = true
+				rebuild()
+			}
+		}
+	}
+}
+
+// addWatches watches the folder and its direct, visible subfolders.
+func (d *DirSource) addWatches(w *fsnotify.Watcher) error {
+	for _, p := range w.WatchList() {
+		_ = w.Remove(p)
+	}
+	if err := w.Add(d.dir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(d.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+			if err := w.Add(filepath.Join(d.dir, e.Name())); err != nil {
+				d.logger.Warn("cannot watch template subfolder", "folder", filepath.Join(d.dir, e.Name()), "error", err)
+			}
+		}
+	}
+	return nil
+}
+
+// fingerprint summarises what a catalog serves and reports, so the watcher
+// can tell a real change from a save that changed nothing.
+func fingerprint(c *Catalog) string {
+	if c == nil {
+		return ""
+	}
+	var b strings.Builder
+	for _, e := range c.entries {
+		b.WriteString(e.Path)
+		b.WriteByte(0)
+		b.WriteString(e.Digest)
+		b.WriteByte('\n')
+	}
+	for _, inv := range c.invalid {
+		b.WriteString("!")
+		b.WriteString(inv.Path)
+		b.WriteByte(0)
+		if inv.Kept {
+			b.WriteString("kept")
+		}
+		b.WriteByte(0)
+		if inv.Err != nil {
+			b.WriteString(inv.Err.Error())
+		}
+		b.WriteByte('\n')
+	}
+	return "v1\n" + b.String()
+}

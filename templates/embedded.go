@@ -1,0 +1,52 @@
+package templates
+
+import (
+	"context"
+	"embed"
+	"io/fs"
+	"sync"
+)
+
+// examplesFS is the built-in library: `flowyprompt serve` works on a fresh
+// machine with no network, token or folder.
+//
+//go:embed examples/*.json
+var examplesFS embed.FS
+
+// EmbeddedInfo describes the built-in example library.
+var EmbeddedInfo = SourceInfo{Kind: "embedded", Location: "built-in examples"}
+
+type embeddedSource struct {
+	load func() *Catalog
+}
+
+var embedded = &embeddedSource{load: sync.OnceValue(func() *Catalog {
+	return Build(embeddedFiles(), BuildOptions{Info: EmbeddedInfo})
+})}
+
+// Embedded returns the source of the example templates compiled into the
+// binary. The files never change, so they are parsed once, on first Load.
+func Embedded() Source { return embedded }
+
+func (s *embeddedSource) Info() SourceInfo { return EmbeddedInfo }
+
+func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return s.load(), nil
+}
+
+// embeddedFiles lists the embedded examples as Files ("examples/NAME.json").
+func embeddedFiles() []File {
+	names, err := fs.Glob(examplesFS, "examples/*.json")
+	if err != nil {
+		panic("templates: bad embedded glob: " + err.Error())
+	}
+	files := make([]File, 0, len(names))
+	for _, n := range names {
+		data, err := examplesFS.ReadFile(n)
+		files = append(files, File{Path: n, Data: data, Err: err})
+	}
+	return files
+}

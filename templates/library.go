@@ -1,0 +1,148 @@
+package templates
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+)
+
+// refreshTimeout bounds a shared refresh: it runs detached from the caller
+// that started it (others may be waiting on it), so it needs its own limit.
+const refreshTimeout = 2 * time.Minute
+
+// Library holds the catalog handlers read. Readers call Catalog, which is a
+// lock-free atomic load; a load or refresh builds a whole new catalog and
+// swaps it in, so a reader never sees a half-updated set.
+type Library struct {
+	src    Source
+	logger *slog.Logger
+	cur    atomic.Pointer[Catalog]
+	group  singleflight.Group
+
+	swapMu sync.Mutex // orders swaps and their notifications
+
+	listenMu  sync.Mutex
+	listeners []listener
+	nextID    int
+
+	// joined, when set (tests), runs after a Refresh caller has joined
+	// the shared load.
+	joined func()
+}
+
+type listener struct {
+	id int
+	fn func(old, new *Catalog, ch Changes)
+}
+
+// NewLibrary returns a library over src; call Load before serving. A nil
+// logger means slog.Default().
+func NewLibrary(src Source, logger *slog.Logger) *Library {
+	if logger == nil {
+		logger = slog.Default()
+	}
+	l := &Library{src: src, logger: logger}
+	l.cur.Store(&Catalog{byName: map[string]*Entry{}, info: src.Info()})
+	return l
+}
+
+// Source returns the library's source.
+func (l *Library) Source() Source { return l.src }
+
+// Catalog returns the current catalog: never nil (empty before Load).
+func (l *Library) Catalog() *Catalog { return l.cur.Load() }
+
+// Load loads the catalog for the first time. On error the library keeps
+// what it had (an empty catalog before the first success).
+func (l *Library) Load(ctx context.Context) error {
+	c, err := l.src.Load(ctx)
+	if err != nil {
+		return err
+	}
+	l.swap(c)
+	return nil
+}
+
+// Refresh reloads from the source now, swaps the catalog in and notifies
+// listeners when templates changed. Concurrent calls share one load; a
+// caller whose ctx ends stops waiting, but the shared load goes on (under
+// its own timeout) for the others. On error the current catalog stays.
+func (l *Library) Refresh(ctx context.Context) (Changes, error) {
+	ch := l.group.DoChan("refresh", func() (any, error) {
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
+		defer cancel()
+		c, err := l.src.Load(lctx)
+		if err != nil {
+			return Changes{}, err
+		}
+		return l.swap(c), nil
+	})
+	if l.joined != nil {
+		l.joined()
+	}
+	select {
+	case <-ctx.Done():
+		return Changes{}, ctx.Err()
+	case r := <-ch:
+		if r.Err != nil {
+			return Changes{}, r.Err
+		}
+		return r.Val.(Changes), nil
+	}
+}
+
+// OnChange registers fn to run after each swap that changed templates
+// (added, changed or removed). Calls are serialised, in swap order; fn must
+// be quick and must not call Load or Refresh itself. remove unregisters it.
+func (l *Library) OnChange(fn func(old, new *Catalog, ch Changes)) (remove func()) {
+	l.listenMu.Lock()
+	id := l.nextID
+	l.nextID++
+	l.listeners = append(l.listeners, listener{id, fn})
+	l.listenMu.Unlock()
+	return func() {
+		l.listenMu.Lock()
+		l.listeners = slices.DeleteFunc(slices.Clone(l.listeners), func(x listener) bool { return x.id == id })
+		l.listenMu.Unlock()
+	}
+}
+
+// Run runs the source's watcher, if it has one, swapping in each catalog it
+// produces, until ctx ends. Without a watcher it returns nil at once.
+func (l *Library) Run(ctx context.Context) error {
+	w, ok := l.src.(Watcher)
+	if !ok {
+		return nil
+	}
+	return w.Watch(ctx, func(c *Catalog) { l.swap(c) })
+}
+
+// swap installs c and notifies listeners when templates changed. A catalog
+// that differs only in what it reports (invalid files, staleness) is
+// installed silently: clients have nothing new to list.
+func (l *Library) swap(c *Catalog) Changes {
+	if c == nil {
+		return Changes{}
+	}
+	l.swapMu.Lock()
+	defer l.swapMu.Unlock()
+	old := l.cur.Swap(c)
+	ch := Diff(old, c)
+	if ch.Empty() {
+		return ch
+	}
+	l.logger.Info("templates changed", "added", ch.Added, "changed", ch.Changed, "removed", ch.Removed,
+		"source", c.Info().Kind, "count", c.Len())
+	l.listenMu.Lock()
+	ls := l.listeners
+	l.listenMu.Unlock()
+	for _, x := range ls {
+		x.fn(old, c, ch)
+	}
+	return ch
+}

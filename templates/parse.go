@@ -1,0 +1,649 @@
+package templates
+
+import (
+	"bytes"
+	"cmp"
+	_ "embed"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/big"
+	"path"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/xeipuuv/gojsonschema"
+)
+
+// DefaultMaxFileSize is MAX_FILE_SIZE's default: the seed's 100 KB, which
+// holds 99% of real templates with room to spare.
+const DefaultMaxFileSize = 102400
+
+// MaxNameLength bounds template names from clients and files alike.
+const MaxNameLength = 128
+
+//go:embed schema.json
+var schemaJSON []byte
+
+// Schema returns the embedded JSON Schema (draft-07) templates are
+// validated against, for editors and the validate tool.
+func Schema() []byte { return bytes.Clone(schemaJSON) }
+
+// schema is compiled once: compiling per file would cost more than the
+// validation itself. It is built from embedded bytes with no remote $ref,
+// so gojsonschema never reaches for the network.
+var schema = func() *gojsonschema.Schema {
+	s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(schemaJSON))
+	if err != nil {
+		panic("templates: embedded schema.json does not compile: " + err.Error())
+	}
+	return s
+}()
+
+// ParseOptions tune Parse.
+type ParseOptions struct {
+	// MaxFileSize is the largest accepted file in bytes; 0 means
+	// DefaultMaxFileSize.
+	MaxFileSize int
+	// FileName is the file's path or name, for messages and the
+	// name-mismatch check; it may be empty.
+	FileName string
+}
+
+// Problem is one reason a template is invalid.
+type Problem struct {
+	// Pointer is an RFC 6901 JSON pointer to the offending value, such as
+	// "/variables/2/name"; "" is the whole document.
+	Pointer string `json:"pointer"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	if p.Pointer == "" {
+		return p.Message
+	}
+	return p.Pointer + ": " + p.Message
+}
+
+// Warning kinds. Warnings never make a template invalid: the seed chose to
+// warn so authors can improve templates step by step.
+const (
+	WarnUndefinedVariable = "undefined-variable" // a placeholder with no variable definition
+	WarnUnusedVariable    = "unused-variable"    // a variable no section uses
+	WarnNameMismatch      = "name-mismatch"      // file name differs from metadata.name
+	WarnUnknownField      = "unknown-field"      // a key the format does not define
+)
+
+// Warning is something a template author should fix that does not stop the
+// template from being served.
+type Warning struct {
+	Template string `json:"template"`
+	Variable string `json:"variable,omitempty"`
+	Kind     string `json:"kind"`
+	Message  string `json:"message"`
+	// Pointer locates the field, for unknown-field warnings.
+	Pointer string `json:"pointer,omitempty"`
+}
+
+func (w Warning) String() string {
+	if w.Pointer != "" {
+		return w.Template + ": " + w.Pointer + ": " + w.Message
+	}
+	return w.Template + ": " + w.Message
+}
+
+// Parse decodes and validates one template file. The size is checked before
+// anything is decoded. An invalid template gives a *fault.Error
+// (TEMPLATE_TOO_LARGE or INVALID_TEMPLATE) whose problems Problems returns;
+// warnings are returned even then, since an unknown key such as "requried"
+// often explains the error.
+func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
+	maxSize := opts.MaxFileSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFileSize
+	}
+	if len(data) > maxSize {
+		return nil, nil, TooLarge(opts.FileName, int64(len(data)), int64(maxSize))
+	}
+
+	doc, err := decodeDocument(data)
+	if err != nil {
+		return nil, nil, invalid(opts.FileName, []Problem{{Message: err.Error()}}, err)
+	}
+
+	label := documentName(doc, opts.FileName)
+	warnings := unknownFields(doc, label)
+
+	problems := schemaProblems(doc)
+	problems = append(problems, codeProblems(doc)...)
+	if len(problems) > 0 {
+		problems = sortProblems(problems)
+		return nil, warnings, invalid(opts.FileName, problems, nil)
+	}
+
+	t := fromDocument(doc.(map[string]any))
+	t.sections = compileSections(t)
+	warnings = append(warnings, consistencyWarnings(t)...)
+	if opts.FileName != "" {
+		base := path.Base(strings.ReplaceAll(opts.FileName, `\`, "/"))
+		if stem := strings.TrimSuffix(base, ".json"); stem != t.Metadata.Name {
+			warnings = append(warnings, Warning{
+				Template: t.Metadata.Name,
+				Kind:     WarnNameMismatch,
+				Message: fmt.Sprintf("file %q holds template %q: clients see the name %q; rename the file to %s.json",
+					base, t.Metadata.Name, t.Metadata.Name, t.Metadata.Name),
+			})
+		}
+	}
+	return t, warnings, nil
+}
+
+// Problems returns the problems an INVALID_TEMPLATE error carries, or nil.
+func Problems(err error) []Problem {
+	f := fault.As(err)
+	if f == nil {
+		return nil
+	}
+	p, _ := f.Details["problems"].([]Problem)
+	return p
+}
+
+// TooLarge is the TEMPLATE_TOO_LARGE error for a file of actual bytes over
+// the limit. Sources use it to refuse a file before reading it.
+func TooLarge(file string, actual, limit int64) *fault.Error {
+	subject := "template"
+	if file != "" {
+		subject = "template file " + file
+	}
+	return &fault.Error{
+		Code: fault.TemplateTooLarge,
+		What: fmt.Sprintf("%s is %d bytes, over the %d-byte limit", subject, actual, limit),
+		Why:  "larger files are refused so one file cannot exhaust memory or a client's context window",
+		How:  "split the template or raise MAX_FILE_SIZE",
+		Details: map[string]any{
+			"actualSize": actual,
+			"maxSize":    limit,
+			"file":       file,
+		},
+	}
+}
+
+func invalid(file string, problems []Problem, cause error) *fault.Error {
+	subject := "template"
+	if file != "" {
+		subject = "template file " + file
+	}
+	what := subject + " is invalid"
+	if len(problems) > 1 {
+		what = fmt.Sprintf("%s has %d problems", subject, len(problems))
+	}
+	why := problems[0].String()
+	if len(problems) > 1 {
+		why += fmt.Sprintf(" (and %d more)", len(problems)-1)
+	}
+	return &fault.Error{
+		Code: fault.InvalidTemplate,
+		What: what,
+		Why:  why,
+		How:  "fix the fields the JSON pointers in details.problems name; `flowyprompt validate` lists every problem",
+		Details: map[string]any{
+			"file":     file,
+			"problems": problems,
+		},
+		Err: cause,
+	}
+}
+
+// decodeDocument decodes data into generic JSON values with json.Number, the
+// form gojsonschema validates, and explains syntax errors by line and column.
+func decodeDocument(data []byte) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		var syn *json.SyntaxError
+		switch {
+		case errors.As(err, &syn):
+			// Offset counts the offending byte; point at it, not past it.
+			line, col := position(data, syn.Offset-1)
+			return nil, fmt.Errorf("malformed JSON at line %d, column %d: %w", line, col, err)
+		case errors.Is(err, io.EOF):
+			return nil, errors.New("empty file: a template is a JSON object")
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			line, col := position(data, int64(len(data)))
+			return nil, fmt.Errorf("malformed JSON at line %d, column %d: unexpected end of file", line, col)
+		}
+		return nil, fmt.Errorf("malformed JSON: %w", err)
+	}
+	// Trailing data would be silently ignored by Decode: a second object
+	// pasted after the first is a mistake worth reporting.
+	off := dec.InputOffset()
+	if tok, err := dec.Token(); err != io.EOF {
+		rest := bytes.TrimLeft(data[off:], " \t\r\n")
+		line, col := position(data, int64(len(data)-len(rest)))
+		if err == nil {
+			return nil, fmt.Errorf("malformed JSON at line %d, column %d: unexpected %v after the end of the template object", line, col, tok)
+		}
+		return nil, fmt.Errorf("malformed JSON at line %d, column %d: data after the end of the template object", line, col)
+	}
+	return doc, nil
+}
+
+// position converts a byte offset into a 1-based line and column (column in
+// characters, as editors count).
+func position(data []byte, offset int64) (line, col int) {
+	if offset > int64(len(data)) {
+		offset = int64(len(data))
+	}
+	if offset < 0 {
+		offset = 0
+	}
+	before := data[:offset]
+	line = bytes.Count(before, []byte{'\n'}) + 1
+	lastNL := bytes.LastIndexByte(before, '\n')
+	col = len([]rune(string(before[lastNL+1:]))) + 1
+	return line, col
+}
+
+// documentName names the template in warnings before it is known to be
+// valid: metadata.name when it is a string, else the file's name.
+func documentName(doc any, file string) string {
+	if m, ok := doc.(map[string]any); ok {
+		if md, ok := m["metadata"].(map[string]any); ok {
+			if n, ok := md["name"].(string); ok && n != "" {
+				return n
+			}
+		}
+	}
+	if file != "" {
+		return strings.TrimSuffix(path.Base(strings.ReplaceAll(file, `\`, "/")), ".json")
+	}
+	return ""
+}
+
+// Known keys. Unknown keys are warnings, not errors: a template written for
+// a newer server should still load in an older one.
+var (
+	knownTop      = []string{"$schema", "metadata", "variables", "results", "resources"}
+	knownMetadata = []string{"name", "description", "version", "author", "tags", "category", "lastUpdated"}
+	knownVariable = []string{"name", "type", "description", "required", "default", "enum", "examples"}
+	knownResult   = []string{"name", "content", "format", "order"}
+)
+
+func unknownFields(doc any, name string) []Warning {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []Warning
+	check := func(obj any, known []string, ptr string) {
+		m, ok := obj.(map[string]any)
+		if !ok {
+			return
+		}
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			if !slices.Contains(known, k) {
+				keys = append(keys, k)
+			}
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			msg := fmt.Sprintf("unknown field %q is ignored", k)
+			if best := closest(k, known); best != "" {
+				msg += fmt.Sprintf(" (did you mean %q?)", best)
+			}
+			out = append(out, Warning{
+				Template: name,
+				Kind:     WarnUnknownField,
+				Message:  msg,
+				Pointer:  ptr + "/" + escapePointer(k),
+			})
+		}
+	}
+	check(top, knownTop, "")
+	check(top["metadata"], knownMetadata, "/metadata")
+	if vars, ok := top["variables"].([]any); ok {
+		for i, v := range vars {
+			check(v, knownVariable, "/variables/"+strconv.Itoa(i))
+		}
+	}
+	if res, ok := top["results"].([]any); ok {
+		for i, r := range res {
+			check(r, knownResult, "/results/"+strconv.Itoa(i))
+		}
+	}
+	return out
+}
+
+// closest returns the known key a typo most likely meant, or "".
+func closest(key string, known []string) string {
+	best, bestDist := "", 3
+	lk := strings.ToLower(key)
+	for _, k := range known {
+		if strings.ToLower(k) == lk {
+			return k
+		}
+		if d := levenshtein(lk, strings.ToLower(k), bestDist); d < bestDist {
+			best, bestDist = k, d
+		}
+	}
+	return best
+}
+
+func escapePointer(s string) string {
+	if !strings.ContainsAny(s, "~/") {
+		return s
+	}
+	return strings.ReplaceAll(strings.ReplaceAll(s, "~", "~0"), "/", "~1")
+}
+
+func schemaProblems(doc any) []Problem {
+	res, err := schema.Validate(gojsonschema.NewRawLoader(doc))
+	if err != nil {
+		// Validate fails only on values a JSON decoder never produces.
+		return []Problem{{Message: "cannot validate: " + err.Error()}}
+	}
+	if res.Valid() {
+		return nil
+	}
+	out := make([]Problem, 0, len(res.Errors()))
+	for _, e := range res.Errors() {
+		out = append(out, describe(e))
+	}
+	return out
+}
+
+// contextPointer turns gojsonschema's context ("(root).variables.2") into a
+// JSON pointer. The context's segments are only keys the schema names and
+// array indexes, so splitting on a NUL delimiter is unambiguous.
+func contextPointer(c *gojsonschema.JsonContext) string {
+	if c == nil {
+		return ""
+	}
+	segs := strings.Split(c.String("\x00"), "\x00")
+	if len(segs) > 0 && segs[0] == "(root)" {
+		segs = segs[1:]
+	}
+	var b strings.Builder
+	for _, s := range segs {
+		b.WriteByte('/')
+		b.WriteString(escapePointer(s))
+	}
+	return b.String()
+}
+
+// patternMessages explain the schema's patterns in words; the raw regular
+// expression means little to a template author.
+var patternMessages = map[string]string{
+	`^[a-zA-Z0-9_-]+$`: "%s is not a valid template name: use only letters, digits, '_' and '-'",
+	`^[a-zA-Z0-9_]+$`:  "%s is not a valid variable name: use only letters, digits and '_' (it appears in content as {{name}})",
+	`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`: "%s is not a semantic version like 1.0.0",
+	`\S`: "must not be empty",
+}
+
+func describe(e gojsonschema.ResultError) Problem {
+	ptr := contextPointer(e.Context())
+	d := e.Details()
+	msg := e.Description()
+	switch e.Type() {
+	case "required":
+		prop := fmt.Sprint(d["property"])
+		ptr += "/" + escapePointer(prop)
+		msg = fmt.Sprintf("required field %q is missing", prop)
+	case "invalid_type":
+		msg = fmt.Sprintf("must be %s, not %s", article(fmt.Sprint(d["expected"])), fmt.Sprint(d["given"]))
+	case "const":
+		msg = fmt.Sprintf("must be %v (the only supported type)", d["allowed"])
+	case "enum":
+		msg = fmt.Sprintf("must be one of %v", d["allowed"])
+	case "array_min_items":
+		msg = fmt.Sprintf("needs at least %v item(s)", d["min"])
+	case "string_lte":
+		msg = fmt.Sprintf("is longer than %v characters", d["max"])
+	case "number_gte", "number_lte":
+		msg = "must be between -1000000000 and 1000000000"
+	case "pattern":
+		if f, ok := patternMessages[fmt.Sprint(d["pattern"])]; ok {
+			if strings.Contains(f, "%s") {
+				msg = fmt.Sprintf(f, strconv.Quote(fmt.Sprint(e.Value())))
+			} else {
+				msg = f
+			}
+		}
+	}
+	return Problem{Pointer: ptr, Message: msg}
+}
+
+func article(typ string) string {
+	switch typ {
+	case "array", "object", "integer":
+		return "an " + typ
+	}
+	return "a " + typ
+}
+
+// codeProblems checks what the schema cannot say. It reads the generic
+// document so its problems are reported together with the schema's.
+func codeProblems(doc any) []Problem {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	var out []Problem
+	if md, ok := top["metadata"].(map[string]any); ok {
+		if s, ok := md["lastUpdated"].(string); ok && !validTimestamp(s) {
+			out = append(out, Problem{
+				Pointer: "/metadata/lastUpdated",
+				Message: fmt.Sprintf("%q is not an ISO 8601 date or time like 2025-01-06 or 2025-01-06T00:00:00Z", s),
+			})
+		}
+	}
+	if vars, ok := top["variables"].([]any); ok {
+		first := map[string]int{}
+		for i, v := range vars {
+			m, ok := v.(map[string]any)
+			if !ok {
+				continue
+			}
+			ptr := "/variables/" + strconv.Itoa(i)
+			if name, ok := m["name"].(string); ok {
+				if j, dup := first[name]; dup {
+					out = append(out, Problem{
+						Pointer: ptr + "/name",
+						Message: fmt.Sprintf("duplicate variable name %q (first defined at /variables/%d)", name, j),
+					})
+				} else {
+					first[name] = i
+				}
+			}
+			enum, _ := m["enum"].([]any)
+			if def, ok := m["default"].(string); ok && len(enum) > 0 && !slices.Contains(enum, any(def)) {
+				out = append(out, Problem{
+					Pointer: ptr + "/default",
+					Message: fmt.Sprintf("default %q is not one of the variable's enum values", def),
+				})
+			}
+		}
+	}
+	if res, ok := top["results"].([]any); ok {
+		for i, r := range res {
+			m, ok := r.(map[string]any)
+			if !ok {
+				continue
+			}
+			// The schema accepts 1.0 and 1e3 as integers; Go's int does not.
+			if n, ok := m["order"].(json.Number); ok {
+				if _, err := strconv.Atoi(n.String()); err != nil {
+					if r, ok := new(big.Rat).SetString(n.String()); ok && r.IsInt() {
+						out = append(out, Problem{
+							Pointer: "/results/" + strconv.Itoa(i) + "/order",
+							Message: fmt.Sprintf("%s must be written as a plain integer", n),
+						})
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func validTimestamp(s string) bool {
+	if _, err := time.Parse(time.RFC3339, s); err == nil {
+		return true
+	}
+	_, err := time.Parse(time.DateOnly, s)
+	return err == nil
+}
+
+// sortProblems orders problems by pointer, comparing array indexes as
+// numbers so /variables/10 follows /variables/9, for stable output.
+func sortProblems(ps []Problem) []Problem {
+	slices.SortStableFunc(ps, func(a, b Problem) int {
+		if c := comparePointers(a.Pointer, b.Pointer); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Message, b.Message)
+	})
+	// The schema and the code can find the same fault; say it once.
+	return slices.Compact(ps)
+}
+
+func comparePointers(a, b string) int {
+	as, bs := strings.Split(a, "/"), strings.Split(b, "/")
+	// Top-level fields in the order authors write them.
+	if len(as) > 1 && len(bs) > 1 {
+		if c := cmp.Compare(topRank(as[1]), topRank(bs[1])); c != 0 {
+			return c
+		}
+	}
+	for i := 0; i < len(as) && i < len(bs); i++ {
+		x, errX := strconv.Atoi(as[i])
+		y, errY := strconv.Atoi(bs[i])
+		if errX == nil && errY == nil {
+			if x != y {
+				return x - y
+			}
+			continue
+		}
+		if c := strings.Compare(as[i], bs[i]); c != 0 {
+			return c
+		}
+	}
+	return len(as) - len(bs)
+}
+
+func topRank(key string) int {
+	if i := slices.Index(knownTop, key); i >= 0 {
+		return i
+	}
+	return len(knownTop)
+}
+
+// fromDocument builds the Template from a document the schema accepted.
+// It reads the generic values rather than json.Unmarshal into the struct:
+// encoding/json matches keys case-insensitively, so {"name":"a","NAME":"../x"}
+// would validate "a" and load "../x".
+func fromDocument(top map[string]any) *Template {
+	t := &Template{}
+	md, _ := top["metadata"].(map[string]any)
+	t.Metadata = Metadata{
+		Name:        str(md, "name"),
+		Description: str(md, "description"),
+		Version:     str(md, "version"),
+		Author:      str(md, "author"),
+		Tags:        strs(md, "tags"),
+		Category:    str(md, "category"),
+		LastUpdated: str(md, "lastUpdated"),
+	}
+	vars, _ := top["variables"].([]any)
+	t.Variables = make([]Variable, 0, len(vars))
+	for _, v := range vars {
+		m, _ := v.(map[string]any)
+		vr := Variable{
+			Name:        str(m, "name"),
+			Type:        str(m, "type"),
+			Description: str(m, "description"),
+			Enum:        strs(m, "enum"),
+			Examples:    strs(m, "examples"),
+		}
+		vr.Required, _ = m["required"].(bool)
+		if d, ok := m["default"].(string); ok {
+			vr.Default = &d
+		}
+		t.Variables = append(t.Variables, vr)
+	}
+	res, _ := top["results"].([]any)
+	t.Results = make([]Result, 0, len(res))
+	for _, r := range res {
+		m, _ := r.(map[string]any)
+		rs := Result{Name: str(m, "name"), Content: str(m, "content"), Format: str(m, "format")}
+		if n, ok := m["order"].(json.Number); ok {
+			if o, err := strconv.Atoi(n.String()); err == nil {
+				rs.Order = &o
+			}
+		}
+		t.Results = append(t.Results, rs)
+	}
+	t.Resources = strs(top, "resources")
+	return t
+}
+
+func str(m map[string]any, key string) string {
+	s, _ := m[key].(string)
+	return s
+}
+
+func strs(m map[string]any, key string) []string {
+	a, ok := m[key].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(a))
+	for _, v := range a {
+		if s, ok := v.(string); ok {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// consistencyWarnings reports placeholders without a variable and variables
+// no section uses (the seed's Clarification #1: warn, don't fail).
+func consistencyWarnings(t *Template) []Warning {
+	var used []string
+	for _, s := range t.sections {
+		for _, p := range s.parts {
+			if p.IsPlaceholder() && !slices.Contains(used, p.Name) {
+				used = append(used, p.Name)
+			}
+		}
+	}
+	var out []Warning
+	for _, name := range used {
+		if t.variableIndex(name) < 0 {
+			out = append(out, Warning{
+				Template: t.Metadata.Name,
+				Variable: name,
+				Kind:     WarnUndefinedVariable,
+				Message: fmt.Sprintf("placeholder {{%s}} has no entry in variables: it stays as written unless an argument named %q is given",
+					name, name),
+			})
+		}
+	}
+	for _, v := range t.Variables {
+		if !slices.Contains(used, v.Name) {
+			out = append(out, Warning{
+				Template: t.Metadata.Name,
+				Variable: v.Name,
+				Kind:     WarnUnusedVariable,
+				Message:  fmt.Sprintf("variable %q is defined but no section uses {{%s}}", v.Name, v.Name),
+			})
+		}
+	}
+	return out
+}

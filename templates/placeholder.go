@@ -1,0 +1,158 @@
+package templates
+
+import "strings"
+
+// Placeholders are scanned by hand rather than with a regular expression:
+// the scanner runs over every section of every template at load time and its
+// output (Parts) is what rendering walks, so it is worth a single pass with
+// no allocations beyond the parts themselves.
+//
+// The grammar, from the seed's edge cases:
+//
+//	placeholder = "{{" {"{"} ws name ws "}}" {"}"}
+//	name        = 1*( ALPHA / DIGIT / "_" )
+//	ws          = *( " " / "\t" / "\r" / "\n" )
+//
+// With k opening and m closing braces, the placeholder takes min(k, m) of
+// each, the innermost ones; the rest stay literal. So "{{{name}}}" is
+// replaced whole, while in a JSON section `{"a": {{x}}}` the object's own
+// closing brace survives. "{{}}" and "{{company-name}}" are not placeholders.
+
+// Part is one piece of a compiled section: literal text, or a placeholder.
+type Part struct {
+	// Text is the literal text, or the placeholder exactly as written
+	// ("{{ name }}"), so concatenating every Text gives back the content.
+	Text string
+	// Name is the placeholder's variable name; empty for literal text.
+	Name string
+	// Var is the index in Template.Variables of the variable Name refers to,
+	// or -1 for literal text and for a placeholder the template defines no
+	// variable for.
+	Var int
+}
+
+// IsPlaceholder reports whether p is a placeholder rather than literal text.
+func (p Part) IsPlaceholder() bool { return p.Name != "" }
+
+// ExtractPlaceholders returns the names of the placeholders in content,
+// each once, in order of first use; nil when there are none.
+func ExtractPlaceholders(content string) []string {
+	var names []string
+	for i := 0; i < len(content); {
+		_, end, nameStart, nameEnd, ok := nextPlaceholder(content, i)
+		if !ok {
+			break
+		}
+		name := content[nameStart:nameEnd]
+		if !containsString(names, name) {
+			names = append(names, name)
+		}
+		i = end
+	}
+	return names
+}
+
+// containsString is a linear search: templates use a handful of distinct
+// names, where a map would cost more than it saves.
+func containsString(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// compileParts splits content into literal and placeholder parts. varIndex
+// maps a variable name to its index in the template's variables.
+func compileParts(content string, varIndex func(string) int) []Part {
+	var parts []Part
+	lit := 0
+	for i := 0; i < len(content); {
+		start, end, nameStart, nameEnd, ok := nextPlaceholder(content, i)
+		if !ok {
+			break
+		}
+		if start > lit {
+			parts = append(parts, Part{Text: content[lit:start], Var: -1})
+		}
+		name := content[nameStart:nameEnd]
+		parts = append(parts, Part{Text: content[start:end], Name: name, Var: varIndex(name)})
+		lit, i = end, end
+	}
+	if lit < len(content) {
+		parts = append(parts, Part{Text: content[lit:], Var: -1})
+	}
+	return parts
+}
+
+// nextPlaceholder finds the first placeholder at or after from. start:end is
+// the whole placeholder (the braces it takes included), nameStart:nameEnd its
+// name.
+func nextPlaceholder(s string, from int) (start, end, nameStart, nameEnd int, ok bool) {
+	i := from
+	for {
+		j := indexBraces(s, i)
+		if j < 0 {
+			return 0, 0, 0, 0, false
+		}
+		// j starts a run of at least two '{'; a later start inside the same
+		// run sees the same text after the run and fails the same way, so a
+		// failed run is skipped whole.
+		k := j
+		for k < len(s) && s[k] == '{' {
+			k++
+		}
+		open := k - j
+		p := skipSpace(s, k)
+		ns := p
+		for p < len(s) && isNameByte(s[p]) {
+			p++
+		}
+		ne := p
+		if ne == ns {
+			i = k
+			continue
+		}
+		p = skipSpace(s, p)
+		q := p
+		for q < len(s) && s[q] == '}' {
+			q++
+		}
+		closeRun := q - p
+		if closeRun < 2 {
+			i = k
+			continue
+		}
+		n := min(open, closeRun)
+		return k - n, p + n, ns, ne, true
+	}
+}
+
+// indexBraces returns the index of the first "{{" at or after from, or -1.
+func indexBraces(s string, from int) int {
+	if from >= len(s) {
+		return -1
+	}
+	j := strings.Index(s[from:], "{{")
+	if j < 0 {
+		return -1
+	}
+	return from + j
+}
+
+func skipSpace(s string, i int) int {
+	for i < len(s) {
+		switch s[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || ('0' <= c && c <= '9') || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
+}

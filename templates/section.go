@@ -1,0 +1,93 @@
+package templates
+
+import "slices"
+
+// Section is one result section in rendering order, compiled into parts.
+type Section struct {
+	Name    string
+	Format  string // "text", "markdown" or "json"; "" when the file gives none
+	Content string
+	parts   []Part
+}
+
+// Parts returns the section's content as literal and placeholder parts. The
+// slice is shared by every reader of the template: do not modify it.
+func (s Section) Parts() []Part { return s.parts }
+
+// Sections returns the results sorted by order (ties and missing orders keep
+// file order; a missing order counts as the array index), compiled once by
+// Parse. The slice is shared: do not modify it. A Template built by hand
+// rather than parsed is compiled on each call.
+func (t *Template) Sections() []Section {
+	if t.sections == nil && len(t.Results) > 0 {
+		return compileSections(t)
+	}
+	return t.sections
+}
+
+// Variable returns the variable named name.
+func (t *Template) Variable(name string) (*Variable, bool) {
+	if i := t.variableIndex(name); i >= 0 {
+		return &t.Variables[i], true
+	}
+	return nil, false
+}
+
+// Placeholders returns the placeholder names the sections use, each once,
+// in rendering order.
+func (t *Template) Placeholders() []string {
+	var names []string
+	for _, s := range t.Sections() {
+		for _, p := range s.parts {
+			if p.IsPlaceholder() && !slices.Contains(names, p.Name) {
+				names = append(names, p.Name)
+			}
+		}
+	}
+	return names
+}
+
+// variableIndex is a linear search: templates define a handful of
+// variables, and it runs at compile time, not per render.
+func (t *Template) variableIndex(name string) int {
+	for i := range t.Variables {
+		if t.Variables[i].Name == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func compileSections(t *Template) []Section {
+	type keyed struct {
+		key int
+		r   *Result
+	}
+	ks := make([]keyed, len(t.Results))
+	for i := range t.Results {
+		k := i
+		if o := t.Results[i].Order; o != nil {
+			k = *o
+		}
+		ks[i] = keyed{k, &t.Results[i]}
+	}
+	slices.SortStableFunc(ks, func(a, b keyed) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	out := make([]Section, len(ks))
+	for i, k := range ks {
+		out[i] = Section{
+			Name:    k.r.Name,
+			Format:  k.r.Format,
+			Content: k.r.Content,
+			parts:   compileParts(k.r.Content, t.variableIndex),
+		}
+	}
+	return out
+}
