@@ -113,15 +113,16 @@ func (e *Engine) Options() EngineOptions { return e.opts }
 func (e *Engine) NewSession(sink Sink) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
-		id:       newSessionID(),
-		engine:   e,
-		sink:     sink,
-		out:      make(chan Outgoing, e.opts.MaxInflightPerSession+64),
-		slots:    make(chan struct{}, e.opts.MaxInflightPerSession),
-		ctx:      ctx,
-		cancel:   cancel,
-		done:     make(chan struct{}),
-		inflight: make(map[string]*inflight),
+		id:         newSessionID(),
+		engine:     e,
+		sink:       sink,
+		out:        make(chan Outgoing, e.opts.MaxInflightPerSession+64),
+		slots:      make(chan struct{}, e.opts.MaxInflightPerSession),
+		ctx:        ctx,
+		cancel:     cancel,
+		done:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		inflight:   make(map[string]*inflight),
 	}
 	s.logLevel.Store(int32(DefaultLogLevel))
 	s.Touch()

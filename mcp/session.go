@@ -97,6 +97,10 @@ type Session struct {
 	cancel context.CancelFunc
 	done   chan struct{}
 	closed sync.Once
+	// unwritten counts messages queued but not yet handed to the sink, so
+	// Drain knows when everything has really been written.
+	unwritten  atomic.Int64
+	writerDone chan struct{}
 
 	state      atomic.Int32
 	logLevel   atomic.Int32
@@ -385,10 +389,12 @@ func (s *Session) replyErr(id json.RawMessage, route any, err error) {
 // reserved room through their in-flight slot, so this only waits on a
 // client that is slow to read.
 func (s *Session) enqueue(o Outgoing) bool {
+	s.unwritten.Add(1)
 	select {
 	case s.out <- o:
 		return true
 	case <-s.done:
+		s.unwritten.Add(-1)
 		return false
 	}
 }
@@ -410,10 +416,13 @@ func (s *Session) send(route any, method string, params any) error {
 // offer queues an unsolicited message without ever blocking the caller: a
 // client that stopped reading fills only its own outbox, and is closed.
 func (s *Session) offer(o Outgoing) {
+	s.unwritten.Add(1)
 	select {
 	case s.out <- o:
 	case <-s.done:
+		s.unwritten.Add(-1)
 	default:
+		s.unwritten.Add(-1)
 		s.engine.log.Warn("closing a session that stopped reading", "session", s.id)
 		s.Close()
 	}
@@ -483,6 +492,7 @@ func (s *Session) call(ctx context.Context, route any, method string, params, re
 // writeLoop is the only writer to the sink. It hands the sink everything
 // that is ready at once, so a burst of responses costs one write.
 func (s *Session) writeLoop() {
+	defer close(s.writerDone)
 	defer s.sink.Close()
 	batch := make([]Outgoing, 0, 64)
 	for {
@@ -502,6 +512,7 @@ func (s *Session) writeLoop() {
 			}
 		}
 		err := s.sink.Send(batch)
+		s.unwritten.Add(-int64(len(batch)))
 		for i := range batch {
 			if batch[i].release {
 				<-s.slots
@@ -522,7 +533,7 @@ func (s *Session) writeLoop() {
 func (s *Session) Drain(ctx context.Context) error {
 	t := time.NewTicker(2 * time.Millisecond)
 	defer t.Stop()
-	for len(s.slots) > 0 || len(s.out) > 0 {
+	for len(s.slots) > 0 || s.unwritten.Load() > 0 {
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
@@ -533,6 +544,10 @@ func (s *Session) Drain(ctx context.Context) error {
 	}
 	return nil
 }
+
+// Wait blocks until the session is closed and its sink has been closed
+// (so everything written has been flushed). Never call it from a Sink.
+func (s *Session) Wait() { <-s.writerDone }
 
 // Close ends the session: pending work is cancelled, late results are
 // dropped, and the transport's sink is closed.

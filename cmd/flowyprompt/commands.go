@@ -33,7 +33,7 @@ type setup struct {
 	src templates.Source
 }
 
-func load(ctx context.Context, fs *flag.FlagSet, args []string, lookup env, serve bool) (*setup, error) {
+func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, serve bool) (*setup, error) {
 	s := &setup{}
 	envErr := config.Register(fs, &s.cfg, config.Env(lookup))
 	if serve {
@@ -45,7 +45,11 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, lookup env, serv
 	if err := errors.Join(envErr, s.cfg.Check()); err != nil {
 		return nil, &exitError{code: 2, err: fmt.Errorf("bad configuration:\n%w", err)}
 	}
-	s.log = s.cfg.Logger()
+	if _, fromEnv := lookup("LOG_LEVEL"); !serve && !fromEnv && !flagSet(fs, "log-level") {
+		// One-shot commands print results; only problems belong on stderr.
+		s.cfg.LogLevel = "warn"
+	}
+	s.log = s.cfg.Logger(stderr)
 	src, err := openSource(&s.cfg, s.log)
 	if err != nil {
 		return nil, err
@@ -84,7 +88,7 @@ func explain(err error) error {
 		return err
 	}
 	var b strings.Builder
-	b.WriteString(f.Error())
+	fmt.Fprintf(&b, "%s: %s", f.Code, f.Error())
 	if f.How != "" {
 		fmt.Fprintf(&b, "\n  how to fix: %s", f.How)
 	}
@@ -104,7 +108,7 @@ func newApp(s *setup) *app.App {
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("serve", "serve [flags]", stderr)
-	s, err := load(ctx, fs, args, lookup, true)
+	s, err := load(ctx, fs, args, stderr, lookup, true)
 	if err != nil {
 		return err
 	}
@@ -141,7 +145,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("list", "list [--json] [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, err := load(ctx, fs, args, lookup, false)
+	s, err := load(ctx, fs, args, stderr, lookup, false)
 	if err != nil {
 		return err
 	}
@@ -221,7 +225,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
 	}
-	s, err := load(ctx, fs, rest, lookup, false)
+	s, err := load(ctx, fs, rest, stderr, lookup, false)
 	if err != nil {
 		return err
 	}
@@ -367,7 +371,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 		rest = rest[1:]
 	}
-	s, err := load(ctx, fs, rest, lookup, false)
+	s, err := load(ctx, fs, rest, stderr, lookup, false)
 	if err != nil {
 		return err
 	}
@@ -430,4 +434,10 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

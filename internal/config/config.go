@@ -6,8 +6,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -162,11 +162,11 @@ func ParseLevel(s string) (slog.Level, error) {
 }
 
 // Logger builds the stderr logger. stdout belongs to the protocol.
-func (c *Config) Logger() *slog.Logger {
+func (c *Config) Logger(w io.Writer) *slog.Logger {
 	lvl, _ := ParseLevel(c.LogLevel)
 	opts := &slog.HandlerOptions{Level: lvl}
 	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+		return slog.New(slog.NewJSONHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+	return slog.New(slog.NewTextHandler(w, opts))
 }

@@ -55,6 +55,7 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 		opts.DrainTimeout = 10 * time.Second
 	}
 	s := e.NewSession(&sink{w: bufio.NewWriterSize(w, 64<<10)})
+	defer s.Wait() // the writer has flushed and stopped before we return
 	defer s.Close()
 
 	readErr := make(chan error, 1)

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// runCLI runs the command in-process with an environment of our own.
+func runCLI(t *testing.T, envVars map[string]string, stdin string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	lookup := func(k string) (string, bool) {
+		if k == "LOG_LEVEL" {
+			if v, ok := envVars[k]; ok {
+				return v, true
+			}
+			return "error", true
+		}
+		v, ok := envVars[k]
+		return v, ok
+	}
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errOut, lookup)
+	code = 0
+	if err != nil {
+		code = 1
+		var ee *exitError
+		if errors.As(err, &ee) {
+			code = ee.code
+		}
+		if ee == nil || ee.err != nil {
+			errOut.WriteString(err.Error())
+		}
+	}
+	return out.String(), errOut.String(), code
+}
+
+func TestCommands(t *testing.T) {
+	dir := t.TempDir()
+	good := `{"metadata":{"name":"Hello","description":"Greets","version":"1.0.0"},"variables":[{"name":"who","type":"string","description":"Who","required":true}],"results":[{"name":"G","content":"Hello {{who}}!"}]}`
+	bad := `{"metadata":{"name":"Bad","description":"x","version":"1"},"variables":[],"results":[{"name":"s","content":"uses {{ghost}}"}]}`
+	if err := os.WriteFile(filepath.Join(dir, "Hello.json"), []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	badDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(badDir, "Bad.json"), []byte(bad), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	warn := `{"metadata":{"name":"Warn","description":"x","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"uses {{ghost}}"}]}`
+	if err := os.WriteFile(filepath.Join(badDir, "Warn.json"), []byte(warn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		stdin  string
+		args   []string
+		code   int
+		stdout []string // substrings
+		stderr []string
+	}{
+		{name: "no args", args: nil, code: 2, stderr: []string{"Usage:"}},
+		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: []string{`unknown command "frobnicate"`}},
+		{name: "version", args: []string{"version"}, stdout: []string{"flowyprompt "}},
+		{name: "help", args: []string{"help"}, stdout: []string{"flowyprompt serve"}},
+		{name: "serve -h", args: []string{"serve", "-h"}, code: 0, stderr: []string{"-templates", "-max-message-size"}},
+		{name: "list built-in", args: []string{"list"}, stdout: []string{"Code_Review", "Brand_Positioning_Strategy", "13 templates from embedded"}},
+		{name: "list dir", args: []string{"list", "--templates", dir}, stdout: []string{"Hello", "who*", "1 templates"}},
+		{name: "list json", args: []string{"list", "--json"}, stdout: []string{`"name": "Commit_Message"`, `"kind": "embedded"`}},
+		{name: "render", args: []string{"render", "Hello", "--templates", dir, "--arg", "who=Ada"}, stdout: []string{"# Hello\n\nGreets\n\n**Version**: 1.0.0\n\n---\n\nHello Ada!\n"}},
+		{name: "render env dir", env: map[string]string{"TEMPLATES_DIR": dir}, args: []string{"render", "Hello", "--arg", "who=Bob"}, stdout: []string{"Hello Bob!"}},
+		{name: "render missing", args: []string{"render", "Hello", "--templates", dir}, code: 1, stderr: []string{"MISSING", "who", "how to fix"}},
+		{name: "render typo", args: []string{"render", "Helo", "--templates", dir}, code: 1, stderr: []string{"not found", "did you mean: Hello"}},
+		{name: "render no name", args: []string{"render"}, code: 2, stderr: []string{"needs a template NAME"}},
+		{name: "render bad arg", args: []string{"render", "Hello", "--arg", "novalue"}, code: 2, stderr: []string{"NAME=VALUE"}},
+		{name: "validate ok", args: []string{"validate", dir}, stdout: []string{"Hello.json: ok", "1 valid, 0 invalid"}},
+		{name: "validate bad", args: []string{"validate", badDir}, code: 1, stdout: []string{"Bad.json: INVALID", "/metadata/version", "Warn.json: ok", "warning", "ghost", "1 valid, 1 invalid"}},
+		{name: "validate json", args: []string{"validate", "--json", badDir}, code: 1, stdout: []string{`"pointer": "/metadata/version"`}},
+		{name: "validate missing path", args: []string{"validate", filepath.Join(dir, "nope.json")}, code: 2, stderr: []string{"cannot read"}},
+		{name: "validate no path", args: []string{"validate"}, code: 2, stderr: []string{"at least one"}},
+		{name: "call list", args: []string{"call", "flowyprompt_list_templates", `{"limit":2}`}, stdout: []string{"## Result", "Listed 2 of 13"}},
+		{name: "call render json", args: []string{"call", "flowyprompt_render_template", `{"name":"Hello","arguments":{"who":"Ada"}}`, "--json", "--templates", dir},
+			stdout: []string{`"structuredContent"`, `Hello Ada!`}},
+		{name: "call tool error", args: []string{"call", "flowyprompt_get_template", `{"name":"Nope"}`}, code: 1, stdout: []string{"TEMPLATE_NOT_FOUND"}},
+		{name: "call unknown tool", args: []string{"call", "nope_tool"}, code: 2, stderr: []string{"unknown tool"}},
+		{name: "call bad json", args: []string{"call", "flowyprompt_list_templates", "{"}, code: 2, stderr: []string{"not valid JSON"}},
+		{name: "bad env", env: map[string]string{"MAX_FILE_SIZE": "lots"}, args: []string{"list"}, code: 2, stderr: []string{"MAX_FILE_SIZE", "positive integer"}},
+		{name: "missing dir", args: []string{"list", "--templates", filepath.Join(dir, "missing")}, code: 1, stderr: []string{"missing", "how to fix"}},
+		{name: "serve stdio", args: []string{"serve"}, stdin: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"Hello","arguments":{"who":"Zed"}}}` + "\n",
+			env: map[string]string{"TEMPLATES_DIR": dir}, stdout: []string{`"protocolVersion":"2024-11-05"`, `Hello Zed!`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, tt.env, tt.stdin, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			for _, s := range tt.stdout {
+				if !strings.Contains(stdout, s) {
+					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestServeStdoutIsProtocolOnly: with logging at debug, stdout still holds
+// nothing but JSON-RPC lines.
+func TestServeStdoutIsProtocolOnly(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+		`garbage` + "\n" + `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
+	stdout, _, code := runCLI(t, map[string]string{"LOG_LEVEL": "debug"}, in, "serve")
+	if code != 0 {
+		t.Fatalf("exit %d", code)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 3 {
+		t.Fatalf("want 3 lines, got %d: %s", len(lines), stdout)
+	}
+	for _, l := range lines {
+		if !json.Valid([]byte(l)) {
+			t.Errorf("not JSON: %q", l)
+		}
+	}
+}

@@ -1,0 +1,148 @@
+package stdio_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/stdio"
+)
+
+func engine(t *testing.T, opts mcp.EngineOptions) *mcp.Engine {
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "t", Version: "0"},
+		Methods: map[string]mcp.Handler{
+			"test/slow": func(ctx context.Context, _ *mcp.Request) (any, error) {
+				select {
+				case <-time.After(100 * time.Millisecond):
+					return map[string]bool{"done": true}, nil
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			},
+		}}
+	e := mcp.NewEngine(srv, opts)
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	return e
+}
+
+const initLine = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
+// run feeds input to a stdio session and returns every line written.
+func run(t *testing.T, e *mcp.Engine, input string) []map[string]any {
+	t.Helper()
+	var out strings.Builder
+	err := stdio.Serve(context.Background(), e, strings.NewReader(input), &out, stdio.Options{})
+	if err != nil {
+		t.Fatalf("Serve: %v", err)
+	}
+	var msgs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out.String()))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("stdout holds a line that is not JSON: %q", sc.Text())
+		}
+		msgs = append(msgs, m)
+	}
+	return msgs
+}
+
+func byID(msgs []map[string]any) map[string]map[string]any {
+	out := map[string]map[string]any{}
+	for _, m := range msgs {
+		id, _ := json.Marshal(m["id"])
+		out[string(id)] = m
+	}
+	return out
+}
+
+// TestEOFAnswersInflightThenEnds: stdin closing with a request still
+// running ends the session only after that request is answered.
+func TestEOFAnswersInflightThenEnds(t *testing.T) {
+	e := engine(t, mcp.EngineOptions{})
+	msgs := run(t, e, initLine+"\n"+`{"jsonrpc":"2.0","id":1,"method":"test/slow"}`+"\n")
+	got := byID(msgs)
+	if got["1"] == nil || got["1"]["result"] == nil {
+		t.Fatalf("in-flight request not answered before exit: %v", msgs)
+	}
+}
+
+// TestBadFramesAndLineEndings: malformed lines are answered, blank lines
+// are skipped, CRLF and a last line without newline work.
+func TestBadFramesAndLineEndings(t *testing.T) {
+	e := engine(t, mcp.EngineOptions{})
+	input := initLine + "\r\n" +
+		"\n   \n" +
+		"{not json\n" +
+		`[1,2]` + "\n" +
+		`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\n" +
+		`{"jsonrpc":"2.0","id":"a","method":"ping"}` + "\r\n" +
+		`{"jsonrpc":"2.0","id":-7,"method":"ping"}` // no trailing newline
+	msgs := run(t, e, input)
+	if len(msgs) != 6 {
+		t.Fatalf("want 6 answers, got %d: %v", len(msgs), msgs)
+	}
+	codes := []float64{}
+	for _, m := range msgs[1:4] {
+		errObj, _ := m["error"].(map[string]any)
+		codes = append(codes, errObj["code"].(float64))
+		if m["id"] != nil {
+			t.Errorf("error for an unreadable id must carry id null: %v", m)
+		}
+	}
+	if codes[0] != -32700 || codes[1] != -32600 || codes[2] != -32600 {
+		t.Errorf("codes %v", codes)
+	}
+	got := byID(msgs)
+	if got[`"a"`] == nil || got["-7"] == nil {
+		t.Errorf("pings not answered: %v", msgs)
+	}
+}
+
+// TestOversizedLine: a line over the cap is answered with an error without
+// being buffered whole, and the session goes on.
+func TestOversizedLine(t *testing.T) {
+	e := engine(t, mcp.EngineOptions{MaxMessageSize: 1000})
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("y", 200_000) + `"}}`
+	msgs := run(t, e, initLine+"\n"+big+"\n"+`{"jsonrpc":"2.0","id":2,"method":"ping"}`+"\n")
+	if len(msgs) != 3 {
+		t.Fatalf("want 3 answers, got %d", len(msgs))
+	}
+	errObj, _ := msgs[1]["error"].(map[string]any)
+	data, _ := errObj["data"].(map[string]any)
+	if errObj["code"] != float64(-32600) || data["code"] != mcp.CodeMessageTooBig {
+		t.Fatalf("got %v", msgs[1])
+	}
+	if msgs[2]["result"] == nil {
+		t.Fatalf("session did not go on: %v", msgs[2])
+	}
+}
+
+// TestCancelContextReturns: cancelling the context (SIGTERM) ends Serve
+// even while stdin stays open.
+func TestCancelContextReturns(t *testing.T) {
+	e := engine(t, mcp.EngineOptions{})
+	pr, pw := io.Pipe()
+	defer pw.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- stdio.Serve(ctx, e, pr, io.Discard, stdio.Options{}) }()
+	if _, err := io.WriteString(pw, initLine+"\n"); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Serve returned %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Serve did not return after cancel")
+	}
+}
