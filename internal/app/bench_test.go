@@ -1,0 +1,72 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/bench"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// countSink signals each response so a benchmark can wait for it.
+type countSink chan struct{}
+
+func (c countSink) Send(msgs []mcp.Outgoing) error {
+	for _, m := range msgs {
+		if m.Response {
+			c <- struct{}{}
+		}
+	}
+	return nil
+}
+func (c countSink) Close() {}
+
+func benchSession(b *testing.B) (*mcp.Session, countSink) {
+	lib := templates.NewLibrary(templates.Directory(bench.TemplatesDir(), templates.BuildOptions{}), slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{})
+	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	sink := make(countSink, 1024)
+	s := e.NewSession(sink)
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), nil)
+	<-sink
+	return s, sink
+}
+
+func benchRequests(b *testing.B, method string, params any) {
+	s, sink := benchSession(b)
+	p, err := json.Marshal(params)
+	if err != nil {
+		b.Fatal(err)
+	}
+	msgs := make([][]byte, 64)
+	for i := range msgs {
+		msgs[i] = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, i+1, method, p))
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		s.Deliver(msgs[i%len(msgs)], nil)
+		<-sink
+	}
+}
+
+// BenchmarkEnginePromptsGet is one prompts/get of a 2 KB template through
+// the engine: decode, dispatch, render, encode, outbox.
+func BenchmarkEnginePromptsGet(b *testing.B) {
+	benchRequests(b, "prompts/get", map[string]any{"name": bench.PromptName, "arguments": bench.Arguments})
+}
+
+// BenchmarkEngineToolsCallRender is one tools/call of the render tool,
+// schema validation included.
+func BenchmarkEngineToolsCallRender(b *testing.B) {
+	benchRequests(b, "tools/call", map[string]any{"name": "flowyprompt_render_template",
+		"arguments": map[string]any{"name": bench.PromptName, "arguments": bench.Arguments}})
+}
