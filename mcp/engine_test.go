@@ -308,11 +308,11 @@ func TestCancellation(t *testing.T) {
 	<-h.started
 	c.Notify(t, "notifications/cancelled", map[string]any{"requestId": "slow", "reason": "user"})
 	if m := c.Request(t, 1, "ping", nil); m.Error != nil {
-		t.Fatal(m.Raw)
+		t.Fatalf("%s", m.Raw)
 	}
 	// Give the cancelled handler every chance to (wrongly) answer.
 	if p := c.Request(t, 2, "ping", nil); p.Error != nil {
-		t.Fatal(p.Raw)
+		t.Fatalf("%s", p.Raw)
 	}
 	for _, m := range c.All() {
 		if string(m.ID) == `"slow"` {
@@ -322,7 +322,7 @@ func TestCancellation(t *testing.T) {
 	// The same id may be reused once the old request is gone.
 	c.Send(`{"jsonrpc":"2.0","id":"slow","method":"ping"}`)
 	if m := c.Response(t, json.RawMessage(`"slow"`)); m.Error != nil {
-		t.Fatal(m.Raw)
+		t.Fatalf("%s", m.Raw)
 	}
 }
 
@@ -360,7 +360,7 @@ func TestPanicBecomesInternalError(t *testing.T) {
 		t.Fatalf("got %s", m.Raw)
 	}
 	if p := c.Request(t, 2, "ping", nil); p.Error != nil {
-		t.Fatal(p.Raw)
+		t.Fatalf("%s", p.Raw)
 	}
 }
 
@@ -442,7 +442,7 @@ func TestSlowClientClosedNotWorkers(t *testing.T) {
 	fast := mcptest.Connect(t, e)
 	fast.Initialize(t, mcp.LatestVersion)
 	if m := fast.Request(t, 1, "ping", nil); m.Error != nil {
-		t.Fatal(m.Raw)
+		t.Fatalf("%s", m.Raw)
 	}
 }
 

@@ -338,8 +338,11 @@ func (s *Session) notification(f frame) {
 		if f.params == nil || json.Unmarshal(f.params, &p) != nil || p.RequestID == nil {
 			return
 		}
+		key := idKey(p.RequestID)
 		s.mu.Lock()
-		fl := s.inflight[idKey(p.RequestID)]
+		fl := s.inflight[key]
+		// Forget it now: the client may reuse the id once it has cancelled.
+		delete(s.inflight, key)
 		s.mu.Unlock()
 		if fl != nil {
 			fl.cancelled.Store(true)
