@@ -67,25 +67,54 @@ func (a *App) Server() *mcp.Server {
 		Info: mcp.Implementation{Name: "flowyprompt", Title: "flowyprompt prompt library", Version: a.opts.Version},
 		Instructions: "flowyprompt serves a team's prompt templates. Use flowyprompt_search_templates or " +
 			"flowyprompt_list_templates to find one, then flowyprompt_render_template with its arguments to get the prompt text.",
-		Prompts: a,
-		Tools:   a,
+		Prompts:    a,
+		Tools:      a,
+		Resources:  a,
+		Completion: a,
 	}
 }
 
 // Attach makes library changes reach every session of e: the prompt and
 // tool lists are announced as changed. It returns a function that detaches.
 func (a *App) Attach(e *mcp.Engine) func() {
-	return a.lib.OnChange(func(_, _ *templates.Catalog, ch templates.Changes) {
+	return a.lib.OnChange(func(old, cur *templates.Catalog, ch templates.Changes) {
+		a.tellClients(e, old, cur)
 		if ch.Empty() {
 			return
 		}
-		a.log.Info("template library changed", "added", len(ch.Added), "changed", len(ch.Changed), "removed", len(ch.Removed))
 		e.Notify(mcp.NotificationPromptsListChanged, nil)
 		e.Notify(mcp.NotificationToolsListChanged, nil)
+		if len(ch.Added) > 0 || len(ch.Removed) > 0 {
+			e.Notify(mcp.NotificationResourcesChanged, nil)
+		}
+		for _, name := range append(append([]string{}, ch.Changed...), ch.Removed...) {
+			e.ResourceUpdated(TemplateURIPrefix + name)
+		}
 	})
 }
 
 // title turns Brand_Positioning_Strategy into "Brand Positioning Strategy".
 func title(name string) string {
 	return strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' }), " ")
+}
+
+// tellClients sends warnings that matter to the people using the library
+// (templates left out, data gone stale) to clients as log messages, once
+// per new occurrence.
+func (a *App) tellClients(e *mcp.Engine, old, cur *templates.Catalog) {
+	known := map[string]string{}
+	if old != nil {
+		for _, inv := range old.Invalid() {
+			known[inv.Path] = inv.Err.Error()
+		}
+	}
+	for _, inv := range cur.Invalid() {
+		if msg := inv.Err.Error(); known[inv.Path] != msg {
+			e.Log(mcp.LevelWarning, "flowyprompt", map[string]any{"message": "template left out: " + msg, "path": inv.Path})
+		}
+	}
+	if s := cur.Stale(); s != nil && (old == nil || old.Stale() == nil) {
+		e.Log(mcp.LevelWarning, "flowyprompt", map[string]any{"message": "serving templates that may be stale: " + s.Reason,
+			"code": s.Code, "since": s.Since})
+	}
 }

@@ -50,7 +50,7 @@ func argumentDescription(v templates.Variable) string {
 }
 
 // GetPrompt renders a template as one user message.
-func (a *App) GetPrompt(_ context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	cat := a.lib.Catalog()
 	e, ok := cat.Lookup(p.Name)
 	if !ok {
@@ -61,10 +61,15 @@ func (a *App) GetPrompt(_ context.Context, r *mcp.Request, p *mcp.GetPromptParam
 		return nil, err
 	}
 	a.remember(r, e.Template, p.Arguments)
-	return &mcp.GetPromptResult{
-		Description: e.Template.Metadata.Description,
-		Messages:    []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}},
-	}, nil
+	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}
+	if len(e.Template.Resources) > 0 {
+		extra, err := a.embeddedResources(ctx, e.Template)
+		if err != nil {
+			return nil, err
+		}
+		msgs = append(msgs, extra...)
+	}
+	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs}, nil
 }
 
 // remember keeps the values a session used, for argument completion.

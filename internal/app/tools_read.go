@@ -687,7 +687,7 @@ func nonNilVars(v []templates.Variable) []templates.Variable {
 	return v
 }
 
-func (a *App) renderTemplate(_ context.Context, r *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, raw json.RawMessage) (*toolResult, error) {
 	var args struct {
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments"`
@@ -701,6 +701,18 @@ func (a *App) renderTemplate(_ context.Context, r *mcp.Request, raw json.RawMess
 	}
 	t := e.Template
 	text, err := render.Prompt(t, args.Arguments)
+	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
+		// Ask the user for what is missing when the client can show a form.
+		missing, _ := f.Details["missing"].([]string)
+		merged, askErr := askForMissing(ctx, r, t, args.Arguments, missing)
+		switch {
+		case askErr != nil:
+			return nil, askErr
+		case merged != nil:
+			args.Arguments = merged
+			text, err = render.Prompt(t, merged)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -133,8 +133,15 @@ func (c *Client) Notify(t testing.TB, method string, params any) {
 // Initialize performs the handshake with the given protocol version.
 func (c *Client) Initialize(t testing.TB, version string) Message {
 	t.Helper()
+	return c.InitializeWith(t, version, map[string]any{})
+}
+
+// InitializeWith performs the handshake declaring the given client
+// capabilities (e.g. {"elicitation": {}}).
+func (c *Client) InitializeWith(t testing.TB, version string, caps map[string]any) Message {
+	t.Helper()
 	m := c.Request(t, "init", "initialize", map[string]any{
-		"protocolVersion": version, "capabilities": map[string]any{},
+		"protocolVersion": version, "capabilities": caps,
 		"clientInfo": map[string]any{"name": "mcptest", "version": "1"}})
 	if m.Error != nil {
 		t.Fatalf("initialize failed: %+v", m.Error)
