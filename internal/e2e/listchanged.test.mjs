@@ -1,0 +1,266 @@
+// A template folder served with --templates, watched for changes: the SDK
+// client must hear prompts and tools list_changed when a file appears,
+// changes or goes, and a half-written file must never hide the others.
+
+import assert from "node:assert/strict";
+import { rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import {
+  PromptListChangedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+
+import {
+  BIN,
+  eventually,
+  expectedPrompt,
+  RawSession,
+  serverEnv,
+  sleep,
+  STEP_MS,
+  SUITE_MS,
+  tempDir,
+  WATCH_MS,
+  within,
+} from "./helpers.mjs";
+
+const opts = { timeout: STEP_MS };
+
+function template(name, variables, results, tags = ["e2e"]) {
+  return {
+    metadata: {
+      name,
+      description: `${name} is a template written by the end-to-end tests.`,
+      version: "1.0.0",
+      author: "e2e",
+      tags,
+      category: "Testing",
+      lastUpdated: "2026-01-01T00:00:00Z",
+    },
+    variables,
+    results,
+  };
+}
+
+// Every variable optional: one with a default, one without (renders "").
+const ALPHA = template(
+  "Alpha_Notes",
+  [
+    { name: "topic", type: "string", description: "What the notes are about.", required: false, default: "anything" },
+    { name: "tone", type: "string", description: "How they should sound.", required: false },
+  ],
+  [
+    { name: "Ask", content: "## Ask\n\nWrite notes about {{ topic }}.", format: "markdown", order: 2 },
+    { name: "Tone", content: "Tone: [{{tone}}]", format: "markdown", order: 1 },
+  ],
+  [],
+);
+
+const BETA = template(
+  "Beta_Check",
+  [{ name: "subject", type: "string", description: "What to check.", required: true }],
+  [{ name: "Check", content: "Check {{subject}} twice.", format: "text" }],
+);
+
+const GAMMA = template(
+  "Gamma_Plan",
+  [{ name: "goal", type: "string", description: "The goal to plan for.", required: true }],
+  [{ name: "Plan", content: "Plan for {{goal}}.", format: "text" }],
+);
+
+const DELTA = template(
+  "Delta_Draft",
+  [{ name: "idea", type: "string", description: "The idea to draft.", required: false, default: "x" }],
+  [{ name: "Draft", content: "Draft {{idea}}.", format: "text" }],
+);
+
+function writeTemplate(dir, t) {
+  writeFileSync(join(dir, `${t.metadata.name}.json`), JSON.stringify(t, null, 2));
+}
+
+/** Collects notifications and lets a test wait for the next one of a kind. */
+class Inbox {
+  constructor() {
+    this.counts = { prompts: 0, tools: 0 };
+    this.waiters = [];
+  }
+  bump(kind) {
+    this.counts[kind]++;
+    this.waiters = this.waiters.filter((w) => !w());
+  }
+  /** Waits until kind's count exceeds n. */
+  after(kind, n, label) {
+    if (this.counts[kind] > n) return Promise.resolve();
+    return within(
+      new Promise((res) => {
+        this.waiters.push(() => {
+          if (this.counts[kind] > n) {
+            res();
+            return true;
+          }
+          return false;
+        });
+      }),
+      WATCH_MS,
+      label,
+    );
+  }
+}
+
+describe("template folder over stdio with the SDK client", { timeout: SUITE_MS }, () => {
+  let client;
+  let transport;
+  let folder;
+  let cache;
+  const inbox = new Inbox();
+
+  const names = async () => (await client.listPrompts({}, opts)).prompts.map((p) => p.name).sort();
+
+  before(async () => {
+    folder = tempDir("flowyprompt-e2e-templates-");
+    cache = tempDir("flowyprompt-e2e-cache-");
+    writeTemplate(folder.dir, ALPHA);
+    writeTemplate(folder.dir, BETA);
+    transport = new StdioClientTransport({
+      command: BIN,
+      args: ["serve", "--templates", folder.dir],
+      env: serverEnv(cache.dir),
+      stderr: "pipe",
+    });
+    transport.stderr.resume(); // drain it; the server logs there
+    client = new Client({ name: "flowyprompt-e2e-watch", version: "0.0.0" }, { capabilities: {} });
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => inbox.bump("prompts"));
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => inbox.bump("tools"));
+    await within(client.connect(transport, opts), STEP_MS, "connect/initialize");
+  });
+
+  after(async () => {
+    await within(client?.close() ?? Promise.resolve(), STEP_MS, "client.close").catch(() => {});
+    const pid = transport?.pid;
+    if (pid) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    folder?.cleanup();
+    cache?.cleanup();
+  });
+
+  // The steps build on each other, in order (node:test runs a describe's
+  // tests sequentially).
+
+  it("serves the folder's templates, not the examples", async () => {
+    assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check"]);
+  });
+
+  it("renders an all-optional template without arguments", async () => {
+    const res = await client.getPrompt({ name: "Alpha_Notes" }, opts);
+    const text = res.messages[0].content.text;
+    assert.equal(text, expectedPrompt(ALPHA, {}));
+    // Spelled out too, so a mistake in expectedPrompt cannot hide one in the
+    // server: sections by order, default taken, missing optional empty, no
+    // Tags line for empty tags, no trailing separator.
+    assert.equal(
+      text,
+      "# Alpha_Notes\n\nAlpha_Notes is a template written by the end-to-end tests.\n\n" +
+        "**Version**: 1.0.0\n\n---\n\nTone: []\n\n---\n\n## Ask\n\nWrite notes about anything.",
+    );
+  });
+
+  it("renders with arguments", async () => {
+    const res = await client.getPrompt({ name: "Beta_Check", arguments: { subject: "the {{subject}} brakes" } }, opts);
+    assert.equal(
+      res.messages[0].content.text,
+      "# Beta_Check\n\nBeta_Check is a template written by the end-to-end tests.\n\n" +
+        "**Version**: 1.0.0\n**Tags**: e2e\n\n---\n\nCheck the {{subject}} brakes twice.",
+    );
+  });
+
+  it("announces a new file and lists its prompt", async () => {
+    const p0 = inbox.counts.prompts;
+    const t0 = inbox.counts.tools;
+    writeTemplate(folder.dir, GAMMA);
+    await inbox.after("prompts", p0, "notifications/prompts/list_changed after adding Gamma_Plan");
+    await inbox.after("tools", t0, "notifications/tools/list_changed after adding Gamma_Plan");
+    await eventually(async () => assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check", "Gamma_Plan"]));
+    const res = await client.getPrompt({ name: "Gamma_Plan", arguments: { goal: "launch" } }, opts);
+    assert.equal(res.messages[0].content.text, expectedPrompt(GAMMA, { goal: "launch" }));
+  });
+
+  it("keeps serving the others while a file is half written", async () => {
+    const path = join(folder.dir, "Delta_Draft.json");
+    const full = JSON.stringify(DELTA, null, 2);
+    writeFileSync(path, full.slice(0, Math.floor(full.length / 2)));
+    // There is no event to wait for (the set did not change), so give the
+    // watcher time to read the broken file, checking all along.
+    for (let i = 0; i < 6; i++) {
+      await sleep(250);
+      assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check", "Gamma_Plan"]);
+    }
+    const res = await client.getPrompt({ name: "Beta_Check", arguments: { subject: "s" } }, opts);
+    assert.equal(res.messages[0].content.text, expectedPrompt(BETA, { subject: "s" }));
+
+    // Finishing the file makes it appear: the watcher saw the broken one
+    // and did not give up on it.
+    const p0 = inbox.counts.prompts;
+    writeFileSync(path, full);
+    await inbox.after("prompts", p0, "list_changed after completing Delta_Draft");
+    await eventually(async () =>
+      assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check", "Delta_Draft", "Gamma_Plan"]),
+    );
+  });
+
+  it("announces a changed file and serves the new content", async () => {
+    const changed = structuredClone(GAMMA);
+    changed.results[0].content = "A new plan for {{goal}}.";
+    const p0 = inbox.counts.prompts;
+    writeTemplate(folder.dir, changed);
+    await inbox.after("prompts", p0, "list_changed after changing Gamma_Plan");
+    await eventually(async () => {
+      const res = await client.getPrompt({ name: "Gamma_Plan", arguments: { goal: "g" } }, opts);
+      assert.equal(res.messages[0].content.text, expectedPrompt(changed, { goal: "g" }));
+    });
+  });
+
+  it("announces a removed file and stops listing it", async () => {
+    const p0 = inbox.counts.prompts;
+    rmSync(join(folder.dir, "Gamma_Plan.json"));
+    await inbox.after("prompts", p0, "list_changed after removing Gamma_Plan");
+    await eventually(async () => assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check", "Delta_Draft"]));
+  });
+
+  it("the tools see the folder too", async () => {
+    const res = await client.callTool({ name: "flowyprompt_list_templates", arguments: {} }, undefined, opts);
+    assert.notEqual(res.isError, true);
+    const text = res.content[0].text;
+    for (const n of ["Alpha_Notes", "Beta_Check", "Delta_Draft"]) assert.ok(text.includes(n), n);
+    assert.ok(!text.includes("Gamma_Plan"), "removed template is gone");
+    assert.ok(!text.includes("Code_Review"), "no embedded examples");
+  });
+});
+
+describe("TEMPLATES_DIR instead of --templates", { timeout: SUITE_MS }, () => {
+  let s;
+  let folder;
+  before(() => {
+    folder = tempDir("flowyprompt-e2e-templates-");
+    writeTemplate(folder.dir, BETA);
+  });
+  after(async () => {
+    await s?.kill();
+    folder?.cleanup();
+  });
+
+  it("serves the folder named by the environment", async () => {
+    s = new RawSession(["serve"], { TEMPLATES_DIR: folder.dir });
+    await s.initialize();
+    const res = await s.request(1, "prompts/list");
+    assert.deepEqual(res.result.prompts.map((p) => p.name), ["Beta_Check"]);
+  });
+});
