@@ -26,8 +26,23 @@ type Outgoing struct {
 	Route any
 	// Response is set on the response that completes a request.
 	Response bool
+	// EndStream marks a message without Data that asks the transport to
+	// close the stream carrying Route's messages while the request goes on
+	// (SEP-1699 polling): the client reconnects and receives the rest of
+	// the request's messages, its response included, on the resumed
+	// stream. Only routes that implement Resumable and report true ever
+	// receive it, so other transports need not know about it.
+	EndStream bool
 
 	release bool // frees the request's in-flight slot once written
+}
+
+// Resumable is implemented by a transport's route value (see Deliver)
+// when the stream carrying that route's messages can be closed early and
+// resumed by the client, as Streamable HTTP allows with event ids and
+// Last-Event-ID. Resumable may be asked from any goroutine.
+type Resumable interface {
+	Resumable() bool
 }
 
 // Sink is a transport's side of a session. The session's outbox goroutine
@@ -67,6 +82,22 @@ func (r *Request) Progress(progress, total float64, message string) {
 // session's level lets it through.
 func (r *Request) Log(level Level, logger string, data any) {
 	r.Session.log(r.route, level, logger, data)
+}
+
+// EndStream asks the transport to close the stream that carries this
+// request's messages without ending the request, so a long-running handler
+// does not hold a connection open (SEP-1699): the client reconnects and
+// the messages sent after this call, the response included, reach it on
+// the resumed stream. Messages sent before it are written first. It
+// reports false, and does nothing, when the request's transport cannot
+// resume streams.
+func (r *Request) EndStream() bool {
+	rs, ok := r.route.(Resumable)
+	if !ok || !rs.Resumable() {
+		return false
+	}
+	r.Session.offer(Outgoing{Route: r.route, EndStream: true})
+	return true
 }
 
 // Call sends a server→client request (sampling, elicitation) tied to this

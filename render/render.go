@@ -22,9 +22,14 @@ const MaxValueLength = 10000
 
 // Prompt renders t with args. See AppendPrompt.
 func Prompt(t *templates.Template, args map[string]string) (string, error) {
-	b, err := AppendPrompt(make([]byte, 0, sizeHint(t)), t, args)
-	if err != nil || len(b) == 0 {
+	var small [16]string
+	values, size, err := resolve(t, args, small[:0])
+	if err != nil {
 		return "", err
+	}
+	b := write(make([]byte, 0, size), t, args, values)
+	if len(b) == 0 {
+		return "", nil
 	}
 	// b is never used again, so the string can share its memory (as
 	// strings.Builder does) instead of copying up to 100 KB.
@@ -32,38 +37,51 @@ func Prompt(t *templates.Template, args map[string]string) (string, error) {
 }
 
 // AppendPrompt appends the rendered prompt to dst, building no intermediate
-// strings.
+// strings. On error dst is returned unchanged.
 //
 // Values: an empty string counts as not given, for required and optional
 // variables alike, because clients (the TypeScript SDK among them) send ""
 // for fields the user left untouched. A missing required variable is a
 // MISSING_REQUIRED_VARIABLE error naming every missing one; a missing
-// optional one takes its default, else "". A value longer than
-// MaxValueLength characters is INVALID_ARGUMENT. Arguments that name no
-// variable are ignored (Unknown lists them), except that a placeholder the
-// template forgot to define takes a same-named argument; without one it
-// stays as written, so the author sees the slip.
+// optional one takes its default, else "" (a default on a required
+// variable does not make it optional). A value longer than MaxValueLength
+// characters is INVALID_ARGUMENT, reported after any missing variables.
+// Arguments that name no variable are ignored (Unknown lists them), except
+// that a placeholder the template forgot to define takes a same-named
+// argument; without one it stays as written, so the author sees the slip.
 //
 // Substitution is a single pass over the compiled parts: a value containing
 // "{{x}}" is copied as it is, never expanded again.
 func AppendPrompt(dst []byte, t *templates.Template, args map[string]string) ([]byte, error) {
-	if t == nil {
-		return dst, fault.New(fault.Internal, "cannot render a nil template", "", "")
-	}
-	// Resolve each variable's value once: sections may use it many times.
 	var small [16]string
-	values := small[:0]
-	if n := len(t.Variables); n > len(small) {
+	values, _, err := resolve(t, args, small[:0])
+	if err != nil {
+		return dst, err
+	}
+	return write(dst, t, args, values), nil
+}
+
+// resolve checks args against t and returns each variable's value,
+// resolved once because sections may use a value many times (appended to
+// buf, which callers keep on their stack), and the exact size of the output
+// before trimming, so Prompt allocates once.
+func resolve(t *templates.Template, args map[string]string, buf []string) (values []string, size int, err error) {
+	if t == nil {
+		return nil, 0, fault.New(fault.Internal, "cannot render a nil template", "", "")
+	}
+	values = buf
+	if n := len(t.Variables); n > cap(buf) {
 		values = make([]string, 0, n)
 	}
 	var missing []string
+	var tooLong error
 	for i := range t.Variables {
 		v := &t.Variables[i]
 		val, ok := args[v.Name]
 		switch {
 		case ok && val != "":
-			if err := checkLength(v.Name, val); err != nil {
-				return dst, err
+			if err := checkLength(v.Name, val); err != nil && tooLong == nil {
+				tooLong = err
 			}
 		case v.Required:
 			missing = append(missing, v.Name)
@@ -74,22 +92,47 @@ func AppendPrompt(dst []byte, t *templates.Template, args map[string]string) ([]
 		}
 		values = append(values, val)
 	}
+	// Missing variables first: that error names every one of them.
 	if len(missing) > 0 {
-		return dst, missingError(t, missing)
+		return nil, 0, missingError(t, missing)
 	}
-	sections := t.Sections()
-	for _, s := range sections {
+	if tooLong != nil {
+		return nil, 0, tooLong
+	}
+	md := &t.Metadata
+	size = len("# \n\n\n\n**Version**: \n") + len(md.Name) + len(md.Description) + len(md.Version)
+	if len(md.Tags) > 0 {
+		size += len("**Tags**: \n")
+		for _, tag := range md.Tags {
+			size += len(tag) + len(", ")
+		}
+	}
+	for _, s := range t.Sections() {
+		size += len("\n\n---\n\n")
 		for _, p := range s.Parts() {
-			if p.Var < 0 && p.IsPlaceholder() {
-				if val := args[p.Name]; val != "" {
-					if err := checkLength(p.Name, val); err != nil {
-						return dst, err
-					}
+			switch {
+			case p.Var >= 0:
+				size += len(values[p.Var])
+			case p.IsPlaceholder():
+				val := args[p.Name]
+				if val == "" {
+					size += len(p.Text)
+					continue
 				}
+				if err := checkLength(p.Name, val); err != nil {
+					return nil, 0, err
+				}
+				size += len(val)
+			default:
+				size += len(p.Text)
 			}
 		}
 	}
+	return values, size, nil
+}
 
+func write(dst []byte, t *templates.Template, args map[string]string, values []string) []byte {
+	sections := t.Sections()
 	start := len(dst)
 	md := &t.Metadata
 	dst = append(dst, "# "...)
@@ -132,7 +175,7 @@ func AppendPrompt(dst []byte, t *templates.Template, args map[string]string) ([]
 	}
 	// The seed trims the finished prompt; only its end can carry
 	// whitespace (a section ending in a newline).
-	return trimRightSpace(dst, start), nil
+	return trimRightSpace(dst, start)
 }
 
 // Unknown returns the argument names, sorted, that name neither a variable
@@ -211,20 +254,4 @@ func trimRightSpace(b []byte, start int) []byte {
 		b = b[:len(b)-size]
 	}
 	return b
-}
-
-// sizeHint estimates the output size so Prompt allocates once in the common
-// case: the template's text plus room for values.
-func sizeHint(t *templates.Template) int {
-	if t == nil {
-		return 0
-	}
-	n := 64 + len(t.Metadata.Name) + len(t.Metadata.Description) + len(t.Metadata.Version)
-	for _, tag := range t.Metadata.Tags {
-		n += len(tag) + 2
-	}
-	for _, r := range t.Results {
-		n += len(r.Content) + 8
-	}
-	return n + 256
 }

@@ -63,7 +63,7 @@ func TestBuild(t *testing.T) {
 		{Path: "t/broken.json", Data: []byte("{")},
 		{Path: "t/big.json", Err: TooLarge("t/big.json", 200000, DefaultMaxFileSize)},
 		{Path: "t/refused.json", Err: refused},
-		{Path: "t/b-dup.json", Data: tmpl("zeta", "second zeta")},
+		{Path: "t/zz-dup.json", Data: tmpl("zeta", "second zeta")},
 		{Path: "t/a-first.json", Data: tmpl("beta", "b")},
 		{Path: "../escape.json", Data: tmpl("escape", "e")},
 		{Path: "t/./dot.json", Data: tmpl("dot", "d")},
@@ -80,11 +80,11 @@ func TestBuild(t *testing.T) {
 		{"../escape.json", fault.InvalidTemplate, false},
 		{"/abs/abs.json", fault.InvalidTemplate, false},
 		{"t/./dot.json", fault.InvalidTemplate, false},
-		{"t/b-dup.json", fault.InvalidTemplate, false},
 		{"t/big.json", fault.TemplateTooLarge, false},
 		{"t/broken.json", fault.InvalidTemplate, false},
 		{"t/ctl\x01.json", fault.InvalidTemplate, false},
 		{"t/refused.json", fault.Internal, false},
+		{"t/zz-dup.json", fault.InvalidTemplate, false},
 		{`t\win.json`, fault.InvalidTemplate, false},
 	}
 	if diff := cmp.Diff(wantInvalid, invalidRows(c)); diff != "" {
@@ -94,7 +94,7 @@ func TestBuild(t *testing.T) {
 		if inv.Path == "t/refused.json" && !errors.Is(inv.Err, refused) {
 			t.Errorf("File.Err not kept: %v", inv.Err)
 		}
-		if inv.Path == "t/b-dup.json" {
+		if inv.Path == "t/zz-dup.json" {
 			f := fault.As(inv.Err)
 			if !strings.Contains(f.Why, "duplicate name") || f.Details["firstPath"] != "t/zeta.json" {
 				t.Errorf("duplicate error = %+v", f)
@@ -216,7 +216,8 @@ func TestSuggest(t *testing.T) {
 		{"review", 1, []string{"Code_Review"}},
 		{"Code_Review", 3, []string{}}, // an exact name suggests nothing
 		{"zzzzzzzzzz", 3, []string{}},
-		{"a", 3, []string{}},
+		{"a", 3, []string{"ab"}},
+		{"x", 3, []string{}},
 		{"", 3, []string{}},
 		{"review", 0, []string{}},
 	}

@@ -13,22 +13,22 @@ import (
 //go:embed examples/*.json
 var examplesFS embed.FS
 
-// EmbeddedInfo describes the built-in example library.
-var EmbeddedInfo = SourceInfo{Kind: "embedded", Location: "built-in examples"}
+// embeddedInfo describes the built-in example library.
+var embeddedInfo = SourceInfo{Kind: "embedded", Location: "built-in examples"}
 
 type embeddedSource struct {
 	load func() *Catalog
 }
 
 var embedded = &embeddedSource{load: sync.OnceValue(func() *Catalog {
-	return Build(embeddedFiles(), BuildOptions{Info: EmbeddedInfo})
+	return Build(embeddedFiles(), BuildOptions{Info: embeddedInfo})
 })}
 
 // Embedded returns the source of the example templates compiled into the
 // binary. The files never change, so they are parsed once, on first Load.
 func Embedded() Source { return embedded }
 
-func (s *embeddedSource) Info() SourceInfo { return EmbeddedInfo }
+func (s *embeddedSource) Info() SourceInfo { return embeddedInfo }
 
 func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	if err := ctx.Err(); err != nil {

@@ -68,7 +68,14 @@ func (l *Library) Load(ctx context.Context) error {
 	return nil
 }
 
-// Refresh reloads from the source now, swaps the catalog in and notifies
+// Refresher is implemented by sources whose Load may answer from a cache
+// (the GitHub source): Refresh goes to the origin now.
+type Refresher interface {
+	Refresh(ctx context.Context) (*Catalog, error)
+}
+
+// Refresh reloads from the source now (Refresher.Refresh when the source
+// has it), swaps the catalog in and notifies
 // listeners when templates changed. Concurrent calls share one load; a
 // caller whose ctx ends stops waiting, but the shared load goes on (under
 // its own timeout) for the others. On error the current catalog stays.
@@ -76,8 +83,17 @@ func (l *Library) Refresh(ctx context.Context) (Changes, error) {
 	ch := l.group.DoChan("refresh", func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
 		defer cancel()
-		c, err := l.src.Load(lctx)
+		load := l.src.Load
+		if r, ok := l.src.(Refresher); ok {
+			load = r.Refresh
+		}
+		c, err := load(lctx)
 		if err != nil {
+			// A source that kept serving (marked stale) still hands us
+			// that catalog, so the stale mark reaches clients.
+			if c != nil {
+				l.swap(c)
+			}
 			return Changes{}, err
 		}
 		return l.swap(c), nil
@@ -96,9 +112,12 @@ func (l *Library) Refresh(ctx context.Context) (Changes, error) {
 	}
 }
 
-// OnChange registers fn to run after each swap that changed templates
-// (added, changed or removed). Calls are serialised, in swap order; fn must
-// be quick and must not call Load or Refresh itself. remove unregisters it.
+// OnChange registers fn to run after each swap of a new catalog. ch says
+// which templates were added, changed or removed; it is empty when only what
+// the catalog reports changed (invalid files, staleness), which listeners
+// may still want to pass on; a catalog identical in every respect is
+// swapped in silently. Calls are serialised, in swap order; fn must be
+// quick and must not call Load or Refresh itself. remove unregisters it.
 func (l *Library) OnChange(fn func(old, new *Catalog, ch Changes)) (remove func()) {
 	l.listenMu.Lock()
 	id := l.nextID
@@ -132,12 +151,20 @@ func (l *Library) swap(c *Catalog) Changes {
 	l.swapMu.Lock()
 	defer l.swapMu.Unlock()
 	old := l.cur.Swap(c)
+	if old == c {
+		return Changes{}
+	}
 	ch := Diff(old, c)
-	if ch.Empty() {
+	if ch.Empty() && !reportChanged(old, c) {
 		return ch
 	}
-	l.logger.Info("templates changed", "added", ch.Added, "changed", ch.Changed, "removed", ch.Removed,
-		"source", c.Info().Kind, "count", c.Len())
+	switch {
+	case old == nil || old.Len() == 0 && len(old.Invalid()) == 0:
+		l.logger.Debug("templates loaded", "source", c.Info().Kind, "count", c.Len(), "invalid", len(c.Invalid()))
+	case !ch.Empty():
+		l.logger.Info("templates changed", "added", ch.Added, "changed", ch.Changed, "removed", ch.Removed,
+			"source", c.Info().Kind, "count", c.Len())
+	}
 	l.listenMu.Lock()
 	ls := l.listeners
 	l.listenMu.Unlock()
@@ -145,4 +172,26 @@ func (l *Library) swap(c *Catalog) Changes {
 		x.fn(old, c, ch)
 	}
 	return ch
+}
+
+// reportChanged tells whether what a catalog reports besides its templates
+// (invalid files and their reasons, staleness) differs.
+func reportChanged(old, cur *Catalog) bool {
+	if old == nil {
+		return true
+	}
+	oi, ci := old.Invalid(), cur.Invalid()
+	if len(oi) != len(ci) {
+		return true
+	}
+	for i := range oi {
+		if oi[i].Path != ci[i].Path || oi[i].Err.Error() != ci[i].Err.Error() {
+			return true
+		}
+	}
+	os, cs := old.Stale(), cur.Stale()
+	if (os == nil) != (cs == nil) {
+		return true
+	}
+	return os != nil && (os.Code != cs.Code || os.Reason != cs.Reason)
 }

@@ -1,6 +1,7 @@
 package templates
 
-// Template is one prompt template file, as authors write it.
+// Template is one prompt template file, as authors write it. A parsed
+// Template is shared by every reader of a catalog: treat it as read-only.
 type Template struct {
 	Metadata  Metadata   `json:"metadata"`
 	Variables []Variable `json:"variables"`

@@ -615,17 +615,21 @@ func strs(m map[string]any, key string) []string {
 // consistencyWarnings reports placeholders without a variable and variables
 // no section uses (the seed's Clarification #1: warn, don't fail).
 func consistencyWarnings(t *Template) []Warning {
-	var used []string
+	var used nameSet
+	undefined := map[string]bool{}
 	for _, s := range t.sections {
 		for _, p := range s.parts {
-			if p.IsPlaceholder() && !slices.Contains(used, p.Name) {
-				used = append(used, p.Name)
+			if p.IsPlaceholder() {
+				used.add(p.Name)
+				if p.Var < 0 {
+					undefined[p.Name] = true
+				}
 			}
 		}
 	}
 	var out []Warning
-	for _, name := range used {
-		if t.variableIndex(name) < 0 {
+	for _, name := range used.list {
+		if undefined[name] {
 			out = append(out, Warning{
 				Template: t.Metadata.Name,
 				Variable: name,
@@ -636,7 +640,7 @@ func consistencyWarnings(t *Template) []Warning {
 		}
 	}
 	for _, v := range t.Variables {
-		if !slices.Contains(used, v.Name) {
+		if !used.has(v.Name) {
 			out = append(out, Warning{
 				Template: t.Metadata.Name,
 				Variable: v.Name,

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -691,4 +692,65 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 	})
+}
+
+// Past nameSetLinear variables, lookups switch to a map: indexes and
+// warnings must come out the same.
+func TestParseManyVariables(t *testing.T) {
+	m := minimal()
+	var vars []any
+	var content strings.Builder
+	for i := range 40 {
+		name := "v" + strconv.Itoa(i)
+		vars = append(vars, map[string]any{"name": name, "type": "string", "description": "d"})
+		if i < 39 {
+			content.WriteString("{{" + name + "}} ")
+		}
+	}
+	content.WriteString("{{ghost}}")
+	m["variables"] = vars
+	m["results"] = []any{map[string]any{"name": "S", "content": content.String()}}
+	tpl, warnings, err := Parse(mustJSON(t, m), ParseOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tpl.Sections()[0].Parts() {
+		if !p.IsPlaceholder() {
+			continue
+		}
+		want := -1
+		if p.Name != "ghost" {
+			want, _ = strconv.Atoi(strings.TrimPrefix(p.Name, "v"))
+		}
+		if p.Var != want {
+			t.Errorf("%s: Var = %d, want %d", p.Name, p.Var, want)
+		}
+	}
+	var kinds []string
+	for _, w := range warnings {
+		kinds = append(kinds, w.Kind+":"+w.Variable)
+	}
+	if diff := cmp.Diff([]string{"undefined-variable:ghost", "unused-variable:v39"}, kinds); diff != "" {
+		t.Errorf("warnings mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// Sources build catalogs concurrently (a refresh while the watcher
+// rebuilds): the shared compiled schema must allow that.
+func TestParseConcurrent(t *testing.T) {
+	good, bad := readFixture(t), mustJSON(t, map[string]any{"metadata": map[string]any{"name": "a b"}})
+	var wg sync.WaitGroup
+	for i := range 8 {
+		wg.Go(func() {
+			for range 20 {
+				if _, _, err := Parse(good, ParseOptions{}); err != nil {
+					t.Errorf("goroutine %d: %v", i, err)
+				}
+				if len(Problems(func() error { _, _, err := Parse(bad, ParseOptions{}); return err }())) != 5 {
+					t.Errorf("goroutine %d: wrong problems", i)
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

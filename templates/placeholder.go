@@ -37,30 +37,55 @@ func (p Part) IsPlaceholder() bool { return p.Name != "" }
 // ExtractPlaceholders returns the names of the placeholders in content,
 // each once, in order of first use; nil when there are none.
 func ExtractPlaceholders(content string) []string {
-	var names []string
+	var names nameSet
 	for i := 0; i < len(content); {
 		_, end, nameStart, nameEnd, ok := nextPlaceholder(content, i)
 		if !ok {
 			break
 		}
-		name := content[nameStart:nameEnd]
-		if !containsString(names, name) {
-			names = append(names, name)
-		}
+		names.add(content[nameStart:nameEnd])
 		i = end
 	}
-	return names
+	return names.list
 }
 
-// containsString is a linear search: templates use a handful of distinct
-// names, where a map would cost more than it saves.
-func containsString(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
+// nameSet collects names once each, in first-use order. Templates use a
+// handful of names, where a linear search beats a map; past a few dozen
+// (a generated 100 KB template) it switches to a map to stay linear.
+type nameSet struct {
+	list  []string
+	index map[string]struct{}
+}
+
+const nameSetLinear = 32
+
+func (s *nameSet) has(name string) bool {
+	if s.index != nil {
+		_, ok := s.index[name]
+		return ok
+	}
+	for _, x := range s.list {
+		if x == name {
 			return true
 		}
 	}
 	return false
+}
+
+func (s *nameSet) add(name string) {
+	if s.has(name) {
+		return
+	}
+	s.list = append(s.list, name)
+	switch {
+	case s.index != nil:
+		s.index[name] = struct{}{}
+	case len(s.list) > nameSetLinear:
+		s.index = make(map[string]struct{}, 2*len(s.list))
+		for _, x := range s.list {
+			s.index[x] = struct{}{}
+		}
+	}
 }
 
 // compileParts splits content into literal and placeholder parts. varIndex

@@ -121,8 +121,10 @@ var referenceRE = regexp.MustCompile(`\{\{+[ \t\r\n]*([a-zA-Z0-9_]+)[ \t\r\n]*\}
 
 func referenceExtract(s string) []string {
 	var out []string
+	seen := map[string]bool{}
 	for _, m := range referenceRE.FindAllStringSubmatch(s, -1) {
-		if !containsString(out, m[1]) {
+		if !seen[m[1]] {
+			seen[m[1]] = true
 			out = append(out, m[1])
 		}
 	}
@@ -145,12 +147,14 @@ func FuzzExtractPlaceholders(f *testing.F) {
 		parts := compileParts(s, func(string) int { return -1 })
 		var b strings.Builder
 		var names []string
+		seen := map[string]bool{}
 		for _, p := range parts {
 			if p.Text == "" {
 				t.Fatalf("empty part in %q: %#v", s, parts)
 			}
 			b.WriteString(p.Text)
-			if p.IsPlaceholder() && !containsString(names, p.Name) {
+			if p.IsPlaceholder() && !seen[p.Name] {
+				seen[p.Name] = true
 				names = append(names, p.Name)
 			}
 		}
@@ -178,5 +182,24 @@ func BenchmarkExtractPlaceholders(b *testing.B) {
 		if n := len(ExtractPlaceholders(content)); n != 3 {
 			b.Fatalf("got %d names", n)
 		}
+	}
+}
+
+// Past nameSetLinear names the set switches to a map; order and
+// uniqueness must not change.
+func TestExtractPlaceholdersManyNames(t *testing.T) {
+	var b strings.Builder
+	var want []string
+	for i := range 3 * nameSetLinear {
+		name := "v" + strings.Repeat("x", i%7) + string(rune('a'+i%26)) + strings.Repeat("0", i/26)
+		want = append(want, name)
+		b.WriteString("{{" + name + "}} and again {{ " + want[i/2] + " }}\n")
+	}
+	got := ExtractPlaceholders(b.String())
+	if diff := cmp.Diff(referenceExtract(b.String()), got); diff != "" {
+		t.Fatalf("mismatch with reference (-ref +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("mismatch (-want +got):\n%s", diff)
 	}
 }

@@ -36,15 +36,15 @@ func (t *Template) Variable(name string) (*Variable, bool) {
 // Placeholders returns the placeholder names the sections use, each once,
 // in rendering order.
 func (t *Template) Placeholders() []string {
-	var names []string
+	var names nameSet
 	for _, s := range t.Sections() {
 		for _, p := range s.parts {
-			if p.IsPlaceholder() && !slices.Contains(names, p.Name) {
-				names = append(names, p.Name)
+			if p.IsPlaceholder() {
+				names.add(p.Name)
 			}
 		}
 	}
-	return names
+	return names.list
 }
 
 // variableIndex is a linear search: templates define a handful of
@@ -80,13 +80,26 @@ func compileSections(t *Template) []Section {
 		}
 		return 0
 	})
+	index := t.variableIndex
+	if len(t.Variables) > nameSetLinear {
+		m := make(map[string]int, len(t.Variables))
+		for i := len(t.Variables) - 1; i >= 0; i-- {
+			m[t.Variables[i].Name] = i // the first wins, like variableIndex
+		}
+		index = func(name string) int {
+			if i, ok := m[name]; ok {
+				return i
+			}
+			return -1
+		}
+	}
 	out := make([]Section, len(ks))
 	for i, k := range ks {
 		out[i] = Section{
 			Name:    k.r.Name,
 			Format:  k.r.Format,
 			Content: k.r.Content,
-			parts:   compileParts(k.r.Content, t.variableIndex),
+			parts:   compileParts(k.r.Content, index),
 		}
 	}
 	return out

@@ -1,0 +1,121 @@
+package github
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// Report is what `flowyprompt check` prints about the GitHub source.
+type Report struct {
+	Repository    string               `json:"repository"` // web URL, never with credentials
+	APIURL        string               `json:"apiUrl"`
+	Authenticated bool                 `json:"authenticated"`
+	Ref           string               `json:"ref"`              // as configured; "" is the default branch
+	Branch        string               `json:"branch,omitempty"` // the default branch, when Ref is ""
+	Commit        string               `json:"commit,omitempty"`
+	Path          string               `json:"path"`
+	Valid         int                  `json:"valid"`
+	Invalid       []InvalidFile        `json:"invalid"`
+	Stale         *templates.Staleness `json:"stale,omitempty"`
+	RateLimit     *RateLimit           `json:"rateLimit,omitempty"`
+	Error         string               `json:"error,omitempty"` // why revalidation failed
+	Fix           string               `json:"fix,omitempty"`   // how to fix that
+}
+
+// InvalidFile is a template file left out of the catalog.
+type InvalidFile struct {
+	Path   string `json:"path"`
+	Code   string `json:"code"`
+	Reason string `json:"reason"`
+}
+
+// Check revalidates now and reports the repository, the ref and its commit,
+// how many templates are valid, which are not and why, and the rate limit.
+// When revalidation fails, the report says what is known (a cached catalog,
+// marked stale) and the error is returned with it.
+func (s *Source) Check(ctx context.Context) (*Report, error) {
+	r := &Report{
+		Repository:    s.cfg.webURL,
+		APIURL:        s.cfg.apiURL,
+		Authenticated: s.cfg.token != "",
+		Ref:           s.cfg.ref,
+		Path:          s.cfg.path,
+		Invalid:       []InvalidFile{},
+	}
+	cat, err := s.Refresh(ctx)
+	if cat != nil {
+		r.Commit = cat.Info().Revision
+		r.Valid = cat.Len()
+		r.Stale = cat.Stale()
+		for _, inv := range cat.Invalid() {
+			r.Invalid = append(r.Invalid, InvalidFile{Path: inv.Path, Code: fault.CodeOf(inv.Err), Reason: inv.Err.Error()})
+		}
+	}
+	s.mu.Lock()
+	r.Branch = s.branch
+	s.mu.Unlock()
+	if err != nil {
+		r.Error = err.Error()
+		if f := fault.As(err); f != nil {
+			r.Fix = f.How
+		}
+	}
+	if rl, rlErr := s.client.RateLimit(ctx); rlErr == nil {
+		r.RateLimit = &rl
+	}
+	return r, err
+}
+
+// String renders the report for a terminal.
+func (r *Report) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "repository: %s", r.Repository)
+	if r.APIURL != DefaultAPIURL {
+		fmt.Fprintf(&b, " (API %s)", r.APIURL)
+	}
+	auth := "anonymous"
+	if r.Authenticated {
+		auth = "with token"
+	}
+	fmt.Fprintf(&b, ", %s\n", auth)
+	ref := r.Ref
+	if ref == "" {
+		ref = "default branch"
+		if r.Branch != "" {
+			ref += " " + r.Branch
+		}
+	}
+	commit := r.Commit
+	if commit == "" {
+		commit = "unknown"
+	}
+	fmt.Fprintf(&b, "ref:        %s -> %s\n", ref, commit)
+	folder := r.Path
+	if folder == "" {
+		folder = "(repository root)"
+	}
+	fmt.Fprintf(&b, "folder:     %s\n", folder)
+	fmt.Fprintf(&b, "templates:  %d valid, %d invalid\n", r.Valid, len(r.Invalid))
+	for _, inv := range r.Invalid {
+		fmt.Fprintf(&b, "  - %s [%s]: %s\n", inv.Path, inv.Code, inv.Reason)
+	}
+	if r.RateLimit != nil {
+		fmt.Fprintf(&b, "rate limit: %d of %d requests left, resets %s\n",
+			r.RateLimit.Remaining, r.RateLimit.Limit, r.RateLimit.Reset.UTC().Format(time.RFC3339))
+	}
+	if r.Stale != nil {
+		fmt.Fprintf(&b, "stale:      serving cached templates since %s (%s)\n", r.Stale.Since.UTC().Format(time.RFC3339), r.Stale.Code)
+	}
+	if r.Error != "" {
+		fmt.Fprintf(&b, "error:      %s\n", r.Error)
+	}
+	if r.Fix != "" {
+		fmt.Fprintf(&b, "fix:        %s\n", r.Fix)
+	}
+	return b.String()
+}

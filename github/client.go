@@ -1,0 +1,334 @@
+package github
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	gh "github.com/google/go-github/v66/github"
+	"golang.org/x/sync/errgroup"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// blobParallelism bounds concurrent blob downloads: enough to hide latency,
+// few enough not to trip GitHub's secondary (burst) rate limit.
+const blobParallelism = 8
+
+// Client is a thin layer over go-github for the requests the template
+// library needs. Every error it returns went through mapError.
+type Client struct {
+	gh          *gh.Client
+	owner, repo string
+	webURL      string
+	apiURL      string
+	path        string
+	maxFileSize int
+	token       string // kept only to redact it
+	now         func() time.Time
+	logger      *slog.Logger
+}
+
+// TreeEntry is one template file in a commit's tree.
+type TreeEntry struct {
+	Path string `json:"path"`
+	SHA  string `json:"sha"` // the git blob SHA: content-addressed
+	Size int    `json:"size"`
+}
+
+// RateLimit is GitHub's primary (core) rate limit for our credentials.
+type RateLimit struct {
+	Limit     int       `json:"limit"`
+	Remaining int       `json:"remaining"`
+	Reset     time.Time `json:"reset"`
+}
+
+// NewClient returns a client for cfg's repository.
+func NewClient(cfg Config) (*Client, error) {
+	s, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	return newClient(s)
+}
+
+func newClient(s settings) (*Client, error) {
+	g := gh.NewClient(s.httpClient)
+	if s.token != "" {
+		g = g.WithAuthToken(s.token)
+	}
+	// Set BaseURL directly rather than with WithEnterpriseURLs, which would
+	// append api/v3/ to any URL lacking it (the fake server, proxies); the
+	// user gives the full API root instead.
+	base, err := url.Parse(s.apiURL)
+	if err != nil {
+		return nil, configError("GITHUB_API_URL is not a URL", err.Error(), "set GITHUB_API_URL to https://api.github.com")
+	}
+	g.BaseURL = base
+	g.UserAgent = "flowyprompt"
+	return &Client{
+		gh: g, owner: s.owner, repo: s.repo, webURL: s.webURL, apiURL: s.apiURL,
+		path: s.path, maxFileSize: s.maxFileSize, token: s.token, now: s.now, logger: s.logger,
+	}, nil
+}
+
+func (c *Client) repoName() string { return c.owner + "/" + c.repo }
+
+// DefaultBranch returns the repository's default branch (one request).
+func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
+	r, resp, err := c.gh.Repositories.Get(ctx, c.owner, c.repo)
+	if err := c.mapError(op{what: "read repository " + c.repoName(), target: targetRepo}, resp, err); err != nil {
+		return "", err
+	}
+	if b := r.GetDefaultBranch(); b != "" {
+		return b, nil
+	}
+	return "", fault.New(fault.GitHubNotFound, "read repository "+c.repoName(),
+		"the repository has no default branch (it is empty)", "push a first commit, or set GITHUB_REF")
+}
+
+// ResolveRef turns a branch, tag or SHA into the commit SHA it points at with
+// one conditional request. Given the ETag of a previous answer, an unchanged
+// ref costs a 304, which GitHub does not count against the rate limit: then
+// notModified is true, sha is empty and newETag is etag. An empty ref means
+// the default branch (one more request).
+func (c *Client) ResolveRef(ctx context.Context, ref, etag string) (sha, newETag string, notModified bool, err error) {
+	if ref == "" {
+		if ref, err = c.DefaultBranch(ctx); err != nil {
+			return "", "", false, err
+		}
+	}
+	o := op{what: "resolve " + ref + " in " + c.repoName(), target: targetRef, name: ref}
+	req, err := c.gh.NewRequest(http.MethodGet, "repos/"+url.PathEscape(c.owner)+"/"+url.PathEscape(c.repo)+"/commits/"+escapeRef(ref), nil)
+	if err != nil {
+		return "", "", false, c.mapError(o, nil, err)
+	}
+	// The SHA media type answers with 40 bytes instead of a commit's JSON.
+	req.Header.Set("Accept", "application/vnd.github.sha")
+	if etag != "" {
+		req.Header.Set("If-None-Match", etag) // verbatim, quotes included
+	}
+	var buf bytes.Buffer
+	resp, err := c.gh.Do(ctx, req, &buf)
+	if err := c.mapError(o, resp, err); err != nil {
+		if errors.Is(err, ErrNotModified) {
+			return "", etag, true, nil
+		}
+		return "", "", false, err
+	}
+	sha = strings.TrimSpace(buf.String())
+	if !IsCommitSHA(sha) {
+		// A proxy that drops the Accept header sends the commit's JSON.
+		var commit struct {
+			SHA string `json:"sha"`
+		}
+		if json.Unmarshal(buf.Bytes(), &commit) != nil || !IsCommitSHA(commit.SHA) {
+			return "", "", false, fault.New(fault.NetworkError, o.what,
+				"GitHub's answer is not a commit SHA", "check GITHUB_API_URL points at the GitHub API")
+		}
+		sha = commit.SHA
+	}
+	return strings.ToLower(sha), resp.Header.Get("ETag"), false, nil
+}
+
+// escapeRef escapes each segment of a ref but keeps the slashes of names
+// such as feature/x, as GitHub expects.
+func escapeRef(ref string) string {
+	parts := strings.Split(ref, "/")
+	for i, p := range parts {
+		parts[i] = url.PathEscape(p)
+	}
+	return strings.Join(parts, "/")
+}
+
+// Tree lists the .json files under the configured folder at commit sha, with
+// their blob SHAs and sizes, in one request. Sizes let the caller refuse
+// oversized files without downloading them.
+func (c *Client) Tree(ctx context.Context, sha string) ([]TreeEntry, error) {
+	t, resp, err := c.gh.Git.GetTree(ctx, c.owner, c.repo, sha, true)
+	if err := c.mapError(op{what: "list the templates of " + c.repoName() + " at " + short(sha), target: targetCommit, name: sha}, resp, err); err != nil {
+		return nil, err
+	}
+	if t.GetTruncated() {
+		c.logger.Warn("GitHub truncated the repository listing; some templates may be missing",
+			"repository", c.repoName(), "commit", sha)
+	}
+	prefix := ""
+	if c.path != "" {
+		prefix = c.path + "/"
+	}
+	found := c.path == ""
+	var out []TreeEntry
+	for _, e := range t.Entries {
+		p := e.GetPath()
+		if e.GetType() == "tree" && p == c.path {
+			found = true
+		}
+		// Symlinks (120000) are blobs whose content is a path, not a template.
+		if e.GetType() != "blob" || e.GetMode() == "120000" || !strings.HasPrefix(p, prefix) || path.Ext(p) != ".json" {
+			continue
+		}
+		found = true
+		out = append(out, TreeEntry{Path: p, SHA: e.GetSHA(), Size: e.GetSize()})
+	}
+	if !found {
+		return nil, c.notFound(func(code string, sentinel error, why, how string) *fault.Error {
+			return &fault.Error{Code: code, What: "list the templates of " + c.repoName(), Why: why, How: how,
+				Details: map[string]any{"repository": c.repoName(), "path": c.path, "commit": sha},
+				Err:     fmt.Errorf("%w: folder %s at %s", sentinel, c.path, sha)}
+		}, op{target: targetTree, name: c.path})
+	}
+	slices.SortFunc(out, func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) })
+	return out, nil
+}
+
+// Blob fetches one blob's bytes and checks them against the SHA, so a
+// corrupted answer never enters the content-addressed cache.
+func (c *Client) Blob(ctx context.Context, sha string) ([]byte, error) {
+	o := op{what: "read file object " + short(sha) + " from " + c.repoName(), target: targetBlob, name: sha}
+	data, resp, err := c.gh.Git.GetBlobRaw(ctx, c.owner, c.repo, sha)
+	if err := c.mapError(o, resp, err); err != nil {
+		return nil, err
+	}
+	if len(sha) == 40 && gitBlobSHA(data) != strings.ToLower(sha) {
+		return nil, fault.New(fault.NetworkError, o.what,
+			"the content GitHub sent does not match its SHA", "retry; a proxy may be altering responses")
+	}
+	return data, nil
+}
+
+// Blobs fetches several blobs with bounded parallelism; the first failure
+// cancels the rest.
+func (c *Client) Blobs(ctx context.Context, shas []string) (map[string][]byte, error) {
+	out := make(map[string][]byte, len(shas))
+	var mu sync.Mutex
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(blobParallelism)
+	for _, sha := range shas {
+		g.Go(func() error {
+			b, err := c.Blob(gctx, sha)
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out[sha] = b
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// RateLimit returns the core rate limit; the request does not count against it.
+func (c *Client) RateLimit(ctx context.Context) (RateLimit, error) {
+	l, resp, err := c.gh.RateLimit.Get(ctx)
+	if err := c.mapError(op{what: "read the GitHub rate limit", target: targetRateLimit}, resp, err); err != nil {
+		return RateLimit{}, err
+	}
+	core := l.GetCore()
+	if core == nil {
+		return RateLimit{}, nil
+	}
+	return RateLimit{Limit: core.Limit, Remaining: core.Remaining, Reset: core.Reset.Time}, nil
+}
+
+// SaveFile creates or updates the file at path on branch (empty: the
+// default branch) in one commit with message, and returns the commit's web
+// URL. It reads the file's current SHA first; if someone changes the file in
+// between, GitHub refuses the write and SaveFile returns WRITE_CONFLICT.
+func (c *Client) SaveFile(ctx context.Context, filePath string, content []byte, message, branch string) (commitURL string, err error) {
+	commitURL, _, err = c.saveFile(ctx, filePath, content, message, branch)
+	return commitURL, err
+}
+
+func (c *Client) saveFile(ctx context.Context, filePath string, content []byte, message, branch string) (commitURL, commitSHA string, err error) {
+	what := "save " + filePath + " to " + c.repoName()
+	if filePath == "" || path.Clean(filePath) != filePath || path.IsAbs(filePath) || strings.HasPrefix(filePath, "../") || filePath == ".." {
+		return "", "", fault.New(fault.InvalidArgument, what, "the path must be a plain relative path inside the repository",
+			"use a path such as templates/NAME.json")
+	}
+	if strings.TrimSpace(message) == "" {
+		return "", "", fault.New(fault.InvalidArgument, what, "a commit message is required", "describe the change in one line")
+	}
+	if len(content) > c.maxFileSize {
+		return "", "", templates.TooLarge(filePath, int64(len(content)), int64(c.maxFileSize))
+	}
+	var opts *gh.RepositoryContentGetOptions
+	if branch != "" {
+		opts = &gh.RepositoryContentGetOptions{Ref: branch}
+	}
+	file, dir, resp, err := c.gh.Repositories.GetContents(ctx, c.owner, c.repo, filePath, opts)
+	var sha *string
+	switch err := c.mapError(op{what: what, target: targetFile, name: branch}, resp, err); {
+	case err == nil && dir != nil:
+		return "", "", fault.New(fault.InvalidArgument, what, filePath+" is a folder", "choose a file path")
+	case err == nil:
+		sha = gh.String(file.GetSHA())
+	case fault.As(err) != nil && fault.As(err).Code == fault.GitHubNotFound:
+		// New file: create it. If the branch is what is missing, the write
+		// below says so.
+	default:
+		return "", "", err
+	}
+	put := &gh.RepositoryContentFileOptions{Message: gh.String(message), Content: content, SHA: sha}
+	if branch != "" {
+		put.Branch = gh.String(branch)
+	}
+	write := c.gh.Repositories.CreateFile
+	if sha != nil {
+		write = c.gh.Repositories.UpdateFile
+	}
+	res, resp, err := write(ctx, c.owner, c.repo, filePath, put)
+	if err := c.mapError(op{what: what, target: targetWrite, name: filePath}, resp, err); err != nil {
+		return "", "", err
+	}
+	commitSHA = res.Commit.GetSHA()
+	commitURL = res.Commit.GetHTMLURL()
+	if commitURL == "" && commitSHA != "" {
+		commitURL = c.webURL + "/commit/" + commitSHA
+	}
+	return commitURL, commitSHA, nil
+}
+
+// gitBlobSHA is git's object name for content.
+func gitBlobSHA(content []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(content))
+	h.Write(content)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// tokenID identifies credentials without revealing them, so a cached ETag
+// (GitHub's ETags vary with Authorization) is only reused with the token it
+// was obtained with.
+func tokenID(token string) string {
+	if token == "" {
+		return "anonymous"
+	}
+	sum := sha256.Sum256([]byte("flowyprompt github token id\x00" + token))
+	return hex.EncodeToString(sum[:8])
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

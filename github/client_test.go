@@ -1,0 +1,451 @@
+package github
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+func (h *harness) client(edit ...func(*Config)) *Client {
+	h.t.Helper()
+	cfg := h.config()
+	for _, e := range edit {
+		e(&cfg)
+	}
+	c, err := NewClient(cfg)
+	if err != nil {
+		h.t.Fatalf("NewClient: %v", err)
+	}
+	return c
+}
+
+// hookTransport runs before for each request, then sends it; edit may
+// rewrite the response.
+type hookTransport struct {
+	mu     sync.Mutex
+	before func(*http.Request)
+	after  func(*http.Request, *http.Response) *http.Response
+}
+
+func (h *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	h.mu.Lock()
+	before, after := h.before, h.after
+	h.mu.Unlock()
+	if before != nil {
+		before(r)
+	}
+	resp, err := http.DefaultTransport.RoundTrip(r)
+	if err == nil && after != nil {
+		resp = after(r, resp)
+	}
+	return resp, err
+}
+
+func TestResolveRef(t *testing.T) {
+	h := newHarness(t, fakegithub.Library{Files: map[string][]byte{"templates/A.json": fakegithub.ValidTemplate("A", "a {{subject}}")}})
+	head := h.fake.Head()
+	h.fake.SetBranch("feature/x", head)
+	h.fake.SetTag("v1.0.0", head)
+	c := h.client()
+	ctx := ctxT(t)
+
+	sha, etag, notMod, err := c.ResolveRef(ctx, "main", "")
+	if err != nil || sha != head || etag == "" || notMod {
+		t.Fatalf("ResolveRef(main) = %q, %q, %v, %v; want %s with an ETag", sha, etag, notMod, err, head)
+	}
+	if !strings.HasPrefix(etag, `"`) {
+		t.Errorf("ETag %s is not a quoted strong ETag", etag)
+	}
+	reqs := h.fake.Requests()
+	if len(reqs) != 1 || !strings.Contains(reqs[0].Accept, "sha") {
+		t.Errorf("requests = %+v, want one with the SHA media type", reqs)
+	}
+
+	tests := []struct {
+		name        string
+		ref, etag   string
+		prepare     func()
+		wantSHA     func() string
+		wantNotMod  bool
+		wantStatus  []int
+		wantETagNew bool
+	}{
+		{name: "unchanged with the ETag is a 304", ref: "main", etag: etag, wantNotMod: true, wantStatus: []int{304}},
+		{name: "the ETag is sent verbatim", ref: "main", etag: "W/" + etag, wantNotMod: true, wantStatus: []int{304}},
+		{name: "a stale ETag gets the new commit", ref: "main", etag: `"something-else"`, wantSHA: func() string { return head }, wantStatus: []int{200}},
+		{name: "branch with a slash", ref: "feature/x", wantSHA: func() string { return head }, wantStatus: []int{200}},
+		{name: "tag", ref: "v1.0.0", wantSHA: func() string { return head }, wantStatus: []int{200}},
+		{name: "full SHA", ref: head, wantSHA: func() string { return head }, wantStatus: []int{200}},
+		{name: "empty ref is the default branch", ref: "", wantSHA: func() string { return head }, wantStatus: []int{200, 200}},
+		{name: "a new commit changes the answer", ref: "main", etag: etag,
+			prepare: func() { h.fake.PutFile("templates/B.json", []byte("{}")) },
+			wantSHA: func() string { return h.fake.Head() }, wantStatus: []int{200}, wantETagNew: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if tt.prepare != nil {
+				tt.prepare()
+			}
+			h.fake.Reset()
+			sha, newETag, notMod, err := c.ResolveRef(ctx, tt.ref, tt.etag)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if notMod != tt.wantNotMod {
+				t.Errorf("notModified = %v, want %v", notMod, tt.wantNotMod)
+			}
+			if tt.wantNotMod && (sha != "" || newETag != tt.etag) {
+				t.Errorf("on 304: sha %q etag %q; want no SHA and the same ETag", sha, newETag)
+			}
+			if tt.wantSHA != nil && sha != tt.wantSHA() {
+				t.Errorf("sha = %s, want %s", sha, tt.wantSHA())
+			}
+			if tt.wantETagNew && (newETag == tt.etag || newETag == "") {
+				t.Errorf("ETag not renewed: %q", newETag)
+			}
+			var statuses []int
+			for _, r := range h.fake.Requests() {
+				statuses = append(statuses, r.Status)
+				if tt.etag != "" && r.Pattern == fakegithub.RouteCommit && r.IfNoneMatch != tt.etag {
+					t.Errorf("If-None-Match = %q, want %q verbatim", r.IfNoneMatch, tt.etag)
+				}
+			}
+			if diff := cmp.Diff(tt.wantStatus, statuses); diff != "" {
+				t.Errorf("statuses (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEnterpriseAPIURL(t *testing.T) {
+	// The fake answers under /api/v3/ as GitHub Enterprise Server does;
+	// the URL is used as given.
+	h := newHarness(t, standardLibrary())
+	s := h.source(func(c *Config) {
+		c.RepoURL = "https://ghe.example.com/acme/prompts"
+		c.APIURL = h.fake.EnterpriseURL()
+	})
+	cat, err := s.Load(ctxT(t))
+	if err != nil || cat.Len() != len(h.lib.Valid) {
+		t.Fatalf("Load via the Enterprise prefix = %d templates, %v", cat.Len(), err)
+	}
+	if loc := cat.Info().Location; loc != "https://ghe.example.com/acme/prompts" {
+		t.Errorf("location = %q, want the Enterprise web URL", loc)
+	}
+	for _, r := range h.fake.Requests() {
+		if r.Pattern == "" {
+			t.Errorf("request %s %s matched no route", r.Method, r.Path)
+		}
+	}
+}
+
+func TestTree(t *testing.T) {
+	files := map[string][]byte{
+		"templates/A.json":        []byte("a"),
+		"templates/team/B.json":   []byte("bb"),
+		"templates/notes.md":      []byte("x"),
+		"templates-old/C.json":    []byte("c"),
+		"other/D.json":            []byte("d"),
+		"README.json":             []byte("r"),
+		"prompts/sub/deep/E.json": []byte("eeeee"),
+	}
+	entry := func(p string) TreeEntry {
+		return TreeEntry{Path: p, SHA: fakegithub.BlobSHA(files[p]), Size: len(files[p])}
+	}
+	tests := []struct {
+		path    string
+		want    []TreeEntry
+		wantErr string
+	}{
+		{path: "templates", want: []TreeEntry{entry("templates/A.json"), entry("templates/team/B.json")}},
+		{path: "prompts/sub", want: []TreeEntry{entry("prompts/sub/deep/E.json")}},
+		{path: ".", want: []TreeEntry{entry("README.json"), entry("other/D.json"), entry("prompts/sub/deep/E.json"),
+			entry("templates-old/C.json"), entry("templates/A.json"), entry("templates/team/B.json")}},
+		{path: "missing", wantErr: fault.GitHubNotFound},
+	}
+	h := newHarness(t, fakegithub.Library{Files: files})
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			c := h.client(func(c *Config) { c.Path = tt.path })
+			got, err := c.Tree(ctxT(t), h.fake.Head())
+			if tt.wantErr != "" {
+				if fault.CodeOf(err) != tt.wantErr || !strings.Contains(fault.As(err).Why, `folder "missing"`) {
+					t.Fatalf("Tree error = %v, want %s naming the folder", err, tt.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("entries (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestBlob(t *testing.T) {
+	content := fakegithub.ValidTemplate("A", "a {{subject}}")
+	h := newHarness(t, fakegithub.Library{Files: map[string][]byte{"templates/A.json": content}})
+	sha := fakegithub.BlobSHA(content)
+	hook := &hookTransport{}
+	c := h.client(func(c *Config) { c.HTTPClient = &http.Client{Transport: hook} })
+
+	got, err := c.Blob(ctxT(t), sha)
+	if err != nil || !bytes.Equal(got, content) {
+		t.Fatalf("Blob = %q, %v", got, err)
+	}
+	if r := h.fake.Requests(); len(r) != 1 || !strings.Contains(r[0].Accept, "raw") {
+		t.Errorf("requests = %+v, want one raw blob request", r)
+	}
+
+	// A body that does not hash to the SHA (a meddling proxy) is refused.
+	hook.after = func(_ *http.Request, resp *http.Response) *http.Response {
+		resp.Body.Close()
+		resp.Body = io.NopCloser(strings.NewReader("tampered"))
+		resp.ContentLength = -1
+		return resp
+	}
+	if _, err := c.Blob(ctxT(t), sha); fault.CodeOf(err) != fault.NetworkError || !strings.Contains(err.Error(), "does not match") {
+		t.Errorf("tampered blob: %v, want NETWORK_ERROR about the SHA", err)
+	}
+	hook.after = nil
+
+	if _, err := c.Blob(ctxT(t), strings.Repeat("0", 40)); !errors.Is(err, ErrNotFound) {
+		t.Errorf("missing blob: %v, want ErrNotFound", err)
+	}
+}
+
+func TestBlobsBoundedParallelism(t *testing.T) {
+	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 40})
+	h := newHarness(t, lib)
+	var mu sync.Mutex
+	inFlight, peak := 0, 0
+	hook := &hookTransport{
+		before: func(*http.Request) {
+			mu.Lock()
+			inFlight++
+			peak = max(peak, inFlight)
+			mu.Unlock()
+			time.Sleep(2 * time.Millisecond) // let requests overlap
+		},
+		after: func(_ *http.Request, r *http.Response) *http.Response {
+			mu.Lock()
+			inFlight--
+			mu.Unlock()
+			return r
+		},
+	}
+	c := h.client(func(c *Config) { c.HTTPClient = &http.Client{Transport: hook} })
+	var shas []string
+	for _, content := range lib.Files {
+		shas = append(shas, fakegithub.BlobSHA(content))
+	}
+	got, err := c.Blobs(ctxT(t), shas)
+	if err != nil || len(got) != len(shas) {
+		t.Fatalf("Blobs = %d, %v; want %d", len(got), err, len(shas))
+	}
+	if peak > blobParallelism {
+		t.Errorf("%d requests in flight at once, want at most %d", peak, blobParallelism)
+	}
+	// One failure fails the batch.
+	if _, err := c.Blobs(ctxT(t), append(shas[:3:3], strings.Repeat("0", 40))); !errors.Is(err, ErrNotFound) {
+		t.Errorf("Blobs with a missing blob: %v, want ErrNotFound", err)
+	}
+}
+
+func TestRateLimit(t *testing.T) {
+	h := newHarness(t, standardLibrary())
+	c := h.client()
+	rl, err := c.RateLimit(ctxT(t))
+	if err != nil || rl.Limit != 5000 || rl.Remaining != h.fake.Remaining() || rl.Reset.IsZero() {
+		t.Fatalf("RateLimit = %+v, %v", rl, err)
+	}
+
+	reset := time.Now().Add(time.Hour)
+	h.fake.SetRateLimited(reset)
+	h.fake.Reset()
+	_, _, _, err = c.ResolveRef(ctxT(t), "main", "")
+	f := fault.As(err)
+	if f == nil || f.Code != fault.GitHubRateLimited || f.RetryAfter < 50*time.Minute {
+		t.Fatalf("rate-limited ResolveRef = %v, want GITHUB_RATE_LIMITED with RetryAfter near an hour", err)
+	}
+	// go-github now answers from what it knows, without calling out; that
+	// is a rate-limit error too, not a generic failure.
+	_, _, _, err = c.ResolveRef(ctxT(t), "main", "")
+	if fault.CodeOf(err) != fault.GitHubRateLimited || !errors.Is(err, ErrRateLimited) {
+		t.Errorf("pre-checked ResolveRef = %v, want GITHUB_RATE_LIMITED", err)
+	}
+	if n := h.fake.Count(fakegithub.RouteCommit); n != 1 {
+		t.Errorf("%d commit requests reached GitHub while rate-limited, want 1", n)
+	}
+	// The rate_limit endpoint itself still answers.
+	if rl, err := c.RateLimit(ctxT(t)); err != nil || rl.Remaining != 0 || !rl.Reset.Equal(reset.Truncate(time.Second)) {
+		t.Errorf("RateLimit while limited = %+v, %v; want 0 remaining until %v", rl, err, reset)
+	}
+}
+
+func TestSaveFile(t *testing.T) {
+	existing := fakegithub.ValidTemplate("Existing", "old {{subject}}")
+	newer := fakegithub.ValidTemplate("Existing", "new {{subject}}")
+	tests := []struct {
+		name       string
+		path       string
+		content    []byte
+		message    string
+		branch     string
+		between    func(f *fakegithub.Server) // runs between reading and writing
+		wantCode   string
+		wantStatus int // of the PUT
+		wantNoReq  bool
+	}{
+		{name: "create", path: "templates/New.json", content: fakegithub.ValidTemplate("New", "x {{subject}}"), message: "add New", wantStatus: 201},
+		{name: "update", path: "templates/Existing.json", content: newer, message: "update Existing", wantStatus: 200},
+		{name: "update on a named branch", path: "templates/Existing.json", content: newer, message: "update", branch: "main", wantStatus: 200},
+		{name: "someone changed the file meanwhile", path: "templates/Existing.json", content: newer, message: "update",
+			between: func(f *fakegithub.Server) {
+				f.PutFile("templates/Existing.json", fakegithub.ValidTemplate("Existing", "theirs {{subject}}"))
+			},
+			wantCode: fault.WriteConflict, wantStatus: 409},
+		{name: "someone created the file meanwhile", path: "templates/Race.json", content: newer, message: "add",
+			between: func(f *fakegithub.Server) {
+				f.PutFile("templates/Race.json", fakegithub.ValidTemplate("Race", "theirs {{subject}}"))
+			},
+			wantCode: fault.WriteConflict, wantStatus: 422},
+		{name: "unknown branch", path: "templates/New.json", content: newer, message: "add", branch: "nope",
+			wantCode: fault.GitHubNotFound, wantStatus: 404},
+		{name: "too large", path: "templates/Big.json", content: bytes.Repeat([]byte("x"), DefaultMaxFileSize+1), message: "add",
+			wantCode: fault.TemplateTooLarge, wantNoReq: true},
+		{name: "path escapes", path: "templates/../../etc/x.json", content: newer, message: "add", wantCode: fault.InvalidArgument, wantNoReq: true},
+		{name: "absolute path", path: "/templates/x.json", content: newer, message: "add", wantCode: fault.InvalidArgument, wantNoReq: true},
+		{name: "no message", path: "templates/New.json", content: newer, message: " ", wantCode: fault.InvalidArgument, wantNoReq: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, fakegithub.Library{Files: map[string][]byte{"templates/Existing.json": existing}})
+			hook := &hookTransport{}
+			hook.before = func(r *http.Request) {
+				if r.Method == http.MethodPut && tt.between != nil {
+					tt.between(h.fake)
+				}
+			}
+			c := h.client(func(c *Config) { c.HTTPClient = &http.Client{Transport: hook} })
+			url, err := c.SaveFile(ctxT(t), tt.path, tt.content, tt.message, tt.branch)
+			if tt.wantNoReq && h.fake.Total() != 0 {
+				t.Errorf("%d requests for a write refused locally", h.fake.Total())
+			}
+			var put *fakegithub.Request
+			for _, r := range h.fake.Requests() {
+				if r.Pattern == fakegithub.RoutePut {
+					put = &r
+				}
+			}
+			if tt.wantStatus != 0 && (put == nil || put.Status != tt.wantStatus) {
+				t.Errorf("PUT = %+v, want status %d", put, tt.wantStatus)
+			}
+			if tt.wantCode != "" {
+				f := fault.As(err)
+				if f == nil || f.Code != tt.wantCode || f.How == "" {
+					t.Fatalf("SaveFile error = %v, want %s with a fix", err, tt.wantCode)
+				}
+				if tt.wantCode == fault.WriteConflict && (!errors.Is(err, ErrConflict) || !strings.Contains(f.How, "refresh")) {
+					t.Errorf("conflict = %v / %q; want ErrConflict and advice to refresh and retry", err, f.How)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := h.fake.Head()
+			if url != "https://github.com/acme/prompts/commit/"+head {
+				t.Errorf("commit URL = %q, want the new head %s", url, head)
+			}
+			blob, err := c.Blob(ctxT(t), fakegithub.BlobSHA(tt.content))
+			if err != nil || !bytes.Equal(blob, tt.content) {
+				t.Errorf("saved content not in the repository: %v", err)
+			}
+		})
+	}
+}
+
+func TestSaveTemplate(t *testing.T) {
+	h := newHarness(t, standardLibrary())
+	s := h.source(func(c *Config) { c.Ref = "" })
+	if _, err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	content := fakegithub.ValidTemplate("Saved_Template", "saved {{subject}}")
+	url, err := s.SaveTemplate(ctxT(t), "Saved_Template", content, "add Saved_Template")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(url, h.fake.Head()) {
+		t.Errorf("commit URL %q does not name the new head", url)
+	}
+	cat, _ := s.Load(ctxT(t))
+	if e, ok := cat.Lookup("Saved_Template"); !ok || e.Path != "templates/Saved_Template.json" {
+		t.Errorf("saved template not in the catalog after saving: %v", ok)
+	}
+
+	tests := []struct {
+		name     string
+		src      *Source
+		tmpl     string
+		wantCode string
+	}{
+		{name: "bad name", src: s, tmpl: "../evil", wantCode: fault.InvalidArgument},
+		{name: "pinned source", src: h.source(func(c *Config) { c.Ref = h.fake.Head() }), tmpl: "X", wantCode: fault.WriteDisabled},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h.fake.Reset()
+			_, err := tt.src.SaveTemplate(ctxT(t), tt.tmpl, content, "msg")
+			if fault.CodeOf(err) != tt.wantCode {
+				t.Errorf("SaveTemplate error = %v, want %s", err, tt.wantCode)
+			}
+			if n := h.fake.Count(fakegithub.RoutePut); n != 0 {
+				t.Errorf("%d writes reached GitHub", n)
+			}
+		})
+	}
+}
+
+func TestCheck(t *testing.T) {
+	h := newHarness(t, standardLibrary())
+	s := h.source(func(c *Config) { c.Ref = "" })
+	r, err := s.Check(ctxT(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Repository != "https://github.com/acme/prompts" || r.Branch != "main" || r.Commit != h.fake.Head() ||
+		r.Valid != len(h.lib.Valid) || len(r.Invalid) != len(h.lib.Invalid)+len(h.lib.Oversized) ||
+		r.RateLimit == nil || r.RateLimit.Limit != 5000 || !r.Authenticated || r.Stale != nil {
+		t.Errorf("report = %+v", r)
+	}
+	text := r.String()
+	for _, want := range []string{"https://github.com/acme/prompts", "default branch main -> " + h.fake.Head(),
+		"140 valid, 10 invalid", "TEMPLATE_TOO_LARGE", "INVALID_TEMPLATE", "requests left"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("report text lacks %q:\n%s", want, text)
+		}
+	}
+
+	h.fake.SetFault(503)
+	r, err = s.Check(ctxT(t))
+	if fault.CodeOf(err) != fault.NetworkError || r == nil || r.Stale == nil || r.Valid != len(h.lib.Valid) || r.Fix == "" {
+		t.Fatalf("Check during an outage = %+v, %v; want the cached counts, stale, and the error", r, err)
+	}
+	if text := r.String(); !strings.Contains(text, "stale:") || !strings.Contains(text, "GitHub returned 503") || !strings.Contains(text, "fix:") {
+		t.Errorf("outage report text:\n%s", text)
+	}
+}

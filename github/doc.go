@@ -1,0 +1,69 @@
+// Package github serves a team's prompt templates from a GitHub repository:
+// a thin client over go-github (Client) and a templates.Source with a
+// revalidating, persistent cache (Source).
+//
+// # Configuration
+//
+//	GITHUB_REPO_URL        https://github.com/OWNER/REPO (or OWNER/REPO; Enterprise: https://HOST/OWNER/REPO)
+//	GITHUB_PAT             token; optional for public repositories
+//	GITHUB_REF             branch, tag or full commit SHA; default: the repository's default branch
+//	GITHUB_TEMPLATES_PATH  folder of *.json templates (subfolders included); default templates
+//	GITHUB_API_URL         default https://api.github.com; for GitHub Enterprise Server give
+//	                       https://HOST/api/v3 (derived from an Enterprise GITHUB_REPO_URL when unset).
+//	                       The URL is used as given: nothing is appended to it.
+//	CACHE_TTL_MS           how long a checked commit is trusted; default 15 minutes
+//	MAX_FILE_SIZE          larger files are refused without being downloaded; default 102400
+//
+// The token needs read access to the repository's contents (fine-grained:
+// contents:read, plus contents:write to save templates; classic: the repo
+// scope for a private repository). A token with an unknown prefix is used
+// with a warning. The token never appears in logs, errors, results or the
+// disk cache: every error passes through one mapping function that redacts
+// it, strips query strings and credentials from URLs, and masks anything
+// shaped like a GitHub token.
+//
+// # Sync: one request per TTL instead of one per template
+//
+// The seed revalidated each template with its own ETag: a hundred templates,
+// a hundred requests every 15 minutes. Source asks one question instead:
+//
+//  1. After the TTL, resolve the ref to a commit with a conditional request
+//     (GET repos/O/R/commits/REF, Accept: application/vnd.github.sha,
+//     If-None-Match). A 304 costs nothing against the rate limit and means
+//     nothing changed: the TTL starts again. A ref that is a full commit
+//     SHA is never revalidated.
+//  2. On a new commit, list its tree once (git/trees/SHA?recursive=1): every
+//     template path with its blob SHA and size. Files over MAX_FILE_SIZE are
+//     reported as TEMPLATE_TOO_LARGE from the size alone.
+//  3. Fetch only the blobs not already cached, eight at a time. A blob SHA
+//     names its bytes forever, so a blob is never fetched twice.
+//  4. Build a new catalog (templates.Build) and hand it to Watch callbacks;
+//     templates.Library swaps it in and notifies clients.
+//
+// Costs measured against internal/fakegithub: a cold start of N templates
+// is N+2 requests (N+3 with the default branch); an unchanged revalidation
+// is 1 request answered 304; one changed template is 3 requests; a restart
+// with the disk cache is 0 requests within the TTL and 1 (a 304) after it.
+//
+// Requests never wait for GitHub once a catalog exists: Load returns the
+// current catalog at once and revalidates in the background (one at a time;
+// concurrent callers share it). When GitHub fails (network, 5xx, rate limit,
+// refused token) the catalog keeps being served, marked stale
+// (templates.Staleness: since when, why, the error code, when to retry), a
+// warning is logged once per outage, and automatic retries wait for the rate
+// limit's reset or 30 seconds. Without a catalog, Load returns the error, a
+// *fault.Error with what / why / how and one of the codes
+// GITHUB_AUTH_FAILED, GITHUB_RATE_LIMITED, GITHUB_NOT_FOUND or
+// NETWORK_ERROR; the sentinels (ErrUnauthorized, ErrRateLimited, ErrNotFound,
+// ErrUnavailable, ErrConflict) match it with errors.Is.
+//
+// # Disk cache
+//
+// The ref's commit and ETag, the tree listing and the blobs in use are saved
+// to os.UserCacheDir()/flowyprompt/github/HASH.json (one file per API URL,
+// repository, ref and folder; mode 0600, written atomically), so a restart
+// (Claude Desktop restarts servers often) serves templates before any
+// request, and works with GitHub unreachable. A corrupt file is ignored with
+// a warning. Cached ETags are only sent with the credentials they were
+// obtained with, because GitHub's answers vary with Authorization.
+package github

@@ -1,0 +1,164 @@
+package github
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// echoTransport plays a misbehaving proxy that repeats the request's
+// Authorization header and a token-bearing URL back in what it answers.
+type echoTransport struct{ mode string }
+
+func (e echoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	auth := r.Header.Get("Authorization")
+	u := *r.URL
+	u.RawQuery = "access_token=" + testToken
+	switch e.mode {
+	case "error":
+		return nil, fmt.Errorf("proxy refused %q for %s", auth, u.String())
+	default:
+		body := fmt.Sprintf(`{"message":"bad request with %s from %s"}`, auth, u.String())
+		req := r.Clone(r.Context())
+		req.URL = &u
+		return &http.Response{
+			StatusCode: http.StatusBadRequest,
+			Header:     http.Header{"Content-Type": {"application/json"}},
+			Body:       io.NopCloser(strings.NewReader(body)),
+			Request:    req,
+		}, nil
+	}
+}
+
+func TestTokenNeverLeaks(t *testing.T) {
+	h := newHarness(t, standardLibrary())
+	s := h.source()
+	ctx := ctxT(t)
+	var outputs []string
+	record := func(what string, v any) {
+		switch x := v.(type) {
+		case nil:
+		case error:
+			outputs = append(outputs, what+": "+x.Error(), fmt.Sprintf("%s: %+v %#v", what, x, x))
+			if f := fault.As(x); f != nil {
+				b, _ := json.Marshal(map[string]any{"what": f.What, "why": f.Why, "how": f.How, "details": f.Details, "err": fmt.Sprint(f.Err)})
+				outputs = append(outputs, string(b))
+			}
+		default:
+			b, err := json.Marshal(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			outputs = append(outputs, what+": "+string(b), fmt.Sprint(x))
+		}
+	}
+
+	cfg := h.config()
+	cfg.RepoURL = "https://x:" + testToken + "@github.com/acme/prompts?access_token=" + testToken
+	outputs = append(outputs, fmt.Sprintf("%v %+v %#v %s", cfg, cfg, cfg, cfg))
+	cfg.Logger.Info("config", "cfg", cfg)
+	record("bad config", cfg.Validate())
+
+	cat, err := s.Load(ctx)
+	record("cold load", err)
+	record("info", cat.Info())
+
+	faults := []struct {
+		name string
+		on   func()
+		off  func()
+	}{
+		{"500", func() { h.fake.SetFault(500) }, func() { h.fake.SetFault(0) }},
+		{"down", func() { h.fake.SetDown(true) }, func() { h.fake.SetDown(false) }},
+		{"token refused", func() { h.fake.SetToken("ghp_other0000000000000000000000000000000") }, func() { h.fake.SetToken(testToken) }},
+		{"rate limited", func() { h.fake.SetRateLimited(time.Now().Add(time.Hour)) }, func() {}},
+	}
+	for _, f := range faults {
+		f.on()
+		h.clock.Add(DefaultTTL + time.Second)
+		c, err := s.Refresh(ctx)
+		record(f.name, err)
+		if c != nil {
+			record(f.name+" staleness", c.Stale())
+		}
+		report, err := s.Check(ctx)
+		record(f.name+" check", err)
+		if report != nil {
+			record(f.name+" report", report)
+			outputs = append(outputs, report.String())
+		}
+		f.off()
+	}
+
+	// Errors that carry URLs and echoed headers.
+	for _, mode := range []string{"body", "error"} {
+		c := h.client(func(c *Config) { c.HTTPClient = &http.Client{Transport: echoTransport{mode}} })
+		_, _, _, err := c.ResolveRef(ctx, "main", "")
+		if err == nil {
+			t.Fatalf("%s: echo transport did not fail", mode)
+		}
+		record("echo "+mode, err)
+		_, err = c.Tree(ctx, strings.Repeat("a", 40))
+		record("echo tree "+mode, err)
+		_, err = c.SaveFile(ctx, "templates/X.json", []byte("{}"), "msg", "")
+		record("echo save "+mode, err)
+	}
+	// A source without a catalog returns the raw fault to its caller.
+	cold := h.source(func(c *Config) {
+		c.CacheDir = t.TempDir()
+		c.HTTPClient = &http.Client{Transport: echoTransport{"body"}}
+	})
+	_, err = cold.Load(ctx)
+	record("cold echo", err)
+
+	// The captured record must contain what it claims: make sure the
+	// echoing really happened, so the test cannot pass vacuously.
+	raw := echoTransport{"body"}
+	resp, _ := raw.RoundTrip(mustRequest(t, testToken))
+	body, _ := io.ReadAll(resp.Body)
+	if !strings.Contains(string(body), testToken) {
+		t.Fatal("echo transport does not echo the token; the test would prove nothing")
+	}
+
+	var files []string
+	filepath.WalkDir(h.cacheDir, func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			files = append(files, p)
+			outputs = append(outputs, "file "+p+": "+string(b))
+		}
+		return nil
+	})
+	if len(files) == 0 {
+		t.Fatal("no cache file written; nothing was checked on disk")
+	}
+	outputs = append(outputs, "logs: "+h.logs.String())
+
+	secretTail := testToken[len("ghp_"):]
+	for _, o := range outputs {
+		if strings.Contains(o, secretTail) || strings.Contains(o, "access_token=ghp") {
+			i := strings.Index(o, secretTail)
+			t.Errorf("token leaked: ...%s...", o[max(0, i-200):min(len(o), i+100)])
+		}
+	}
+	t.Logf("checked %d outputs (errors, reports, staleness, %d cache files, %d bytes of logs)", len(outputs), len(files), len(h.logs.String()))
+}
+
+func mustRequest(t *testing.T, token string) *http.Request {
+	t.Helper()
+	r, err := http.NewRequest(http.MethodGet, "https://api.github.com/repos/acme/prompts", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.Header.Set("Authorization", "Bearer "+token)
+	return r
+}

@@ -1,0 +1,643 @@
+package github
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/flowyprompt/flowyprompt/cache"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+const (
+	// syncTimeout bounds one shared revalidation; it runs detached from
+	// the callers waiting on it, so it needs its own limit.
+	syncTimeout = 2 * time.Minute
+	// failureBackoff spaces automatic retries after a failure that names
+	// no retry time, so an outage is not hammered by every request.
+	failureBackoff = 30 * time.Second
+	// minWatchInterval keeps a tiny TTL from becoming a busy loop.
+	minWatchInterval = time.Second
+)
+
+// listing is what the source persists about a ref: the commit it pointed at
+// when last checked (the cache entry's ETag is the answer's ETag) and the
+// template files of that commit.
+type listing struct {
+	Commit  string      `json:"commit"`
+	Branch  string      `json:"branch,omitempty"` // the default branch, when Config.Ref is empty
+	Auth    string      `json:"auth"`             // tokenID of the credentials the ETag belongs to
+	Entries []TreeEntry `json:"entries"`
+}
+
+// Source serves the templates of a GitHub repository. It implements
+// templates.Source and templates.Watcher. See the package documentation for
+// the sync protocol.
+type Source struct {
+	cfg       settings
+	client    *Client
+	cache     *cache.Cache
+	cachePath string // "" keeps the cache in memory only
+	listKey   string
+	blobNS    string // key prefix of blob entries
+	ns        string
+	pinned    bool
+	authID    string
+	logger    *slog.Logger
+	now       func() time.Time
+
+	group       singleflight.Group
+	bgRunning   atomic.Bool
+	saveWarned  atomic.Bool
+	newTicker   func(time.Duration) (<-chan time.Time, func()) // tests replace it
+	bgDoneHook  func()                                         // tests observe background syncs
+	persistLock sync.Mutex                                     // one Save at a time keeps the newest last
+
+	mu         sync.Mutex
+	base       *templates.Catalog // last good catalog, never marked stale
+	current    *templates.Catalog // what Load returns: base, or base marked stale
+	lastLoaded *templates.Catalog // what Load last handed out, so Watch can catch up
+	commit     string
+	branch     string
+	stale      *templates.Staleness
+	lastErr    error
+	retryAt    time.Time // no automatic retry before this, after a failure
+	freshUntil time.Time // the checked commit is trusted until then
+	subs       map[int]func(*templates.Catalog)
+	nextSub    int
+}
+
+// NewSource checks cfg, opens the disk cache, and, when the cache holds a
+// complete catalog, has it ready before any request is made.
+func NewSource(cfg Config) (*Source, error) {
+	st, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range cfg.Warnings() {
+		st.logger.Warn(w)
+	}
+	client, err := newClient(st)
+	if err != nil {
+		return nil, err
+	}
+	refLabel := st.ref
+	if refLabel == "" {
+		refLabel = "HEAD"
+	}
+	ns := st.host + "/" + st.owner + "/" + st.repo
+	s := &Source{
+		cfg:     st,
+		client:  client,
+		ns:      ns,
+		listKey: cache.KeyFor(ns, cache.KindTemplateList, st.path, refLabel),
+		blobNS:  cache.KeyFor(ns, cache.KindBlob, "", ""),
+		pinned:  IsCommitSHA(st.ref),
+		authID:  tokenID(st.token),
+		logger:  st.logger,
+		now:     st.now,
+		subs:    map[int]func(*templates.Catalog){},
+		newTicker: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTicker(d)
+			return t.C, t.Stop
+		},
+	}
+	s.blobNS += ":"
+
+	opts := cache.Options{TTL: st.ttl, Now: st.now, Logger: st.logger, LoadTimeout: syncTimeout}
+	dir := st.cacheDir
+	if dir == "" {
+		if dir, err = cache.Dir(); err != nil {
+			s.logger.Warn("no user cache directory; GitHub templates are cached in memory only", "error", err)
+		}
+	}
+	if dir != "" {
+		s.cachePath = filepath.Join(dir, "github", cache.FileName(st.apiURL, st.owner+"/"+st.repo, st.ref, st.path))
+	}
+	s.cache = cache.New(opts)
+	if s.cachePath != "" {
+		c, err := cache.Open(s.cachePath, opts)
+		if err != nil {
+			s.logger.Warn("cannot read the GitHub template cache; starting without it", "path", s.cachePath, "error", err)
+		}
+		s.cache = c
+	}
+	s.restore()
+	return s, nil
+}
+
+// Info says where the templates come from; Revision is the commit of the
+// current catalog, once known.
+func (s *Source) Info() templates.SourceInfo {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.infoLocked(s.commit)
+}
+
+func (s *Source) infoLocked(commit string) templates.SourceInfo {
+	return templates.SourceInfo{Kind: "github", Location: s.cfg.webURL, Ref: s.cfg.ref, Revision: commit}
+}
+
+// Client returns the GitHub client the source uses (for check and save).
+func (s *Source) Client() *Client { return s.client }
+
+// Load returns the current catalog at once when there is one, starting a
+// background revalidation when the TTL has passed; requests never wait for
+// GitHub once a catalog exists. Without one it loads (all concurrent
+// callers share one load) and returns GitHub's failure, if any.
+func (s *Source) Load(ctx context.Context) (*templates.Catalog, error) {
+	s.mu.Lock()
+	cur, lastErr, retryAt := s.current, s.lastErr, s.retryAt
+	if cur != nil {
+		s.lastLoaded = cur
+	}
+	s.mu.Unlock()
+	if cur != nil {
+		if s.due(s.now()) {
+			s.revalidateInBackground()
+		}
+		return cur, nil
+	}
+	if lastErr != nil && s.now().Before(retryAt) {
+		return nil, lastErr
+	}
+	cat, err := s.syncWait(ctx)
+	if err != nil {
+		return nil, err
+	}
+	s.mu.Lock()
+	s.lastLoaded = cat
+	s.mu.Unlock()
+	return cat, nil
+}
+
+// Refresh revalidates now, whatever the TTL (the refresh tool and `check`
+// use it). It returns the resulting catalog; when GitHub fails while a
+// catalog is held, it returns that catalog, marked stale, and the error. A
+// source pinned to a commit SHA has nothing to revalidate once loaded.
+func (s *Source) Refresh(ctx context.Context) (*templates.Catalog, error) {
+	s.mu.Lock()
+	cur := s.current
+	s.mu.Unlock()
+	if s.pinned && cur != nil {
+		return cur, nil
+	}
+	return s.syncWait(ctx)
+}
+
+// Watch revalidates every TTL in the background and calls onChange with the
+// new catalog when the commit changed, or when the catalog became stale or
+// fresh again (templates.Library installs such catalogs without notifying
+// clients). If the catalog changed since Load last returned it, onChange
+// gets it at once. Watch returns nil when ctx ends.
+func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) error {
+	s.mu.Lock()
+	id := s.nextSub
+	s.nextSub++
+	s.subs[id] = onChange
+	cur, last := s.current, s.lastLoaded
+	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.subs, id)
+		s.mu.Unlock()
+	}()
+	if cur != nil && cur != last {
+		onChange(cur)
+	}
+	if s.pinned {
+		<-ctx.Done()
+		return nil
+	}
+	ticks, stop := s.newTicker(max(s.cfg.ttl, minWatchInterval))
+	defer stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-ticks:
+			// A tick may land a moment before expiry; a tenth of the TTL
+			// of slack keeps it from skipping a whole period.
+			if s.due(s.now().Add(s.cfg.ttl / 10)) {
+				s.syncWait(ctx) // a failure marks the catalog stale and notifies
+			}
+		}
+	}
+}
+
+// due reports whether the ref should be revalidated at now.
+func (s *Source) due(now time.Time) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case now.Before(s.retryAt):
+		return false
+	case s.base == nil:
+		return true
+	case s.pinned:
+		return false
+	}
+	return !now.Before(s.freshUntil)
+}
+
+func (s *Source) revalidateInBackground() {
+	if !s.bgRunning.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer func() {
+			s.bgRunning.Store(false)
+			if s.bgDoneHook != nil {
+				s.bgDoneHook()
+			}
+		}()
+		s.syncWait(context.Background())
+	}()
+}
+
+type syncResult struct {
+	cat *templates.Catalog
+	err error
+}
+
+// syncWait runs one shared revalidation and waits for it or for ctx.
+func (s *Source) syncWait(ctx context.Context) (*templates.Catalog, error) {
+	ch := s.group.DoChan("sync", func() (any, error) {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
+		defer cancel()
+		cat, err := s.sync(sctx)
+		return syncResult{cat, err}, nil
+	})
+	select {
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case r := <-ch:
+		res := r.Val.(syncResult)
+		return res.cat, res.err
+	}
+}
+
+// sync is the protocol of the package documentation: one conditional
+// request for the ref; on a new commit one tree listing and only the blobs
+// not yet cached; then a new catalog.
+func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
+	now := s.now()
+	old, oldEntry, haveOld := s.loadListing()
+	etag := ""
+	if haveOld && old.Auth == s.authID {
+		etag = oldEntry.ETag
+	}
+
+	ref, branch := s.cfg.ref, ""
+	var sha, newETag string
+	if s.pinned {
+		sha = strings.ToLower(ref)
+	} else {
+		if ref == "" {
+			// The default branch rarely changes; asking for it on every
+			// revalidation would double the cost of a 304.
+			if haveOld && old.Branch != "" {
+				ref = old.Branch
+			} else {
+				b, err := s.client.DefaultBranch(ctx)
+				if err != nil {
+					return s.fail(err)
+				}
+				ref = b
+			}
+			branch = ref
+		}
+		var notModified bool
+		var err error
+		sha, newETag, notModified, err = s.client.ResolveRef(ctx, ref, etag)
+		if errors.Is(err, ErrNotFound) && branch != "" && haveOld && old.Branch != "" {
+			// The remembered default branch may have been renamed
+			// (master to main): ask for the default branch again.
+			if ref, err = s.client.DefaultBranch(ctx); err == nil {
+				branch = ref
+				sha, newETag, notModified, err = s.client.ResolveRef(ctx, ref, "")
+			}
+		}
+		if err != nil {
+			return s.fail(err)
+		}
+		if notModified {
+			sha = old.Commit
+		}
+	}
+
+	var entries []TreeEntry
+	if haveOld && old.Commit == sha {
+		entries = old.Entries
+	} else {
+		var err error
+		if entries, err = s.client.Tree(ctx, sha); err != nil {
+			return s.fail(err)
+		}
+	}
+
+	s.mu.Lock()
+	changed := s.base == nil || s.commit != sha
+	s.mu.Unlock()
+	var contents map[string][]byte
+	if changed {
+		// Only a new commit needs blobs: an unchanged one is already
+		// built, whatever the cache has evicted since.
+		var err error
+		if contents, err = s.blobs(ctx, entries); err != nil {
+			return s.fail(err)
+		}
+	}
+
+	l := listing{Commit: sha, Branch: branch, Auth: s.authID, Entries: entries}
+	value, err := json.Marshal(l)
+	if err != nil {
+		return s.fail(fmt.Errorf("encode template listing: %w", err))
+	}
+	expires := now.Add(s.cfg.ttl)
+	if s.pinned {
+		expires = time.Time{} // a commit never changes
+	}
+	s.cache.Put(cache.Entry{Key: s.listKey, ETag: newETag, Value: value, CachedAt: now, ExpiresAt: expires})
+	s.pruneBlobs(entries)
+
+	var built *templates.Catalog
+	if changed {
+		built = s.build(sha, entries, contents)
+	}
+	s.persist()
+
+	s.mu.Lock()
+	wasStale := s.stale
+	if changed {
+		s.base, s.commit = built, sha
+	}
+	if branch != "" {
+		s.branch = branch
+	}
+	s.freshUntil = expires
+	s.stale, s.lastErr, s.retryAt = nil, nil, time.Time{}
+	s.current = s.base
+	cur := s.current
+	subs := s.subscribers()
+	s.mu.Unlock()
+
+	if wasStale != nil {
+		s.logger.Info("GitHub is reachable again; templates are fresh",
+			"repository", s.cfg.webURL, "stale_since", wasStale.Since, "commit", sha)
+	}
+	if changed {
+		s.logger.Info("GitHub templates loaded", "repository", s.cfg.webURL, "ref", ref, "commit", sha,
+			"templates", cur.Len(), "invalid", len(cur.Invalid()))
+	}
+	if changed || wasStale != nil {
+		for _, fn := range subs {
+			fn(cur)
+		}
+	}
+	return cur, nil
+}
+
+// blobs returns the contents of every entry small enough to use, from the
+// cache when possible and otherwise fetched (and cached: a blob SHA names
+// its bytes forever).
+func (s *Source) blobs(ctx context.Context, entries []TreeEntry) (map[string][]byte, error) {
+	contents := make(map[string][]byte, len(entries))
+	var need []string
+	for _, e := range entries {
+		if e.Size > s.cfg.maxFileSize {
+			continue
+		}
+		if _, dup := contents[e.SHA]; dup {
+			continue
+		}
+		if ce, ok := s.cache.Peek(s.blobNS + e.SHA); ok {
+			contents[e.SHA] = ce.Value
+			continue
+		}
+		contents[e.SHA] = nil
+		need = append(need, e.SHA)
+	}
+	if len(need) == 0 {
+		return contents, nil
+	}
+	got, err := s.client.Blobs(ctx, need)
+	if err != nil {
+		return nil, err
+	}
+	for sha, b := range got {
+		contents[sha] = b
+		s.cache.Put(cache.Entry{Key: s.blobNS + sha, Value: b}) // never expires
+	}
+	return contents, nil
+}
+
+// pruneBlobs drops cached blobs the listing no longer uses, so the disk
+// cache holds exactly what a restart needs.
+func (s *Source) pruneBlobs(entries []TreeEntry) {
+	used := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		used[s.blobNS+e.SHA] = true
+	}
+	for _, k := range s.cache.Keys(s.blobNS) {
+		if !used[k] {
+			s.cache.Invalidate(k)
+		}
+	}
+}
+
+func (s *Source) build(commit string, entries []TreeEntry, contents map[string][]byte) *templates.Catalog {
+	files := make([]templates.File, 0, len(entries))
+	for _, e := range entries {
+		if e.Size > s.cfg.maxFileSize {
+			// Refused by the tree's size, without downloading it.
+			files = append(files, templates.File{Path: e.Path, Err: templates.TooLarge(e.Path, int64(e.Size), int64(s.cfg.maxFileSize))})
+			continue
+		}
+		files = append(files, templates.File{Path: e.Path, Data: contents[e.SHA]})
+	}
+	s.mu.Lock()
+	info := s.infoLocked(commit)
+	s.mu.Unlock()
+	return templates.Build(files, templates.BuildOptions{
+		MaxFileSize: s.cfg.maxFileSize, Info: info, Logger: s.logger, Now: s.now,
+	})
+}
+
+// fail records a failed revalidation. Holding a catalog, it keeps serving
+// it marked stale, warns once per outage (not once per request) and
+// notifies watchers when the catalog turns stale or the reason's code
+// changes; without one it returns the error.
+func (s *Source) fail(err error) (*templates.Catalog, error) {
+	if errors.Is(err, context.Canceled) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.current, err
+	}
+	now := s.now()
+	f := fault.As(err)
+	code, retry := fault.Internal, time.Duration(0)
+	if f != nil {
+		code, retry = f.Code, f.RetryAfter
+	}
+	backoff := min(failureBackoff, s.cfg.ttl)
+	if retry > 0 {
+		backoff = retry
+	}
+
+	s.mu.Lock()
+	s.lastErr, s.retryAt = err, now.Add(backoff)
+	if s.base == nil {
+		s.mu.Unlock()
+		return nil, err
+	}
+	first := s.stale == nil
+	st := &templates.Staleness{Since: now, Reason: err.Error(), Code: code, RetryAfter: retry}
+	notify := first
+	if !first {
+		st.Since = s.stale.Since // the outage started then
+		notify = s.stale.Code != code
+	}
+	s.stale = st
+	s.current = s.base.WithStale(st)
+	cur := s.current
+	subs := s.subscribers()
+	s.mu.Unlock()
+
+	if first {
+		s.logger.Warn("cannot revalidate GitHub templates; serving the cached ones",
+			"repository", s.cfg.webURL, "code", code, "error", err.Error(), "retry_after", retry)
+	} else {
+		s.logger.Debug("GitHub still unavailable", "repository", s.cfg.webURL, "code", code, "error", err.Error())
+	}
+	if notify {
+		// Watchers (templates.Library) hold the catalog handlers read:
+		// they must see that it is stale, and why.
+		for _, fn := range subs {
+			fn(cur)
+		}
+	}
+	return cur, err
+}
+
+// subscribers returns the Watch callbacks; s.mu must be held.
+func (s *Source) subscribers() []func(*templates.Catalog) {
+	out := make([]func(*templates.Catalog), 0, len(s.subs))
+	for _, fn := range s.subs {
+		out = append(out, fn)
+	}
+	return out
+}
+
+func (s *Source) loadListing() (listing, cache.Entry, bool) {
+	e, ok := s.cache.Peek(s.listKey)
+	if !ok {
+		return listing{}, cache.Entry{}, false
+	}
+	var l listing
+	if err := json.Unmarshal(e.Value, &l); err != nil || l.Commit == "" {
+		s.logger.Warn("ignoring an unreadable template listing in the cache", "error", err)
+		s.cache.Invalidate(s.listKey)
+		return listing{}, cache.Entry{}, false
+	}
+	return l, e, true
+}
+
+// restore builds the catalog from the disk cache, if it holds the listing
+// and every blob it names, so a restart serves templates before (and
+// without) any request to GitHub.
+func (s *Source) restore() {
+	l, e, ok := s.loadListing()
+	if !ok {
+		return
+	}
+	contents := make(map[string][]byte, len(l.Entries))
+	for _, te := range l.Entries {
+		if te.Size > s.cfg.maxFileSize {
+			continue
+		}
+		ce, ok := s.cache.Peek(s.blobNS + te.SHA)
+		if !ok {
+			return // incomplete: the first sync fetches what is missing
+		}
+		contents[te.SHA] = ce.Value
+	}
+	cat := s.build(l.Commit, l.Entries, contents)
+	s.mu.Lock()
+	s.base, s.current, s.commit, s.branch = cat, cat, l.Commit, l.Branch
+	s.freshUntil = e.ExpiresAt
+	s.mu.Unlock()
+	s.logger.Info("GitHub templates loaded from the disk cache", "repository", s.cfg.webURL,
+		"commit", l.Commit, "checked_at", e.CachedAt, "templates", cat.Len())
+}
+
+// persist saves the cache to disk. Failing to is not fatal (the server
+// works from memory); it is reported once.
+func (s *Source) persist() {
+	if s.cachePath == "" {
+		return
+	}
+	s.persistLock.Lock()
+	defer s.persistLock.Unlock()
+	if err := s.cache.Save(s.cachePath); err != nil && s.saveWarned.CompareAndSwap(false, true) {
+		s.logger.Warn("cannot write the GitHub template cache; a restart will download the templates again",
+			"path", s.cachePath, "error", err)
+	}
+}
+
+// SaveTemplate commits a template file as Config.Path/NAME.json on the
+// configured branch (the default branch when Ref is empty) and refreshes
+// the catalog so it lists the new version. It returns the commit's URL.
+// A source pinned to a commit cannot be written to (WRITE_DISABLED).
+func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, message string) (string, error) {
+	if err := templates.ValidateName(name); err != nil {
+		return "", err
+	}
+	if s.pinned {
+		return "", fault.New(fault.WriteDisabled, "save template "+name,
+			"the GitHub source is pinned to commit "+short(s.cfg.ref)+", which cannot change",
+			"set GITHUB_REF to a branch to save templates")
+	}
+	branch := s.cfg.ref
+	if branch == "" {
+		s.mu.Lock()
+		branch = s.branch
+		s.mu.Unlock()
+		if l, _, ok := s.loadListing(); ok && l.Branch != "" {
+			branch = l.Branch
+		}
+	}
+	p := name + ".json"
+	if s.cfg.path != "" {
+		p = s.cfg.path + "/" + p
+	}
+	url, sha, err := s.client.saveFile(ctx, p, content, message, branch)
+	if err != nil {
+		return "", err
+	}
+	// A revalidation already in flight may predate the commit: run one
+	// more if the catalog does not show it yet.
+	for range 2 {
+		if _, err := s.Refresh(ctx); err != nil {
+			s.logger.Warn("saved the template but could not refresh the catalog", "template", name, "error", err.Error())
+			break
+		}
+		s.mu.Lock()
+		done := s.commit == sha
+		s.mu.Unlock()
+		if done {
+			break
+		}
+	}
+	return url, nil
+}

@@ -1,0 +1,391 @@
+package templates
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/google/go-cmp/cmp"
+)
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeAtomic replaces path in one rename, as careful editors do, so a
+// watcher never sees the file half-written unless a test means it to.
+func writeAtomic(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := filepath.Join(filepath.Dir(path), ".tmp-"+filepath.Base(path))
+	writeFile(t, tmp, data)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestDirectoryLoad(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.json"), tmpl("a", "top"))
+	writeFile(t, filepath.Join(dir, "team", "b.json"), tmpl("b", "one level down"))
+	writeFile(t, filepath.Join(dir, "team", "deep", "c.json"), tmpl("c", "two levels: not read"))
+	writeFile(t, filepath.Join(dir, ".hidden.json"), tmpl("hidden", "dot-file"))
+	writeFile(t, filepath.Join(dir, ".git", "d.json"), tmpl("d", "dot-folder"))
+	writeFile(t, filepath.Join(dir, "notes.txt"), []byte("not a template"))
+	writeFile(t, filepath.Join(dir, "broken.json"), []byte(`{"metadata":`))
+	if err := os.Mkdir(filepath.Join(dir, "folder.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// A 1 GB sparse file: read whole, the test would crawl or run out of
+	// memory; the size check must refuse it from its Stat.
+	f, err := os.Create(filepath.Join(dir, "huge.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Truncate(1 << 30); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	outside := filepath.Join(t.TempDir(), "linked.json")
+	writeFile(t, outside, tmpl("linked", "via symlink"))
+	if err := os.Symlink(outside, filepath.Join(dir, "linked.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(dir, "missing-target"), filepath.Join(dir, "dangling.json")); err != nil {
+		t.Fatal(err)
+	}
+
+	src := Directory(dir, BuildOptions{Logger: quiet, MaxFileSize: 4096})
+	if diff := cmp.Diff(SourceInfo{Kind: "directory", Location: dir}, src.Info()); diff != "" {
+		t.Errorf("Info mismatch (-want +got):\n%s", diff)
+	}
+	c, err := src.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a", "b", "linked"}, names(c.Templates())); diff != "" {
+		t.Errorf("templates mismatch (-want +got):\n%s", diff)
+	}
+	if e, _ := c.Lookup("b"); e.Path != "team/b.json" {
+		t.Errorf("b path = %s", e.Path)
+	}
+	wantInvalid := []invalidRow{
+		{"broken.json", fault.InvalidTemplate, false},
+		{"huge.json", fault.TemplateTooLarge, false},
+	}
+	if diff := cmp.Diff(wantInvalid, invalidRows(c)); diff != "" {
+		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
+	}
+	huge := fault.As(c.Invalid()[1].Err)
+	if diff := cmp.Diff(map[string]any{"actualSize": int64(1 << 30), "maxSize": int64(4096), "file": "huge.json"}, huge.Details); diff != "" {
+		t.Errorf("too-large details mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestDirectoryRelativeLocationIsAbsolute(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Directory("testdata", BuildOptions{}).Info().Location; got != filepath.Join(wd, "testdata") {
+		t.Errorf("Location = %s", got)
+	}
+}
+
+func TestDirectoryMissingFolder(t *testing.T) {
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	writeFile(t, file, []byte("x"))
+	tests := []struct {
+		name string
+		dir  string
+		what string
+	}{
+		{"missing", filepath.Join(base, "nope"), "template folder " + filepath.Join(base, "nope") + " does not exist"},
+		{"a file", file, "template folder " + file + " cannot be read"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Directory(tt.dir, BuildOptions{Logger: quiet}).Load(context.Background())
+			f := fault.As(err)
+			if f == nil {
+				t.Fatalf("err = %v, want a fault", err)
+			}
+			if f.What != tt.what || !strings.Contains(f.How, "TEMPLATES_DIR") || f.Details["folder"] != tt.dir {
+				t.Errorf("fault = %+v", f)
+			}
+		})
+	}
+}
+
+func TestDirectoryKeepsLastValidVersion(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.json")
+	v1 := tmpl("a", "version one")
+	writeFile(t, path, v1)
+	writeFile(t, filepath.Join(dir, "b.json"), tmpl("b", "b"))
+	src := Directory(dir, BuildOptions{Logger: quiet})
+	ctx := context.Background()
+	c1, err := src.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, _ := c1.Lookup("a")
+
+	// Half-way through a save.
+	writeFile(t, path, v1[:len(v1)/2])
+	writeFile(t, filepath.Join(dir, "new.json"), []byte("{")) // never valid
+	c2, err := src.Load(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kept, ok := c2.Lookup("a")
+	if !ok || kept.Digest != first.Digest {
+		t.Fatalf("the half-written file emptied its template: %+v", kept)
+	}
+	wantInvalid := []invalidRow{
+		{"a.json", fault.InvalidTemplate, true},
+		{"new.json", fault.InvalidTemplate, false},
+	}
+	if diff := cmp.Diff(wantInvalid, invalidRows(c2)); diff != "" {
+		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
+	}
+	if !Diff(c1, c2).Empty() {
+		t.Errorf("Diff = %+v, want no change", Diff(c1, c2))
+	}
+
+	// Still broken on the next load: still kept.
+	c3, _ := src.Load(ctx)
+	if e, ok := c3.Lookup("a"); !ok || e.Digest != first.Digest {
+		t.Fatal("the kept version was lost on the second load")
+	}
+
+	// The save completes.
+	v2 := tmpl("a", "version two")
+	writeFile(t, path, v2)
+	c4, _ := src.Load(ctx)
+	if e, _ := c4.Lookup("a"); e == nil || string(e.Raw) != string(v2) {
+		t.Fatalf("new version not loaded: %+v", e)
+	}
+	if diff := cmp.Diff([]invalidRow{{"new.json", fault.InvalidTemplate, false}}, invalidRows(c4)); diff != "" {
+		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
+	}
+
+	// A deleted file is removed, not kept.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	c5, _ := src.Load(ctx)
+	if _, ok := c5.Lookup("a"); ok {
+		t.Error("a deleted template is still served")
+	}
+}
+
+// When another file takes the name meanwhile, the old version is not kept
+// (it would only be a duplicate).
+func TestDirectoryKeepYieldsToNewOwner(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "b.json"), tmpl("x", "from b"))
+	src := Directory(dir, BuildOptions{Logger: quiet})
+	if _, err := src.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "a.json"), tmpl("x", "from a"))
+	writeFile(t, filepath.Join(dir, "b.json"), []byte("{"))
+	c, _ := src.Load(context.Background())
+	if e, _ := c.Lookup("x"); e == nil || e.Path != "a.json" {
+		t.Fatalf("x = %+v, want a.json", e)
+	}
+	if diff := cmp.Diff([]invalidRow{{"b.json", fault.InvalidTemplate, false}}, invalidRows(c)); diff != "" {
+		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
+	}
+}
+
+type rebuildEvent struct {
+	c         *Catalog
+	delivered bool
+	err       error
+}
+
+type watchHarness struct {
+	t       *testing.T
+	changes chan *Catalog
+	rebuilt chan rebuildEvent
+	done    chan error
+}
+
+// startWatch runs Watch with short timings. The timings only make the test
+// quick; nothing below asserts how long anything took.
+func startWatch(t *testing.T, src *DirSource) *watchHarness {
+	t.Helper()
+	src.debounce = 20 * time.Millisecond
+	src.poll = 20 * time.Millisecond
+	h := &watchHarness{t: t, changes: make(chan *Catalog, 100), rebuilt: make(chan rebuildEvent, 1000), done: make(chan error, 1)}
+	src.afterRebuild = func(c *Catalog, delivered bool, err error) { h.rebuilt <- rebuildEvent{c, delivered, err} }
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { h.done <- src.Watch(ctx, func(c *Catalog) { h.changes <- c }) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-h.done; err != nil {
+			t.Errorf("Watch returned %v", err)
+		}
+	})
+	return h
+}
+
+// guard bounds every wait so a broken watcher fails instead of hanging.
+const guard = 20 * time.Second
+
+func (h *watchHarness) nextChange(what string) *Catalog {
+	h.t.Helper()
+	select {
+	case c := <-h.changes:
+		return c
+	case <-time.After(guard):
+		h.t.Fatalf("no catalog delivered: %s", what)
+		return nil
+	}
+}
+
+// changeWhere waits for a delivered catalog satisfying ok, skipping
+// intermediate ones (an editor's save may take several events).
+func (h *watchHarness) changeWhere(what string, ok func(*Catalog) bool) *Catalog {
+	h.t.Helper()
+	deadline := time.After(guard)
+	for {
+		select {
+		case c := <-h.changes:
+			if ok(c) {
+				return c
+			}
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for: %s", what)
+			return nil
+		}
+	}
+}
+
+func (h *watchHarness) rebuildWhere(what string, ok func(rebuildEvent) bool) rebuildEvent {
+	h.t.Helper()
+	deadline := time.After(guard)
+	for {
+		select {
+		case ev := <-h.rebuilt:
+			if ok(ev) {
+				return ev
+			}
+		case <-deadline:
+			h.t.Fatalf("timed out waiting for a rebuild: %s", what)
+			return rebuildEvent{}
+		}
+	}
+}
+
+func hasDigest(name string, data []byte) func(*Catalog) bool {
+	want := Build([]File{{Path: name + ".json", Data: data}}, BuildOptions{Logger: quiet}).entries[0].Digest
+	return func(c *Catalog) bool {
+		e, ok := c.Lookup(name)
+		return ok && e.Digest == want
+	}
+}
+
+func TestDirectoryWatch(t *testing.T) {
+	dir := t.TempDir()
+	a1 := tmpl("a", "first")
+	writeAtomic(t, filepath.Join(dir, "a.json"), a1)
+	src := Directory(dir, BuildOptions{Logger: quiet})
+	h := startWatch(t, src)
+
+	// Watch without a prior Load delivers the current catalog.
+	c := h.nextChange("initial catalog")
+	if diff := cmp.Diff([]string{"a"}, names(c.Templates())); diff != "" {
+		t.Fatalf("initial mismatch (-want +got):\n%s", diff)
+	}
+
+	// A new file.
+	writeAtomic(t, filepath.Join(dir, "b.json"), tmpl("b", "b"))
+	h.changeWhere("b added", func(c *Catalog) bool { _, ok := c.Lookup("b"); return ok })
+
+	// Saving identical content delivers nothing: the next delivery after
+	// it must already be the following real change (c added).
+	writeAtomic(t, filepath.Join(dir, "a.json"), a1)
+	h.rebuildWhere("no-op save rebuilt", func(ev rebuildEvent) bool { return ev.err == nil && !ev.delivered })
+	writeAtomic(t, filepath.Join(dir, "c.json"), tmpl("c", "c"))
+	next := h.nextChange("c added")
+	if _, ok := next.Lookup("c"); !ok {
+		t.Fatalf("a no-op save delivered a catalog: %v", names(next.Templates()))
+	}
+
+	// A half-written file keeps the previous version and reports it.
+	writeAtomic(t, filepath.Join(dir, "a.json"), a1[:10])
+	broken := h.changeWhere("a reported broken", func(c *Catalog) bool { return len(c.Invalid()) == 1 })
+	if !hasDigest("a", a1)(broken) || !broken.Invalid()[0].Kept {
+		t.Fatalf("half-written a not kept: %v %v", names(broken.Templates()), broken.Invalid())
+	}
+	a2 := tmpl("a", "second")
+	writeAtomic(t, filepath.Join(dir, "a.json"), a2)
+	fixed := h.changeWhere("a fixed", hasDigest("a", a2))
+	if len(fixed.Invalid()) != 0 {
+		t.Errorf("still invalid: %v", fixed.Invalid())
+	}
+
+	// A new subfolder is watched too.
+	if err := os.Mkdir(filepath.Join(dir, "team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	h.rebuildWhere("subfolder noticed", func(ev rebuildEvent) bool { return ev.err == nil })
+	writeAtomic(t, filepath.Join(dir, "team", "d.json"), tmpl("d", "d"))
+	h.changeWhere("team/d added", func(c *Catalog) bool { e, ok := c.Lookup("d"); return ok && e.Path == "team/d.json" })
+
+	// A removed file is removed.
+	if err := os.Remove(filepath.Join(dir, "b.json")); err != nil {
+		t.Fatal(err)
+	}
+	h.changeWhere("b removed", func(c *Catalog) bool { _, ok := c.Lookup("b"); return !ok })
+}
+
+func TestDirectoryWatchFolderDeleted(t *testing.T) {
+	parent := t.TempDir()
+	dir := filepath.Join(parent, "templates")
+	writeAtomic(t, filepath.Join(dir, "a.json"), tmpl("a", "a"))
+	src := Directory(dir, BuildOptions{Logger: quiet})
+	if _, err := src.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h := startWatch(t, src)
+	h.rebuildWhere("initial rebuild", func(ev rebuildEvent) bool { return ev.err == nil })
+
+	// The folder goes away (moved, so its files vanish at once).
+	away := filepath.Join(parent, "away")
+	if err := os.Rename(dir, away); err != nil {
+		t.Fatal(err)
+	}
+	ev := h.rebuildWhere("failed rebuild", func(ev rebuildEvent) bool { return ev.err != nil })
+	if fault.As(ev.err) == nil || ev.delivered {
+		t.Errorf("rebuild = %+v, want a fault and nothing delivered", ev)
+	}
+	select {
+	case c := <-h.changes:
+		t.Fatalf("a catalog was delivered while the folder was gone: %v", names(c.Templates()))
+	default:
+	}
+
+	// It comes back, changed: the watcher notices without an event.
+	a2 := tmpl("a", "a again")
+	writeAtomic(t, filepath.Join(away, "a.json"), a2)
+	if err := os.Rename(away, dir); err != nil {
+		t.Fatal(err)
+	}
+	h.changeWhere("folder back", hasDigest("a", a2))
+	writeAtomic(t, filepath.Join(dir, "b.json"), tmpl("b", "b"))
+	h.changeWhere("watching again", func(c *Catalog) bool { _, ok := c.Lookup("b"); return ok })
+}

@@ -1,0 +1,129 @@
+package templates_test
+
+import (
+	"context"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flowyprompt/flowyprompt/render"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
+
+// The built-in examples are what a fresh install serves: every one must be
+// valid and clean, and there must be enough of them to be useful.
+func TestEmbeddedExamples(t *testing.T) {
+	src := templates.Embedded()
+	if diff := cmp.Diff(templates.SourceInfo{Kind: "embedded", Location: "built-in examples"}, src.Info()); diff != "" {
+		t.Errorf("Info mismatch (-want +got):\n%s", diff)
+	}
+	c, err := src.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	onDisk, err := filepath.Glob("examples/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Len() < 10 {
+		t.Errorf("%d embedded examples, want at least 10", c.Len())
+	}
+	for _, inv := range c.Invalid() {
+		t.Errorf("embedded example %s is invalid: %v (problems: %v)", inv.Path, inv.Err, templates.Problems(inv.Err))
+	}
+	if c.Len()+len(c.Invalid()) != len(onDisk) {
+		t.Errorf("%d templates + %d invalid from %d files", c.Len(), len(c.Invalid()), len(onDisk))
+	}
+	for _, e := range c.Templates() {
+		for _, w := range e.Warnings {
+			t.Errorf("embedded example %s has a warning: %s", e.Path, w)
+		}
+	}
+	again, _ := src.Load(context.Background())
+	if again != c {
+		t.Error("the embedded catalog is rebuilt on every Load")
+	}
+}
+
+func TestEmbeddedLoadHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := templates.Embedded().Load(ctx); err == nil {
+		t.Error("Load ignored a cancelled context")
+	}
+}
+
+// TestEmbeddedExamplesRender renders every example with sample values, into
+// testdata/golden/examples/<name>.md (go test -run EmbeddedExamplesRender -update).
+func TestEmbeddedExamplesRender(t *testing.T) {
+	c, err := templates.Embedded().Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "golden", "examples")
+	if *update {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, e := range c.Templates() {
+		name := e.Template.Metadata.Name
+		t.Run(name, func(t *testing.T) {
+			got, err := render.Prompt(e.Template, sampleArgs(e.Template))
+			if err != nil {
+				t.Fatal(err)
+			}
+			golden := filepath.Join(dir, name+".md")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -run TestEmbeddedExamplesRender -update)", err)
+			}
+			if diff := cmp.Diff(string(want), got); diff != "" {
+				t.Errorf("render mismatch (-want +got):\n%s", diff)
+			}
+			if !strings.HasPrefix(got, "# "+name+"\n\n") {
+				t.Errorf("render does not start with the name heading")
+			}
+		})
+	}
+	if *update {
+		return
+	}
+	// A golden file without an example is left over from a removed one.
+	stale, _ := filepath.Glob(filepath.Join(dir, "*.md"))
+	for _, g := range stale {
+		if _, ok := c.Lookup(strings.TrimSuffix(filepath.Base(g), ".md")); !ok {
+			t.Errorf("golden file %s has no example", g)
+		}
+	}
+}
+
+// sampleArgs fills every variable, deterministically: its first example,
+// else its first enum value, else a marker naming it. Optional variables
+// with a default are left out so the default shows in the golden file.
+func sampleArgs(t *templates.Template) map[string]string {
+	args := map[string]string{}
+	for _, v := range t.Variables {
+		switch {
+		case !v.Required && v.Default != nil:
+		case len(v.Examples) > 0:
+			args[v.Name] = v.Examples[0]
+		case len(v.Enum) > 0:
+			args[v.Name] = v.Enum[0]
+		default:
+			args[v.Name] = "<sample " + v.Name + ">"
+		}
+	}
+	return args
+}
