@@ -83,6 +83,10 @@ func (l *Library) Refresh(ctx context.Context) (Changes, error) {
 	ch := l.group.DoChan("refresh", func() (any, error) {
 		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refreshTimeout)
 		defer cancel()
+		// Report changes against the catalog from before the load: a
+		// watching source may swap the new catalog in on its own while
+		// Refresh runs, and the caller still wants to hear what changed.
+		before := l.cur.Load()
 		load := l.src.Load
 		if r, ok := l.src.(Refresher); ok {
 			load = r.Refresh
@@ -96,7 +100,8 @@ func (l *Library) Refresh(ctx context.Context) (Changes, error) {
 			}
 			return Changes{}, err
 		}
-		return l.swap(c), nil
+		l.swap(c)
+		return Diff(before, c), nil
 	})
 	if l.joined != nil {
 		l.joined()

@@ -324,3 +324,39 @@ func TestLibraryRunWithDirectory(t *testing.T) {
 		t.Errorf("Run = %v", err)
 	}
 }
+
+// refreshingSource is a Refresher whose Refresh, like the GitHub source,
+// also hands the new catalog to its watcher before returning it.
+type refreshingSource struct {
+	fakeSource
+	onWatch func(*Catalog)
+}
+
+func (s *refreshingSource) Refresh(ctx context.Context) (*Catalog, error) {
+	c, err := s.Load(ctx)
+	if err == nil && s.onWatch != nil {
+		s.onWatch(c)
+	}
+	return c, err
+}
+
+// TestLibraryRefreshReportsChangesSwappedByWatcher: when the source's
+// watcher swaps the new catalog in during Refresh, Refresh still reports
+// what changed.
+func TestLibraryRefreshReportsChangesSwappedByWatcher(t *testing.T) {
+	src := &refreshingSource{}
+	src.set(nil, File{Path: "a.json", Data: tmpl("a", "1")})
+	l := NewLibrary(src, quiet)
+	if err := l.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	src.onWatch = func(c *Catalog) { l.swap(c) }
+	src.set(nil, File{Path: "a.json", Data: tmpl("a", "2")})
+	ch, err := l.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ch.Changed) != 1 || ch.Changed[0] != "a" {
+		t.Fatalf("Refresh reported %+v, want a changed", ch)
+	}
+}

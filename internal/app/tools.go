@@ -65,6 +65,11 @@ func (a *App) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error) {
 // turns failures into isError results a model can act on.
 func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	t, ok := a.byName[p.Name]
+	if !ok && p.Name == saveToolName {
+		return errorResult(&fault.Error{Code: fault.WriteDisabled, What: "saving templates is disabled on this server",
+			Why: "writing is opt-in, and the server was started without it (or serves the read-only built-in examples)",
+			How: "start the server with --allow-write (or WRITE_ENABLED=true) and a template folder or GitHub repository"}), nil
+	}
 	if !ok {
 		names := make([]string, 0, len(a.tools))
 		for _, t := range a.tools {

@@ -3,9 +3,13 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
 )
 
 // TemplateWriter saves a validated template file; the GitHub source
@@ -16,28 +20,89 @@ type TemplateWriter interface {
 	SaveTemplate(ctx context.Context, name string, data []byte, message string) (string, error)
 }
 
+const saveToolName = "flowyprompt_save_template"
+
 func (a *App) saveTool() *tool {
-	return newTool("flowyprompt_save_template", "Save a template", `
+	return newTool(saveToolName, "Save a template", `
 Save a template to the library: commit it to the configured GitHub branch, or write it to the template folder.
 
 USE WHEN:
-- The user asked to create or update a template and it validates
+- The user asked to create or update a template, and flowyprompt_validate_template says it is valid
 
 RETURNS:
-- Where it was saved (commit URL or file path) and whether it was created or updated
+- Where it was saved (commit URL or file path) and whether it created or updated a template
 
 RELATED TOOLS:
 - flowyprompt_validate_template first, to check it
-- flowyprompt_refresh_templates afterwards, to see it listed
+- flowyprompt_get_template afterwards, to see the saved version
 
 LIMITS:
-- Only enabled by the server operator (--allow-write); names must match the allowed patterns; size limit applies`,
+- Enabled only by the server's operator (--allow-write); names must match the allowed patterns; the file size limit applies
+- Against GitHub, a concurrent change to the same file is refused (WRITE_CONFLICT): refresh, merge and save again`,
 		`{"type": "object", "additionalProperties": false, "required": ["template", "message"], "properties": {
-  "template": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The whole template file as JSON text; metadata.name becomes the file name.\nHOW TO GET: write it and check it with flowyprompt_validate_template"},
-  "message": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Commit message describing the change.\nEXAMPLE: \"Add SQL review template\""}}}`,
-		`{"type": "object", "properties": {"name": {"type": "string"}, "location": {"type": "string"}}, "required": ["name", "location"]}`,
+  "template": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The whole template file as JSON text; metadata.name becomes the file name NAME.json.\nFORMAT: a template JSON object (see docs/templates.md)\nHOW TO GET: write it, and check it with flowyprompt_validate_template"},
+  "message": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Commit message saying what changed and why.\nFORMAT: one line\nEXAMPLE: \"Add SQL review template\""}}}`,
+		`{"type": "object", "properties": {"name": {"type": "string"}, "location": {"type": "string"},
+  "created": {"type": "boolean"}}, "required": ["name", "location", "created"]}`,
 		&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
-		func(ctx context.Context, r *mcp.Request, raw json.RawMessage) (*toolResult, error) {
-			return nil, fault.New(fault.WriteDisabled, "saving templates is not available yet", "", "")
-		})
+		a.saveTemplate)
+}
+
+func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+	var args struct {
+		Template string `json:"template"`
+		Message  string `json:"message"`
+	}
+	if err := json.Unmarshal(raw, &args); err != nil {
+		return nil, err
+	}
+	t, _, err := templates.Parse([]byte(args.Template), templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize})
+	if err != nil {
+		f := fault.As(err)
+		if f != nil && len(templates.Problems(err)) > 0 {
+			var lines []string
+			for _, p := range templates.Problems(err) {
+				lines = append(lines, fmt.Sprintf("%s: %s", pointerOrRoot(p.Pointer), p.Message))
+			}
+			f.Why = strings.Join(lines, "; ")
+			f.How = "fix each field and check it with flowyprompt_validate_template before saving"
+		}
+		return nil, err
+	}
+	name := t.Metadata.Name
+	if !a.nameAllowed(name) {
+		return nil, &fault.Error{Code: fault.WriteDisabled, What: fmt.Sprintf("saving %q is not allowed", name),
+			Why: fmt.Sprintf("the server only allows names matching %s", strings.Join(a.opts.WritePatterns, ", ")),
+			How: "rename the template (metadata.name) to match one of the patterns, or ask the operator to allow it (--write-allow)"}
+	}
+	_, existed := a.lib.Catalog().Lookup(name)
+	loc, err := a.opts.Writer.SaveTemplate(ctx, name, []byte(args.Template), args.Message)
+	if err != nil {
+		return nil, err
+	}
+	// Show the saved version at once, rather than after the watcher or the
+	// TTL notices it.
+	if _, err := a.lib.Refresh(ctx); err != nil {
+		a.log.Warn("saved the template but could not reload the library", "template", name, "err", err)
+	}
+	verb := "Created"
+	if existed {
+		verb = "Updated"
+	}
+	text := fmt.Sprintf("## Result\n%s template %s v%s.\n\n## Saved to\n%s\n\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})",
+		verb, name, t.Metadata.Version, loc, name, name)
+	return &toolResult{text: text, structured: map[string]any{"name": name, "location": loc, "created": !existed}}, nil
+}
+
+// nameAllowed applies the operator's allow-list of name patterns.
+func (a *App) nameAllowed(name string) bool {
+	if len(a.opts.WritePatterns) == 0 {
+		return true
+	}
+	for _, p := range a.opts.WritePatterns {
+		if ok, err := path.Match(p, name); err == nil && ok {
+			return true
+		}
+	}
+	return false
 }

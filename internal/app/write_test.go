@@ -1,0 +1,108 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+type conflictWriter struct{}
+
+func (conflictWriter) SaveTemplate(context.Context, string, []byte, string) (string, error) {
+	return "", &fault.Error{Code: fault.WriteConflict, What: "the file changed on GitHub", Why: "someone committed it meanwhile",
+		How: "refresh, merge and save again"}
+}
+
+func saveEngine(t *testing.T, dir string, opts app.Options) *mcptest.Client {
+	t.Helper()
+	src := templates.Directory(dir, templates.BuildOptions{Logger: slog.New(slog.DiscardHandler)})
+	lib := templates.NewLibrary(src, slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	opts.Library = lib
+	if opts.Writer == nil && opts.AllowWrite {
+		opts.Writer = src
+	}
+	e := mcp.NewEngine(app.New(opts).Server(), mcp.EngineOptions{})
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	return c
+}
+
+func callText(t *testing.T, c *mcptest.Client, id int, name string, args any) (string, bool) {
+	t.Helper()
+	m := c.Request(t, id, "tools/call", map[string]any{"name": name, "arguments": args})
+	var res mcp.CallToolResult
+	if err := json.Unmarshal(m.Result, &res); err != nil || m.Error != nil {
+		t.Fatalf("%s", m.Raw)
+	}
+	return res.Content[0].Text, res.IsError
+}
+
+const saveTemplate = `{"metadata":{"name":"team_hello","description":"Greets","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Hello."}]}`
+
+func TestSaveToolDisabledByDefault(t *testing.T) {
+	c := saveEngine(t, t.TempDir(), app.Options{})
+	m := c.Request(t, 1, "tools/list", nil)
+	if strings.Contains(string(m.Result), `"name":"flowyprompt_save_template"`) {
+		t.Fatal("save tool listed without --allow-write")
+	}
+	text, isErr := callText(t, c, 2, "flowyprompt_save_template", map[string]string{"template": saveTemplate, "message": "m"})
+	if !isErr || !strings.Contains(text, "WRITE_DISABLED") || !strings.Contains(text, "--allow-write") {
+		t.Fatalf("got %s", text)
+	}
+}
+
+func TestSaveTool(t *testing.T) {
+	dir := t.TempDir()
+	c := saveEngine(t, dir, app.Options{AllowWrite: true, WritePatterns: []string{"team_*"}})
+	if m := c.Request(t, 1, "tools/list", nil); !strings.Contains(string(m.Result), `"name":"flowyprompt_save_template"`) {
+		t.Fatal("save tool not listed with --allow-write")
+	}
+	tests := []struct {
+		name     string
+		args     map[string]string
+		isErr    bool
+		contains string
+	}{
+		{"created", map[string]string{"template": saveTemplate, "message": "add"}, false, "Created template team_hello"},
+		{"updated", map[string]string{"template": strings.Replace(saveTemplate, "1.0.0", "1.1.0", 1), "message": "bump"}, false, "Updated template team_hello v1.1.0"},
+		{"name not allowed", map[string]string{"template": strings.Replace(saveTemplate, "team_hello", "other", 1), "message": "m"}, true, "team_*"},
+		{"invalid template", map[string]string{"template": `{"metadata":{"name":"team_x"}}`, "message": "m"}, true, "/metadata/version"},
+		{"missing message", map[string]string{"template": saveTemplate}, true, "message"},
+		{"too large", map[string]string{"template": strings.Replace(saveTemplate, "Hello.", strings.Repeat("x", 110_000), 1), "message": "m"}, true, "TEMPLATE_TOO_LARGE"},
+	}
+	for i, tt := range tests {
+		text, isErr := callText(t, c, 10+i, "flowyprompt_save_template", tt.args)
+		if isErr != tt.isErr || !strings.Contains(text, tt.contains) {
+			t.Errorf("%s: isError=%v text=%s", tt.name, isErr, text)
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "team_hello.json"))
+	if err != nil || !strings.Contains(string(data), "1.1.0") {
+		t.Fatalf("file not written: %v %s", err, data)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "other.json")); !os.IsNotExist(err) {
+		t.Fatal("refused template was written")
+	}
+}
+
+func TestSaveToolConflict(t *testing.T) {
+	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true, Writer: conflictWriter{}})
+	text, isErr := callText(t, c, 1, "flowyprompt_save_template", map[string]string{"template": saveTemplate, "message": "m"})
+	if !isErr || !strings.Contains(text, "WRITE_CONFLICT") || !strings.Contains(text, "merge and save again") {
+		t.Fatalf("got %s", text)
+	}
+}
