@@ -6,12 +6,18 @@ ADDR        ?= 127.0.0.1:3000
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 E2E         := internal/e2e
 
-.PHONY: all build run run-stdio test unit e2e e2e-deps lint fmt bench fuzz clean
+.PHONY: all build test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers fuzz clean
 
 all: build
 
 build:
 	$(GO) build -o $(BIN) ./cmd/flowyprompt
+
+# The fixture server of the official conformance suite and the fake GitHub
+# API, which the end-to-end tests start as processes.
+test-bins:
+	$(GO) build -o bin/conformance-server ./cmd/conformance-server
+	$(GO) build -o bin/fakegithub ./cmd/fakegithub
 
 ## run: serve the built-in example templates over HTTP (Void: /sse, Inspector: /mcp)
 run: build
@@ -37,8 +43,15 @@ unit:
 e2e-deps:
 	cd $(E2E) && npm ci --no-audit --no-fund
 
-e2e: build e2e-deps
-	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) node --test
+e2e: build test-bins e2e-deps
+	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
+	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub node --test
+
+## conformance: the official MCP conformance suite (--suite all) against cmd/conformance-server,
+## and its generic scenarios against flowyprompt serve --transport http (also part of make test)
+conformance: build test-bins e2e-deps
+	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
+	  node --test conformance-all.test.mjs conformance.test.mjs
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
@@ -51,6 +64,12 @@ fmt:
 ## bench: Go benchmarks (extraction, rendering, engine, transports, end-to-end stdio)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## bench-peers: flowyprompt against mcp-go and go-sdk, alternating, 5 repetitions (~6 min on 2 cores);
+## writes the table into docs/performance.md
+bench-peers:
+	cd internal/bench/peers && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
+	$(GO) run ./cmd/mcpbench -markdown docs/performance.md $(BENCH_PEERS_FLAGS)
 
 ## fuzz: a short run of every fuzz target
 fuzz:

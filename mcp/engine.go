@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"runtime"
 	"sync"
@@ -75,8 +76,8 @@ type Engine struct {
 	queue    chan *job
 	stop     chan struct{}
 	stopOnce sync.Once
+	handoff  chan *job // unbuffered: only an idle worker can take a job
 	workers  atomic.Int32
-	idle     atomic.Int32
 	wg       sync.WaitGroup
 	closing  atomic.Bool
 
@@ -94,6 +95,7 @@ func NewEngine(srv *Server, opts EngineOptions) *Engine {
 		caps:     srv.capabilities(),
 		log:      opts.Logger,
 		queue:    make(chan *job, opts.QueueSize),
+		handoff:  make(chan *job),
 		stop:     make(chan struct{}),
 		sessions: make(map[string]*Session),
 	}
@@ -116,7 +118,8 @@ func (e *Engine) NewSession(sink Sink) *Session {
 		id:         newSessionID(),
 		engine:     e,
 		sink:       sink,
-		out:        make(chan Outgoing, e.opts.MaxInflightPerSession+64),
+		osignal:    make(chan struct{}, 1),
+		odrained:   make(chan struct{}, 1),
 		slots:      make(chan struct{}, e.opts.MaxInflightPerSession),
 		ctx:        ctx,
 		cancel:     cancel,
@@ -194,61 +197,72 @@ func (e *Engine) Log(level Level, logger string, data any) {
 	}
 }
 
+// enqueue hands j to an idle worker, or starts one when none is idle, or
+// (at MaxWorkers) queues it for the next worker that frees up. The
+// hand-off channel is unbuffered, so a send succeeds only when a worker is
+// really waiting: a burst never waits behind busy workers while the pool
+// could still grow.
 func (e *Engine) enqueue(j *job) bool {
 	if e.closing.Load() {
 		return false
 	}
 	select {
-	case e.queue <- j:
+	case e.handoff <- j:
+		return true
 	default:
-		select {
-		case e.queue <- j:
-		case <-j.s.done:
-			return false
-		case <-e.stop:
-			return false
-		}
 	}
-	if e.idle.Load() == 0 && int(e.workers.Load()) < e.opts.MaxWorkers {
-		e.spawn(false)
+	if n := e.workers.Add(1); int(n) <= e.opts.MaxWorkers {
+		e.wg.Add(1)
+		go e.work(j, false)
+		return true
 	}
-	return true
+	e.workers.Add(-1)
+	select {
+	case e.queue <- j:
+		return true
+	case <-j.s.done:
+		return false
+	case <-e.stop:
+		return false
+	}
 }
 
 func (e *Engine) spawn(permanent bool) {
 	e.workers.Add(1)
 	e.wg.Add(1)
-	go e.work(permanent)
+	go e.work(nil, permanent)
 }
 
 const workerIdle = 30 * time.Second
 
-func (e *Engine) work(permanent bool) {
+// work runs first (if any), then jobs as they come. Workers beyond
+// MinWorkers leave after being idle for a while.
+func (e *Engine) work(first *job, permanent bool) {
 	defer e.wg.Done()
+	defer e.workers.Add(-1)
+	if first != nil {
+		e.run(first)
+	}
 	var idle *time.Timer
-	var idleC <-chan time.Time
+	var idleC <-chan time.Time // nil for permanent workers: never fires
 	if !permanent {
 		idle = time.NewTimer(workerIdle)
 		defer idle.Stop()
 		idleC = idle.C
 	}
 	for {
-		e.idle.Add(1)
 		select {
 		case j := <-e.queue:
-			e.idle.Add(-1)
 			e.run(j)
-			if idle != nil {
-				idle.Reset(workerIdle)
-			}
+		case j := <-e.handoff:
+			e.run(j)
 		case <-idleC:
-			e.idle.Add(-1)
-			e.workers.Add(-1)
 			return
 		case <-e.stop:
-			e.idle.Add(-1)
-			e.workers.Add(-1)
 			return
+		}
+		if idle != nil {
+			idle.Reset(workerIdle)
 		}
 	}
 }
@@ -345,6 +359,16 @@ func (e *Engine) Shutdown(ctx context.Context) error {
 		s.Close()
 	}
 	e.stopOnce.Do(func() { close(e.stop) })
-	e.wg.Wait()
+	// Sessions are closed, so handlers see their contexts cancelled; one
+	// that ignores its context must not hold shutdown past the deadline.
+	done := make(chan struct{})
+	go func() { e.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		if err == nil {
+			err = fmt.Errorf("shutdown: %d worker(s) still busy: %w", e.workers.Load(), ctx.Err())
+		}
+	}
 	return err
 }

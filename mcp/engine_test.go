@@ -563,3 +563,41 @@ func TestErrorObjectNeverZero(t *testing.T) {
 		}
 	}
 }
+
+// TestBurstNeverWaitsBehindBusyWorkers: with every worker blocked, a new
+// request still starts at once (the pool grows), so it is answered while
+// the others are still blocked.
+func TestBurstNeverWaitsBehindBusyWorkers(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{MinWorkers: 2, MaxWorkers: 64})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	for i := 0; i < 20; i++ {
+		c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":"b%d","method":"test/block"}`, i))
+	}
+	for i := 0; i < 20; i++ {
+		<-h.started
+	}
+	if m := c.Request(t, 1, "test/echo", map[string]int{"n": 1}); m.Error != nil {
+		t.Fatalf("%s", m.Raw)
+	}
+}
+
+// TestShutdownBoundedByContext: a handler that ignores its context cannot
+// hold Shutdown past the deadline.
+func TestShutdownBoundedByContext(t *testing.T) {
+	stuck := make(chan struct{})
+	defer close(stuck)
+	srv := &mcp.Server{Info: mcp.Implementation{Name: "t", Version: "0"}, Methods: map[string]mcp.Handler{
+		"test/stuck": func(context.Context, *mcp.Request) (any, error) { <-stuck; return nil, nil },
+	}}
+	e := mcp.NewEngine(srv, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":1,"method":"test/stuck"}`)
+	time.Sleep(20 * time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	if err := e.Shutdown(ctx); err == nil {
+		t.Fatal("Shutdown reported success with a handler still running")
+	}
+}

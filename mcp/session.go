@@ -122,12 +122,20 @@ type Session struct {
 	id     string
 	engine *Engine
 	sink   Sink
-	out    chan Outgoing
 	slots  chan struct{}
-	ctx    context.Context
-	cancel context.CancelFunc
-	done   chan struct{}
-	closed sync.Once
+
+	// The outbox is a queue that costs nothing while a session is idle:
+	// writers append under omu and poke signal; the writer goroutine swaps
+	// the queue out whole and hands it to the sink.
+	omu      sync.Mutex
+	oq       []Outgoing
+	ospare   []Outgoing
+	osignal  chan struct{} // cap 1: there is something to write
+	odrained chan struct{} // cap 1: the writer took a batch
+	ctx      context.Context
+	cancel   context.CancelFunc
+	done     chan struct{}
+	closed   sync.Once
 	// unwritten counts messages queued but not yet handed to the sink, so
 	// Drain knows when everything has really been written.
 	unwritten  atomic.Int64
@@ -419,18 +427,49 @@ func (s *Session) replyErr(id json.RawMessage, route any, err error) {
 	s.enqueue(Outgoing{Data: data, Route: route, Response: true})
 }
 
-// enqueue puts a message in the outbox, waiting for room: responses have
-// reserved room through their in-flight slot, so this only waits on a
-// client that is slow to read.
-func (s *Session) enqueue(o Outgoing) bool {
+// outboxLimit bounds the messages waiting in a session's outbox that no
+// in-flight slot accounts for (notifications, error replies).
+func (s *Session) outboxLimit() int { return s.engine.opts.MaxInflightPerSession + 64 }
+
+// push appends o to the outbox and wakes the writer.
+func (s *Session) push(o Outgoing) {
 	s.unwritten.Add(1)
+	s.omu.Lock()
+	s.oq = append(s.oq, o)
+	s.omu.Unlock()
 	select {
-	case s.out <- o:
-		return true
-	case <-s.done:
-		s.unwritten.Add(-1)
-		return false
+	case s.osignal <- struct{}{}:
+	default:
 	}
+}
+
+func (s *Session) queued() int {
+	s.omu.Lock()
+	defer s.omu.Unlock()
+	return len(s.oq)
+}
+
+// enqueue puts a message in the outbox. Responses (release set) have room
+// reserved by their in-flight slot and never wait; other messages wait
+// while a client that is slow to read has the outbox full, which slows
+// down only that client's reader or handler.
+func (s *Session) enqueue(o Outgoing) bool {
+	if !o.release {
+		for s.queued() >= s.outboxLimit() {
+			select {
+			case <-s.odrained:
+			case <-s.done:
+				return false
+			}
+		}
+	}
+	select {
+	case <-s.done:
+		return false
+	default:
+	}
+	s.push(o)
+	return true
 }
 
 // Notify sends a notification to this session's client.
@@ -450,16 +489,17 @@ func (s *Session) send(route any, method string, params any) error {
 // offer queues an unsolicited message without ever blocking the caller: a
 // client that stopped reading fills only its own outbox, and is closed.
 func (s *Session) offer(o Outgoing) {
-	s.unwritten.Add(1)
 	select {
-	case s.out <- o:
 	case <-s.done:
-		s.unwritten.Add(-1)
+		return
 	default:
-		s.unwritten.Add(-1)
+	}
+	if s.queued() >= s.outboxLimit() {
 		s.engine.log.Warn("closing a session that stopped reading", "session", s.id)
 		s.Close()
+		return
 	}
+	s.push(o)
 }
 
 func (s *Session) log(route any, level Level, logger string, data any) {
@@ -528,36 +568,45 @@ func (s *Session) call(ctx context.Context, route any, method string, params, re
 func (s *Session) writeLoop() {
 	defer close(s.writerDone)
 	defer s.sink.Close()
-	batch := make([]Outgoing, 0, 64)
 	for {
 		select {
-		case o := <-s.out:
-			batch = append(batch, o)
+		case <-s.osignal:
 		case <-s.done:
 			return
 		}
-	fill:
-		for len(batch) < cap(batch) {
+		for {
+			s.omu.Lock()
+			batch := s.oq
+			s.oq, s.ospare = s.ospare[:0], nil
+			s.omu.Unlock()
+			if len(batch) == 0 {
+				break
+			}
 			select {
-			case o := <-s.out:
-				batch = append(batch, o)
+			case s.odrained <- struct{}{}:
 			default:
-				break fill
 			}
-		}
-		err := s.sink.Send(batch)
-		s.unwritten.Add(-int64(len(batch)))
-		for i := range batch {
-			if batch[i].release {
-				<-s.slots
+			err := s.sink.Send(batch)
+			s.unwritten.Add(-int64(len(batch)))
+			for i := range batch {
+				if batch[i].release {
+					<-s.slots
+				}
+				batch[i] = Outgoing{}
 			}
-			batch[i] = Outgoing{}
-		}
-		batch = batch[:0]
-		if err != nil {
-			s.engine.log.Debug("session transport failed", "session", s.id, "err", err)
-			s.Close()
-			return
+			if cap(batch) <= 64 {
+				// Keep a small buffer for the next burst; let big ones go.
+				s.omu.Lock()
+				if s.ospare == nil {
+					s.ospare = batch[:0]
+				}
+				s.omu.Unlock()
+			}
+			if err != nil {
+				s.engine.log.Debug("session transport failed", "session", s.id, "err", err)
+				s.Close()
+				return
+			}
 		}
 	}
 }

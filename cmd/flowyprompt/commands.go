@@ -59,9 +59,6 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	if err := s.lib.Load(ctx); err != nil {
 		return nil, explain(err)
 	}
-	for _, inv := range s.lib.Catalog().Invalid() {
-		s.log.Warn("template left out", "path", inv.Path, "err", inv.Err)
-	}
 	return s, nil
 }
 
@@ -69,7 +66,11 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 func openSource(cfg *config.Config, log *slog.Logger) (templates.Source, error) {
 	switch {
 	case cfg.GitHubRepoURL != "":
-		return githubSource(cfg, log)
+		src, err := githubSource(cfg, log)
+		if err != nil {
+			return nil, err
+		}
+		return src, nil
 	case cfg.TemplatesDir != "":
 		abs, err := filepath.Abs(cfg.TemplatesDir)
 		if err != nil {
@@ -102,8 +103,12 @@ func explain(err error) error {
 }
 
 func newApp(s *setup) *app.App {
+	w := writerFor(s.src)
+	if s.cfg.AllowWrite && w == nil {
+		s.log.Warn("writing is enabled but the built-in examples cannot be written: serve a folder (--templates) or a GitHub repository to save templates")
+	}
 	return app.New(app.Options{Library: s.lib, Version: version(), Logger: s.log, MaxFileSize: s.cfg.MaxFileSize,
-		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: writerFor(s.src)})
+		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: w})
 }
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
@@ -114,7 +119,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 	a := newApp(s)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
-		RequestTimeout: s.cfg.RequestTimeout, Logger: s.log})
+		RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log})
 	defer a.Attach(e)()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()

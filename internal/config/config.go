@@ -33,6 +33,15 @@ type Config struct {
 	GitHubAPIURL  string
 	CacheTTL      time.Duration
 	CacheDir      string
+
+	// HTTP transport (serve --transport http).
+	PublicURL      string
+	AllowedHosts   []string
+	AllowedOrigins []string
+	AuthToken      string
+	KeepAlive      time.Duration
+	IdleTimeout    time.Duration
+	MaxSessions    int
 }
 
 // Env is the environment lookup (os.LookupEnv in production).
@@ -101,8 +110,32 @@ func Register(fs *flag.FlagSet, c *Config, env Env) error {
 func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	var errs []error
 	str := func(name string) string { v, _ := env(name); return v }
-	fs.StringVar(&c.Transport, "transport", "stdio", "`transport`: stdio")
-	fs.StringVar(&c.Addr, "addr", "127.0.0.1:3000", "listen `address` for the HTTP transport")
+	fs.StringVar(&c.Transport, "transport", "stdio", "`transport`: stdio or http (Void: /sse, MCP Inspector: /mcp)")
+	fs.StringVar(&c.Addr, "addr", "127.0.0.1:3000", "listen `address` for the HTTP transport; other than loopback, see docs/http.md")
+	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` clients reach the HTTP server at, behind a reverse proxy, e.g. https://prompts.example.com")
+	list := func(dst *[]string) func(string) error {
+		return func(v string) error {
+			for _, p := range strings.Split(v, ",") {
+				if p = strings.TrimSpace(p); p != "" {
+					*dst = append(*dst, p)
+				}
+			}
+			return nil
+		}
+	}
+	fs.Func("allowed-hosts", "extra Host `names` the HTTP server answers, comma-separated, name or name:port ('*': any); loopback names are always allowed", list(&c.AllowedHosts))
+	fs.Func("allowed-origins", "extra browser `origins` allowed, comma-separated scheme://host[:port] ('*': any); loopback origins are always allowed", list(&c.AllowedOrigins))
+	// The token's default comes from the environment but is never printed
+	// as a flag default (serve -h would show it), and a command line is
+	// visible to every user of the machine: prefer MCP_AUTH_TOKEN.
+	c.AuthToken = str("MCP_AUTH_TOKEN")
+	fs.Func("auth-token", "require this bearer `token` on /mcp and /sse (env MCP_AUTH_TOKEN, preferred: command lines are visible to other users)", func(v string) error {
+		c.AuthToken = v
+		return nil
+	})
+	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
+	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")
+	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions`; more are refused with 503 (0: no cap)")
 	size := 4 << 20
 	if v := str("MCP_MAX_MESSAGE_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)

@@ -69,24 +69,24 @@ type commit struct {
 
 // Server is a fake GitHub API. Its methods are safe for concurrent use.
 type Server struct {
-	srv           *httptest.Server
+	srv         *httptest.Server
 	owner, repo string
 
 	mu            sync.Mutex
 	defaultBranch string
-	token       string
-	branches    map[string]string // name → commit SHA
-	tags        map[string]string
-	commits     map[string]*commit
-	trees       map[string]string // tree SHA → commit SHA
-	blobs       map[string][]byte
-	requests    []Request
-	fault       int
-	down        bool
-	limitedTill time.Time
-	remaining   int
-	reset       time.Time
-	seq         int
+	token         string
+	branches      map[string]string // name → commit SHA
+	tags          map[string]string
+	commits       map[string]*commit
+	trees         map[string]string // tree SHA → commit SHA
+	blobs         map[string][]byte
+	requests      []Request
+	fault         int
+	down          bool
+	limitedTill   time.Time
+	remaining     int
+	reset         time.Time
+	seq           int
 }
 
 // New starts a fake for repository owner/repo whose default branch "main"

@@ -1,6 +1,13 @@
 // Package loadgen drives an MCP server with a bounded load and measures
 // throughput and latency. It is flowyprompt's own load generator for
 // benchmarks (shared/tools/mcpload is the independent cross-check).
+//
+// Stdio pipelines requests over a child's stdin/stdout; SSE (legacy
+// HTTP+SSE) and Streamable (Streamable HTTP) run many sessions with one
+// request in flight each; Idle weighs the memory a server holds per idle
+// session. With the server's PID they also report its CPU time per request
+// and peak RSS from /proc (Usage); StartProcess runs an HTTP server for
+// them.
 package loadgen
 
 import (
@@ -26,6 +33,11 @@ type Stats struct {
 	RPS      float64
 	P50, P90 time.Duration
 	P99, Max time.Duration
+	// Server is the server process's CPU and memory over the measured
+	// phase, when the driver knows the process (see Usage).
+	Server Usage
+	// FirstError quotes the first failed response, for the report.
+	FirstError string
 }
 
 func (s Stats) String() string {
@@ -118,7 +130,9 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 	readErr := make(chan error, 1)
 	lat := make([]time.Duration, 0, cfg.Requests)
 	errs := 0
+	firstErr := ""
 	var start time.Time
+	var ph *phase
 	go func() {
 		for got := 0; got < total; got++ {
 			line, err := r.ReadBytes('\n')
@@ -135,10 +149,13 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 			mu.Lock()
 			d := now.Sub(sent[id])
 			mu.Unlock()
-			bad := bytes.Contains(line, []byte(`"error":`)) || (cfg.Expect != nil && !bytes.Contains(line, cfg.Expect))
+			bad := isFailure(line) || (cfg.Expect != nil && !bytes.Contains(line, cfg.Expect))
 			if id > cfg.Warmup {
 				lat = append(lat, d)
 				if bad {
+					if errs == 0 {
+						firstErr = string(line[:min(len(line), 300)])
+					}
 					errs++
 				}
 			}
@@ -156,6 +173,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 			return Stats{}, ctx.Err()
 		}
 		if id == cfg.Warmup+1 {
+			ph = startPhase(cmd.Process.Pid)
 			start = time.Now()
 		}
 		buf = append(append(buf[:0], prefix...), strconv.Itoa(id)...)
@@ -182,7 +200,11 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 	case <-ctx.Done():
 		return Stats{}, ctx.Err()
 	}
-	return summarize(lat, errs, time.Since(start)), nil
+	elapsed := time.Since(start)
+	st := summarize(lat, errs, elapsed)
+	st.Server = ph.end()
+	st.FirstError = firstErr
+	return st, nil
 }
 
 func orEOF(err error) error {

@@ -1,0 +1,129 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+
+	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// githubSource builds the GitHub source from the configuration, refusing
+// bad settings with what / why / how before any request is made.
+func githubSource(cfg *config.Config, log *slog.Logger) (*github.Source, error) {
+	gc := github.Config{
+		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
+		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
+	}
+	if err := gc.Validate(); err != nil {
+		return nil, &exitError{code: 2, err: fmt.Errorf("bad GitHub configuration: %w", err)}
+	}
+	for _, w := range gc.Warnings() {
+		log.Warn(w)
+	}
+	src, err := github.NewSource(gc)
+	if err != nil {
+		return nil, &exitError{code: 2, err: fmt.Errorf("bad GitHub configuration: %w", err)}
+	}
+	return src, nil
+}
+
+// writerFor returns what the save tool writes through: the GitHub
+// source commits, the folder source writes files; the built-in examples
+// cannot be written.
+func writerFor(src templates.Source) app.TemplateWriter {
+	if w, ok := src.(app.TemplateWriter); ok {
+		return w
+	}
+	return nil
+}
+
+// cmdCheck verifies the configuration and the connection, the way the
+// seed's validateConnection() meant: repository, ref → commit, valid and
+// invalid templates with reasons, rate limit.
+func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
+	fs := newFlagSet("check", "check [--json] [flags]", stderr)
+	asJSON := fs.Bool("json", false, "print JSON")
+	var cfg config.Config
+	envErr := config.Register(fs, &cfg, config.Env(lookup))
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := errors.Join(envErr, cfg.Check()); err != nil {
+		return &exitError{code: 2, err: fmt.Errorf("bad configuration:\n%w", err)}
+	}
+	if _, fromEnv := lookup("LOG_LEVEL"); !fromEnv && !flagSet(fs, "log-level") {
+		cfg.LogLevel = "warn"
+	}
+	log := cfg.Logger(stderr)
+	if cfg.GitHubRepoURL == "" {
+		return checkLocal(ctx, &cfg, log, stdout, *asJSON)
+	}
+	src, err := githubSource(&cfg, log)
+	if err != nil {
+		return err
+	}
+	rep, err := src.Check(ctx)
+	if *asJSON && rep != nil {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if encErr := enc.Encode(rep); encErr != nil {
+			return encErr
+		}
+	} else if rep != nil {
+		fmt.Fprintln(stdout, rep.String())
+	}
+	if err != nil {
+		return explain(err)
+	}
+	if len(rep.Invalid) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d template file(s) are invalid", len(rep.Invalid))}
+	}
+	return nil
+}
+
+// checkLocal reports on a folder or the built-in examples.
+func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, asJSON bool) error {
+	src, err := openSource(cfg, log)
+	if err != nil {
+		return err
+	}
+	cat, err := src.Load(ctx)
+	if err != nil {
+		return explain(err)
+	}
+	type invalid struct {
+		Path  string `json:"path"`
+		Error string `json:"error"`
+	}
+	rep := struct {
+		Source  templates.SourceInfo `json:"source"`
+		Valid   int                  `json:"valid"`
+		Invalid []invalid            `json:"invalid"`
+	}{Source: cat.Info(), Valid: cat.Len(), Invalid: []invalid{}}
+	for _, i := range cat.Invalid() {
+		rep.Invalid = append(rep.Invalid, invalid{i.Path, i.Err.Error()})
+	}
+	if asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(rep); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(stdout, "source:    %s %s\ntemplates: %d valid, %d invalid\n", rep.Source.Kind, rep.Source.Location, rep.Valid, len(rep.Invalid))
+		for _, i := range rep.Invalid {
+			fmt.Fprintf(stdout, "  %s: %s\n", i.Path, i.Error)
+		}
+	}
+	if len(rep.Invalid) > 0 {
+		return &exitError{code: 1}
+	}
+	return nil
+}

@@ -1,0 +1,125 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/httpserver"
+)
+
+// shutdownGrace bounds how long in-flight requests may finish after
+// SIGTERM before their connections are cut.
+const shutdownGrace = 10 * time.Second
+
+// httpIdleTimeout is the engine's idle expiry: HTTP sessions end when
+// nobody uses them, while a stdio session lives as long as its client.
+func httpIdleTimeout(cfg *config.Config) time.Duration {
+	if cfg.Transport == "http" {
+		return cfg.IdleTimeout
+	}
+	return 0
+}
+
+// serveHTTP serves e over HTTP until ctx ends (SIGTERM, SIGINT), then
+// stops accepting, lets in-flight requests finish and closes the streams.
+func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) error {
+	cfg := &s.cfg
+	if cfg.KeepAlive < 0 || cfg.IdleTimeout < 0 || cfg.MaxSessions < 0 {
+		return usageError("--keepalive, --idle-timeout and --max-sessions cannot be negative (0 turns keep-alives, expiry or the cap off)")
+	}
+	keepAlive := cfg.KeepAlive
+	if keepAlive == 0 {
+		keepAlive = -1 // httpserver reads 0 as "the default"
+	}
+	maxSessions := cfg.MaxSessions
+	if maxSessions == 0 {
+		maxSessions = -1
+	}
+	srv, err := httpserver.New(e, httpserver.Options{
+		Addr:           cfg.Addr,
+		PublicURL:      cfg.PublicURL,
+		AllowedHosts:   cfg.AllowedHosts,
+		AllowedOrigins: cfg.AllowedOrigins,
+		AuthToken:      cfg.AuthToken,
+		KeepAlive:      keepAlive,
+		MaxSessions:    maxSessions,
+		MaxBodyBytes:   int64(cfg.MaxMessageSize),
+		Status:         catalogStatus(s.lib),
+		Logger:         s.log,
+	})
+	if err != nil {
+		return usageError("%v", err)
+	}
+	if err := srv.Listen(); err != nil {
+		how := "pick another port with --addr, e.g. --addr 127.0.0.1:3001"
+		if errors.Is(err, syscall.EACCES) {
+			how = "ports below 1024 need privileges: use a port such as 3000"
+		}
+		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: %s", err, how)}
+	}
+	printURLs(stderr, srv.URL(), cfg)
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	select {
+	case err := <-served:
+		return fmt.Errorf("http server stopped: %w", err)
+	case <-ctx.Done():
+	}
+	s.log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
+	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		// A request still running after the grace period was cut off; the
+		// shutdown itself was asked for and is not a failure.
+		s.log.Warn("some requests did not finish before shutdown", "err", err)
+	}
+	if err := <-served; err != nil {
+		return fmt.Errorf("http server stopped: %w", err)
+	}
+	s.log.Info("http server stopped")
+	return nil
+}
+
+// printURLs tells the person who ran `serve` where to point each client.
+// The token itself is never printed.
+func printURLs(w io.Writer, local string, cfg *config.Config) {
+	base := local
+	if cfg.PublicURL != "" {
+		base = strings.TrimRight(cfg.PublicURL, "/")
+	}
+	fmt.Fprintf(w, "flowyprompt is serving over HTTP on %s\n", local)
+	fmt.Fprintf(w, "  Void IDE (legacy SSE):           %s/sse\n", base)
+	fmt.Fprintf(w, "  MCP Inspector (Streamable HTTP): %s/mcp\n", base)
+	fmt.Fprintf(w, "  health:                          %s/healthz\n", base)
+	if cfg.AuthToken != "" {
+		fmt.Fprintf(w, "  an access token is required: send Authorization: Bearer TOKEN, or append ?token=TOKEN to the SSE URL\n")
+	}
+}
+
+// catalogStatus feeds /healthz from the template library.
+func catalogStatus(lib *templates.Library) func() any {
+	return func() any {
+		c := lib.Catalog()
+		st := map[string]any{
+			"status":    "ok",
+			"templates": c.Len(),
+			"invalid":   len(c.Invalid()),
+			"source":    c.Info(),
+			"loaded_at": c.LoadedAt(),
+			"stale":     c.Stale(),
+		}
+		if c.Stale() != nil {
+			st["status"] = "stale"
+		}
+		return st
+	}
+}

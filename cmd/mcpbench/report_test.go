@@ -1,0 +1,257 @@
+package main
+
+import (
+	"flag"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+func TestSpreadOf(t *testing.T) {
+	tests := []struct {
+		name string
+		in   []float64
+		want spread
+	}{
+		{"empty", nil, spread{}},
+		{"one", []float64{3}, spread{3, 3, 3, 1}},
+		{"odd", []float64{5, 1, 3}, spread{3, 1, 5, 3}},
+		{"even takes the middle two", []float64{4, 1, 2, 10}, spread{3, 1, 10, 4}},
+		{"unsorted five", []float64{9, 7, 8, 100, 1}, spread{8, 1, 100, 5}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := append([]float64(nil), tt.in...)
+			if diff := cmp.Diff(tt.want, spreadOf(tt.in), cmp.AllowUnexported(spread{})); diff != "" {
+				t.Errorf("spreadOf (-want +got):\n%s", diff)
+			}
+			if !cmp.Equal(in, tt.in) {
+				t.Error("spreadOf reordered its input")
+			}
+		})
+	}
+}
+
+func TestFormat(t *testing.T) {
+	tests := []struct {
+		in   float64
+		want string
+	}{
+		{0, "0.00"}, {1.234, "1.23"}, {12.34, "12.3"}, {123.4, "123"}, {1234.5, "1,234"},
+		{1234567, "1,234,567"}, {-4321, "-4,321"},
+	}
+	for _, tt := range tests {
+		if got := format(tt.in); got != tt.want {
+			t.Errorf("format(%v) = %q, want %q", tt.in, got, tt.want)
+		}
+	}
+}
+
+func TestRatioAndSpreadString(t *testing.T) {
+	tests := []struct {
+		name string
+		got  string
+		want string
+	}{
+		{"ratio", ratio(spread{med: 30, n: 1}, spread{med: 20, n: 1}), "1.50×"},
+		{"ratio without baseline", ratio(spread{med: 30, n: 1}, spread{}), "–"},
+		{"ratio to zero", ratio(spread{med: 30, n: 1}, spread{med: 0, n: 2}), "–"},
+		{"spread", spread{med: 2000, lo: 1500, hi: 2500, n: 3}.String(), "2,000 (1,500–2,500)"},
+		{"spread of one", spread{med: 2, lo: 2, hi: 2, n: 1}.String(), "2.00"},
+		{"no spread", spread{}.String(), "–"},
+	}
+	for _, tt := range tests {
+		if tt.got != tt.want {
+			t.Errorf("%s = %q, want %q", tt.name, tt.got, tt.want)
+		}
+	}
+}
+
+func TestReplaceSection(t *testing.T) {
+	tests := []struct {
+		name string
+		doc  string
+		want string
+	}{
+		{"empty file", "", beginMarker + "\nNEW\n" + endMarker + "\n"},
+		{"no markers: appended", "# Perf\n\nprose", "# Perf\n\nprose\n\n" + beginMarker + "\nNEW\n" + endMarker + "\n"},
+		{"markers: replaced, prose kept", "# Perf\n\n" + beginMarker + "\nOLD\nOLD\n" + endMarker + "\n\nmore prose\n",
+			"# Perf\n\n" + beginMarker + "\nNEW\n" + endMarker + "\n\nmore prose\n"},
+		{"old marker text still found", "a\n<!-- mcpbench:begin -->\nOLD\n" + endMarker + "\nb\n", "a\n" + beginMarker + "\nNEW\n" + endMarker + "\nb\n"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, replaceSection(tt.doc, "NEW\n")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestLibraryVersions(t *testing.T) {
+	gomod := []byte("module x\n\ngo 1.26.0\n\nrequire (\n\tgithub.com/mark3labs/mcp-go v1.2.1\n\tgithub.com/modelcontextprotocol/go-sdk v1.8.0\n)\n")
+	want := map[string]string{"github.com/mark3labs/mcp-go": "v1.2.1", "github.com/modelcontextprotocol/go-sdk": "v1.8.0"}
+	if diff := cmp.Diff(want, libraryVersions(gomod)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+	one := []byte("module x\nrequire github.com/mark3labs/mcp-go v1.3.0\n")
+	if got := libraryVersions(one)["github.com/mark3labs/mcp-go"]; got != "v1.3.0" {
+		t.Errorf("single-line require: %q", got)
+	}
+}
+
+func TestRotate(t *testing.T) {
+	s := []string{"a", "b", "c"}
+	for i, want := range [][]string{{"a", "b", "c"}, {"b", "c", "a"}, {"c", "a", "b"}, {"a", "b", "c"}} {
+		if diff := cmp.Diff(want, rotate(s, i)); diff != "" {
+			t.Errorf("rotate(%d) (-want +got):\n%s", i, diff)
+		}
+	}
+	if diff := cmp.Diff([]string{"a", "b", "c"}, s); diff != "" {
+		t.Error("rotate changed its input")
+	}
+}
+
+// sampleReport is a made-up run: three servers and three repetitions,
+// one server without the SSE transport, and one failed run.
+func sampleReport() *report {
+	all := scenarios(1)
+	scs := []scenario{all[0], all[2], all[3], all[5]}
+	r := &report{scenarios: scs, servers: []string{flowyprompt, mcpGo, goSDK, mcpGoValidate}}
+	rpc := map[string][]float64{flowyprompt: {40000, 42000, 41000}, mcpGo: {20000, 24000, 22000}, goSDK: {10000, 11000, 9000}, mcpGoValidate: {15000, 16000, 17000}}
+	for rep := 1; rep <= 3; rep++ {
+		for _, sc := range scs {
+			for _, srv := range r.servers {
+				if srv == mcpGoValidate && !sc.tools {
+					continue
+				}
+				res := result{Rep: rep, Scenario: sc.id, Server: srv}
+				v := rpc[srv][rep-1]
+				switch {
+				case sc.kind == kindSSE && srv == flowyprompt:
+					res.Skipped = "the server exited before listening (exit status 2): flowyprompt: the HTTP transport is not built | yet"
+				case sc.idle():
+					res.Metrics = map[string]float64{mPerSession: v / 1000, mOpenRate: v / 10, mRSSBefore: 10240, mRSSAfter: 10240 + v, mPeakRSS: 10240 + v}
+				case sc.id == "stdio-tool-32" && srv == goSDK && rep == 2:
+					res.Error = "session 3: the server closed the event stream"
+				default:
+					res.Metrics = map[string]float64{mRPS: v, mP50: 1e6 / v, mP99: 3e6 / v, mCPUPerReq: 1e6 / v / 2, mCliCPUPerReq: 10, mPeakRSS: 16384}
+				}
+				r.results = append(r.results, res)
+			}
+		}
+	}
+	return r
+}
+
+func TestReportGolden(t *testing.T) {
+	got := sampleReport().section(runInfo{
+		date:     time.Date(2026, 11, 21, 20, 0, 0, 0, time.UTC),
+		machine:  "Test CPU, 2 logical CPUs",
+		command:  "go run ./cmd/mcpbench -reps 3",
+		versions: map[string]string{"github.com/mark3labs/mcp-go": "v1.2.1", "github.com/modelcontextprotocol/go-sdk": "v1.8.0"},
+		reps:     3,
+		elapsed:  95 * time.Second,
+		settings: "made up",
+		caveat:   "a shared machine",
+	})
+	path := filepath.Join("testdata", "report.golden.md")
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("report (-want +got):\n%s", diff)
+	}
+}
+
+func TestReportFacts(t *testing.T) {
+	md := sampleReport().markdown()
+	for _, want := range []string{
+		// Medians with ranges, and the ratio to mcp-go.
+		"| stdio prompts/get, 1 in flight | flowyprompt | 41,000 (40,000–42,000) | 1.86× |",
+		"| stdio prompts/get, 1 in flight | mcp-go | 22,000 (20,000–24,000) | 1.00× |",
+		// The failed run is left out of the median and reported.
+		"| stdio tools/call render, 32 in flight | go-sdk | 9,500 (9,000–10,000) |",
+		"go-sdk: failed rep 2: session 3: the server closed the event stream",
+		// A missing transport is a note, not a failure; '|' is escaped.
+		"| SSE prompts/get, 50 sessions | flowyprompt | not available |",
+		`not built \| yet`,
+		// mcp-go+validate only joins the tool scenario.
+		"| stdio tools/call render, 32 in flight | mcp-go+validate | 16,000 (15,000–17,000) | 0.73× |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| stdio prompts/get, 1 in flight | mcp-go+validate") {
+		t.Error("mcp-go+validate appears in a prompts scenario")
+	}
+}
+
+func TestParseFlags(t *testing.T) {
+	tests := []struct {
+		name    string
+		args    []string
+		wantErr bool
+		check   func(options) bool
+	}{
+		{"defaults", nil, false, func(o options) bool {
+			return o.reps == 5 && o.scale == 1 && len(o.only) == 0 && len(o.servers) == 4
+		}},
+		{"a few scenarios", []string{"-scenarios", "stdio-get-1,http-idle-1000", "-reps", "2"}, false, func(o options) bool {
+			return o.reps == 2 && cmp.Equal(o.only, []string{"stdio-get-1", "http-idle-1000"})
+		}},
+		{"servers", []string{"-servers", "mcp-go,go-sdk"}, false, func(o options) bool { return cmp.Equal(o.servers, []string{mcpGo, goSDK}) }},
+		{"unknown scenario", []string{"-scenarios", "nope"}, true, nil},
+		{"unknown server", []string{"-servers", "other"}, true, nil},
+		{"zero reps", []string{"-reps", "0"}, true, nil},
+		{"stray argument", []string{"extra"}, true, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o, err := parseFlags(tt.args, io.Discard)
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("err = %v, wantErr %v", err, tt.wantErr)
+			}
+			if err == nil && !tt.check(o) {
+				t.Errorf("options = %+v", o)
+			}
+		})
+	}
+}
+
+func TestScenarioScale(t *testing.T) {
+	full, small := scenarios(1), scenarios(0.01)
+	for i := range full {
+		if full[i].idle() {
+			if small[i].requests != full[i].requests {
+				t.Errorf("%s: idle session count scaled to %d", full[i].id, small[i].requests)
+			}
+			continue
+		}
+		if small[i].requests >= full[i].requests || small[i].requests < 1 {
+			t.Errorf("%s: scaled requests %d from %d", full[i].id, small[i].requests, full[i].requests)
+		}
+	}
+}
+
+func TestQuoteArgs(t *testing.T) {
+	got := quoteArgs([]string{"-reps", "5", "-caveat", "a busy machine; don't trust it", ""})
+	want := []string{"-reps", "5", "-caveat", `'a busy machine; don'\''t trust it'`, "''"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

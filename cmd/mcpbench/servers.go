@@ -1,0 +1,74 @@
+package main
+
+import (
+	"path/filepath"
+)
+
+// server is one of the servers compared: how to start it on each
+// transport, and the name of its render tool.
+type server struct {
+	name string
+	// stdio is its command line for the stdio transport.
+	stdio func() []string
+	// listen is its command line serving transport ("sse" or "http") on
+	// addr; the path is /sse or /mcp.
+	listen func(transport, addr string) []string
+	// tool is its render tool's name.
+	tool string
+	// toolsOnly marks a variant that differs from another only in how it
+	// runs tools, so it joins the tool scenarios alone.
+	toolsOnly bool
+}
+
+// Names of the servers, as the report prints them.
+const (
+	flowyprompt    = "flowyprompt"
+	mcpGo          = "mcp-go"
+	mcpGoValidate  = "mcp-go+validate"
+	goSDK          = "go-sdk"
+	baselineServer = mcpGo
+)
+
+// servers returns every server the harness knows, in report order, with
+// binaries in bin and the templates in dir.
+func servers(bin, dir string) []*server {
+	fp := filepath.Join(bin, "flowyprompt")
+	mg := filepath.Join(bin, "peer-mcpgo")
+	gs := filepath.Join(bin, "peer-gosdk")
+	return []*server{
+		{
+			name:  flowyprompt,
+			stdio: func() []string { return []string{fp, "serve", "--templates", dir, "--log-level", "error"} },
+			// flowyprompt serves /sse and /mcp from one HTTP listener.
+			listen: func(_, addr string) []string {
+				return []string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}
+			},
+			tool: "flowyprompt_render_template",
+		},
+		{
+			name:  mcpGo,
+			stdio: func() []string { return []string{mg, "-templates", dir} },
+			listen: func(tr, addr string) []string {
+				return []string{mg, "-transport", tr, "-addr", addr, "-templates", dir}
+			},
+			tool: "render_template",
+		},
+		{
+			name:  goSDK,
+			stdio: func() []string { return []string{gs, "-templates", dir} },
+			listen: func(tr, addr string) []string {
+				return []string{gs, "-transport", tr, "-addr", addr, "-templates", dir}
+			},
+			tool: "render_template",
+		},
+		{
+			name:  mcpGoValidate,
+			stdio: func() []string { return []string{mg, "-validate", "-templates", dir} },
+			listen: func(tr, addr string) []string {
+				return []string{mg, "-validate", "-transport", tr, "-addr", addr, "-templates", dir}
+			},
+			tool:      "render_template",
+			toolsOnly: true,
+		},
+	}
+}

@@ -1,0 +1,139 @@
+// Command mcpgo is the reference MCP server built on
+// github.com/mark3labs/mcp-go: one prompt per template in -templates and a
+// render_template tool, over stdio, legacy SSE (/sse, posting to /message)
+// or Streamable HTTP (/mcp). It uses the library as its README shows and is
+// not tuned: it is the baseline flowyprompt is measured against.
+//
+// mcp-go validates tool arguments against the input schema only when asked
+// (server.WithInputSchemaValidation); -validate turns that on, so the
+// benchmark can compare like with like (flowyprompt always validates).
+// Without it the handler checks the argument types itself, as an mcp-go
+// server without validation must.
+//
+// Streamable HTTP runs stateful (server.WithStateful): sessions are tracked
+// and an unknown Mcp-Session-Id is refused, as flowyprompt and go-sdk do.
+// mcp-go's default only checks that a session id looks like a UUID.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"net/http"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/mark3labs/mcp-go/mcp"
+	"github.com/mark3labs/mcp-go/server"
+
+	"github.com/flowyprompt/flowyprompt/internal/bench/peers/promptlib"
+)
+
+func main() {
+	transport := flag.String("transport", "stdio", "stdio, sse (legacy HTTP+SSE at /sse) or http (Streamable HTTP at /mcp)")
+	addr := flag.String("addr", "127.0.0.1:8302", "listen address for sse and http")
+	dir := flag.String("templates", "", "template folder (required)")
+	validate := flag.Bool("validate", false, "validate tool arguments against the input schema (server.WithInputSchemaValidation)")
+	flag.Parse()
+	if err := run(*transport, *addr, *dir, *validate); err != nil {
+		fmt.Fprintln(os.Stderr, "mcpgo:", err)
+		os.Exit(1)
+	}
+}
+
+func run(transport, addr, dir string, validate bool) error {
+	ts, err := promptlib.LoadDir(dir)
+	if err != nil {
+		return err
+	}
+	s := newServer(ts, validate)
+	switch transport {
+	case "stdio":
+		return server.ServeStdio(s, server.WithErrorLogger(log.New(os.Stderr, "mcpgo: ", 0)))
+	case "sse":
+		srv := server.NewSSEServer(s)
+		return serve(addr, srv.Start, srv.Shutdown)
+	case "http":
+		srv := server.NewStreamableHTTPServer(s, server.WithStateful(true))
+		return serve(addr, srv.Start, srv.Shutdown)
+	default:
+		return fmt.Errorf("unknown transport %q (want stdio, sse or http)", transport)
+	}
+}
+
+func serve(addr string, start func(string) error, shutdown func(context.Context) error) error {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		_ = shutdown(context.Background())
+	}()
+	if err := start(addr); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func newServer(ts []*promptlib.Template, validate bool) *server.MCPServer {
+	opts := []server.ServerOption{server.WithPromptCapabilities(false), server.WithToolCapabilities(false)}
+	if validate {
+		opts = append(opts, server.WithInputSchemaValidation())
+	}
+	s := server.NewMCPServer("peer-mcpgo", "1.0.0", opts...)
+	for _, t := range ts {
+		popts := []mcp.PromptOption{mcp.WithPromptDescription(t.Description)}
+		for _, v := range t.Variables {
+			aopts := []mcp.ArgumentOption{mcp.ArgumentDescription(v.Description)}
+			if v.Required {
+				aopts = append(aopts, mcp.RequiredArgument())
+			}
+			popts = append(popts, mcp.WithArgument(v.Name, aopts...))
+		}
+		s.AddPrompt(mcp.NewPrompt(t.Name, popts...), func(_ context.Context, req mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+			text, err := t.Render(req.Params.Arguments)
+			if err != nil {
+				return nil, err
+			}
+			return mcp.NewGetPromptResult(t.Description, []mcp.PromptMessage{
+				mcp.NewPromptMessage(mcp.RoleUser, mcp.NewTextContent(text)),
+			}), nil
+		})
+	}
+	lib := promptlib.NewLibrary(ts)
+	tool := mcp.NewTool("render_template",
+		mcp.WithDescription("Render a prompt template with argument values into the finished prompt text (the same text prompts/get returns)."),
+		mcp.WithString("name", mcp.Required(), mcp.Description("template name, exactly as prompts/list shows it"),
+			mcp.Pattern("^[a-zA-Z0-9_-]+$"), mcp.MinLength(1), mcp.MaxLength(128)),
+		mcp.WithObject("arguments", mcp.Description("values for the template's variables, by variable name"),
+			mcp.AdditionalProperties(map[string]any{"type": "string", "maxLength": 10000})),
+	)
+	s.AddTool(tool, func(_ context.Context, req mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		name, err := req.RequireString("name")
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		args := map[string]string{}
+		if raw, ok := req.GetArguments()["arguments"]; ok && raw != nil {
+			m, ok := raw.(map[string]any)
+			if !ok {
+				return mcp.NewToolResultError("arguments must be an object of strings"), nil
+			}
+			for k, v := range m {
+				str, ok := v.(string)
+				if !ok {
+					return mcp.NewToolResultError(fmt.Sprintf("arguments.%s must be a string", k)), nil
+				}
+				args[k] = str
+			}
+		}
+		text, err := lib.RenderTool(name, args)
+		if err != nil {
+			return mcp.NewToolResultError(err.Error()), nil
+		}
+		return mcp.NewToolResultText(text), nil
+	})
+	return s
+}

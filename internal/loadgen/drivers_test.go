@@ -1,0 +1,260 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+func TestEventReader(t *testing.T) {
+	long := strings.Repeat("x", 40<<10) // longer than the reader's buffer
+	tests := []struct {
+		name string
+		in   string
+		want []event
+	}{
+		{"one event", "event: endpoint\ndata: /message?s=1\n\n", []event{{"endpoint", []byte("/message?s=1")}}},
+		{"default name is message", "data: {}\n\n", []event{{"message", []byte("{}")}}},
+		{"CRLF and comments", ": ping\r\nevent: message\r\ndata: a\r\n\r\n: ping\r\n\r\n", []event{{"message", []byte("a")}}},
+		{"data lines join with newline", "data: a\ndata: b\n\n", []event{{"message", []byte("a\nb")}}},
+		{"no space after colon", "event:x\ndata:y\n\n", []event{{"x", []byte("y")}}},
+		{"events without data are skipped", "event: a\n\nevent: b\ndata: 1\n\n", []event{{"b", []byte("1")}}},
+		{"id and retry fields ignored", "id: 7\nretry: 10\ndata: z\n\n", []event{{"message", []byte("z")}}},
+		{"long line", "data: " + long + "\n\n", []event{{"message", []byte(long)}}},
+		{"two events", "data: 1\n\ndata: 2\n\n", []event{{"message", []byte("1")}, {"message", []byte("2")}}},
+		{"empty stream", "", nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			er := newEventReader(strings.NewReader(tt.in))
+			var got []event
+			for {
+				ev, err := er.next()
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				if err != nil {
+					t.Fatalf("next: %v", err)
+				}
+				got = append(got, ev)
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(event{})); diff != "" {
+				t.Errorf("events (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestEventReaderUnterminatedEvent(t *testing.T) {
+	er := newEventReader(strings.NewReader("data: half"))
+	if _, err := er.next(); !errors.Is(err, io.ErrUnexpectedEOF) {
+		t.Fatalf("err = %v, want io.ErrUnexpectedEOF", err)
+	}
+}
+
+func TestCheck(t *testing.T) {
+	tests := []struct {
+		name   string
+		msg    string
+		expect string
+		bad    bool
+	}{
+		{"result", `{"id":1,"result":{"text":"hi"}}`, "", false},
+		{"expected text present", `{"id":1,"result":{"text":"hi"}}`, "hi", false},
+		{"expected text missing", `{"id":1,"result":{"text":"hi"}}`, "bye", true},
+		{"json-rpc error", `{"id":1,"error":{"code":-32602}}`, "", true},
+		{"tool error", `{"id":1,"result":{"isError":true}}`, "", true},
+		{"escaped error inside text is fine", `{"id":1,"result":{"text":"{\"error\":1}"}}`, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var expect []byte
+			if tt.expect != "" {
+				expect = []byte(tt.expect)
+			}
+			if got := check([]byte(tt.msg), expect) != ""; got != tt.bad {
+				t.Errorf("check(%s) bad = %v, want %v", tt.msg, got, tt.bad)
+			}
+		})
+	}
+}
+
+func TestSSE(t *testing.T) {
+	tests := []struct {
+		name       string
+		server     fakeOptions
+		method     string
+		expect     string
+		wantErrs   int
+		wantFailed string // substring of the run error; "" for a clean run
+	}{
+		{name: "every request answered", method: "echo", expect: "hello"},
+		{name: "server pings are answered", server: fakeOptions{pingClient: true}, method: "echo"},
+		{name: "json-rpc errors are counted", method: "nope", wantErrs: 4 * 25},
+		{name: "tool errors are counted", method: "tool_fails", wantErrs: 4 * 25},
+		{name: "missing expected text is counted", method: "echo", expect: "absent", wantFailed: "warmup: bad response"},
+		{name: "a misrouted response stops the run", server: fakeOptions{misroute: true}, method: "echo", wantFailed: "wrong request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFakeServer(t, tt.server)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			var expect []byte
+			if tt.expect != "" {
+				expect = []byte(tt.expect)
+			}
+			warmup := 3
+			if tt.wantErrs > 0 {
+				warmup = 0 // a failing method fails warmup by design
+			}
+			st, err := SSE(ctx, SSEConfig{
+				URL: srv.URL + "/sse", Method: tt.method, Params: []byte(`{}`),
+				Sessions: 4, Requests: 25, Warmup: warmup, Expect: expect, PID: os.Getpid(),
+			})
+			if tt.wantFailed != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantFailed)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Requests != 100 || st.Errors != tt.wantErrs {
+				t.Fatalf("requests=%d errors=%d, want 100 and %d (%v)", st.Requests, st.Errors, tt.wantErrs, st)
+			}
+			if (tt.wantErrs > 0) != (st.FirstError != "") {
+				t.Errorf("FirstError = %q with %d errors", st.FirstError, st.Errors)
+			}
+			if st.P50 <= 0 || st.P99 < st.P50 || st.Max < st.P99 {
+				t.Errorf("latencies out of order: %v", st)
+			}
+			if st.Server.PeakRSS <= 0 {
+				t.Errorf("server usage not read: %+v", st.Server)
+			}
+			// 4 initializes, 12 warmup requests, 100 measured.
+			if got, want := f.requests.Load(), int64(4+4*warmup+100); got != want {
+				t.Errorf("server saw %d requests, want %d", got, want)
+			}
+			if tt.server.pingClient && f.clientOK.Load() == 0 {
+				t.Error("the server's ping was never answered")
+			}
+		})
+	}
+}
+
+func TestStreamable(t *testing.T) {
+	tests := []struct {
+		name       string
+		server     fakeOptions
+		method     string
+		wantErrs   int
+		wantFailed string
+	}{
+		{name: "json replies", method: "echo"},
+		{name: "event-stream replies", server: fakeOptions{sseReplies: true}, method: "echo"},
+		{name: "errors are counted", server: fakeOptions{sseReplies: true}, method: "nope", wantErrs: 3 * 20},
+		{name: "a misrouted response stops the run", server: fakeOptions{misroute: true}, method: "echo", wantFailed: "wrong request"},
+		{name: "misrouted in a stream too", server: fakeOptions{misroute: true, sseReplies: true}, method: "echo", wantFailed: "wrong request"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFakeServer(t, tt.server)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			st, err := Streamable(ctx, StreamableConfig{
+				URL: srv.URL + "/mcp", Method: tt.method, Params: []byte(`{"a":1}`),
+				Clients: 3, Requests: 20,
+			})
+			if tt.wantFailed != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantFailed)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Requests != 60 || st.Errors != tt.wantErrs {
+				t.Fatalf("requests=%d errors=%d, want 60 and %d", st.Requests, st.Errors, tt.wantErrs)
+			}
+			// Every client ended its session with DELETE.
+			if got := f.deleted.Load(); got != 3 {
+				t.Errorf("%d sessions deleted, want 3", got)
+			}
+			if n := f.liveSessions(); n != 0 {
+				t.Errorf("%d sessions left on the server", n)
+			}
+		})
+	}
+}
+
+func TestStreamableUnknownEndpoint(t *testing.T) {
+	_, srv := newFakeServer(t, fakeOptions{})
+	_, err := Streamable(context.Background(), StreamableConfig{URL: srv.URL + "/nothing", Method: "echo", Clients: 2, Requests: 1})
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("err = %v, want a 404 from initialize", err)
+	}
+}
+
+func TestIdle(t *testing.T) {
+	for _, transport := range []string{"sse", "http"} {
+		t.Run(transport, func(t *testing.T) {
+			f, srv := newFakeServer(t, fakeOptions{})
+			path := map[string]string{"sse": "/sse", "http": "/mcp"}[transport]
+			st, err := Idle(context.Background(), IdleConfig{
+				Transport: transport, URL: srv.URL + path, Sessions: 40, Parallel: 10,
+				Settle: 10 * time.Millisecond, PID: os.Getpid(), Verify: true,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Sessions != 40 || st.Verified != 40 {
+				t.Fatalf("opened %d, verified %d, want 40 and 40", st.Sessions, st.Verified)
+			}
+			if st.RSSBefore <= 0 || st.RSSAfter <= 0 || st.PeakRSS < st.RSSAfter {
+				t.Errorf("memory not read: %+v", st)
+			}
+			// Idle closes what it opened.
+			if transport == "http" && f.liveSessions() != 0 {
+				t.Errorf("%d sessions left open", f.liveSessions())
+			}
+			if transport == "sse" {
+				deadline := time.Now().Add(5 * time.Second)
+				for openStreams(f) > 0 && time.Now().Before(deadline) {
+					time.Sleep(10 * time.Millisecond)
+				}
+				if n := openStreams(f); n != 0 {
+					t.Errorf("%d streams left open", n)
+				}
+			}
+		})
+	}
+}
+
+func openStreams(f *fakeServer) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return len(f.streams)
+}
+
+func TestIdleNeedsPID(t *testing.T) {
+	if _, err := Idle(context.Background(), IdleConfig{Transport: "sse", URL: "http://127.0.0.1:1/sse", Sessions: 1}); err == nil {
+		t.Fatal("want an error without a PID")
+	}
+}
+
+func TestIdleOpenFailure(t *testing.T) {
+	_, srv := newFakeServer(t, fakeOptions{})
+	_, err := Idle(context.Background(), IdleConfig{Transport: "sse", URL: srv.URL + "/missing", Sessions: 5, PID: os.Getpid()})
+	if err == nil || !strings.Contains(err.Error(), "404") {
+		t.Fatalf("err = %v, want a 404 opening the stream", err)
+	}
+}

@@ -1,0 +1,246 @@
+package loadgen
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// rpcSession is one MCP session over HTTP with at most one request in
+// flight: the SSE and Streamable HTTP drivers differ only in how a message
+// travels, so the load logic (warmup, barrier, timing) is shared.
+type rpcSession interface {
+	// call sends a request and returns the server's response to it.
+	call(ctx context.Context, id int, msg []byte) ([]byte, error)
+	// close ends the session (SSE: drop the stream; Streamable: DELETE).
+	close()
+}
+
+// opener opens a session and completes the MCP handshake.
+type opener func(ctx context.Context) (rpcSession, error)
+
+// load is one concurrent run: n sessions, each with one request in flight.
+type load struct {
+	sessions int
+	method   string
+	params   json.RawMessage
+	requests int // measured, per session
+	warmup   int // per session
+	expect   []byte
+	pid      int
+	open     opener
+}
+
+// run opens every session (handshake and warmup), waits for all of them at
+// a barrier so the measured phase starts with the whole load present, then
+// times requests until every session has made its share. A transport
+// failure (refused connection, closed stream, wrong response id) stops the
+// run with an error: numbers from a broken transport mean nothing. A
+// JSON-RPC error or failed tool result in the measured phase is counted.
+func (l load) run(ctx context.Context) (Stats, error) {
+	if l.sessions <= 0 {
+		l.sessions = 1
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	var (
+		fatalOnce sync.Once
+		fatal     error
+	)
+	fail := func(err error) {
+		fatalOnce.Do(func() { fatal = err })
+		cancel()
+	}
+	start := make(chan struct{})
+	var ready, done sync.WaitGroup
+	ready.Add(l.sessions)
+	done.Add(l.sessions)
+	lats := make([][]time.Duration, l.sessions)
+	errs := make([]int, l.sessions)
+	firstErrs := make([]string, l.sessions)
+	prefix := requestPrefix(l.method, l.params)
+
+	for i := range l.sessions {
+		go func() {
+			defer done.Done()
+			readied := false
+			defer func() {
+				if !readied {
+					ready.Done()
+				}
+			}()
+			s, err := l.open(ctx)
+			if err != nil {
+				fail(fmt.Errorf("session %d: %w", i, err))
+				return
+			}
+			defer s.close()
+			buf := make([]byte, 0, len(prefix)+16)
+			id := 0
+			for range l.warmup {
+				id++
+				buf = appendRequest(buf[:0], prefix, id)
+				resp, err := s.call(ctx, id, buf)
+				if err != nil {
+					fail(fmt.Errorf("session %d warmup: %w", i, err))
+					return
+				}
+				if bad := check(resp, l.expect); bad != "" {
+					fail(fmt.Errorf("session %d warmup: bad response %s", i, bad))
+					return
+				}
+			}
+			readied = true
+			ready.Done()
+			select {
+			case <-start:
+			case <-ctx.Done():
+				return
+			}
+			lat := make([]time.Duration, 0, l.requests)
+			for range l.requests {
+				id++
+				buf = appendRequest(buf[:0], prefix, id)
+				t0 := time.Now()
+				resp, err := s.call(ctx, id, buf)
+				if err != nil {
+					fail(fmt.Errorf("session %d request %d: %w", i, id, err))
+					return
+				}
+				lat = append(lat, time.Since(t0))
+				if bad := check(resp, l.expect); bad != "" {
+					if errs[i] == 0 {
+						firstErrs[i] = bad
+					}
+					errs[i]++
+				}
+			}
+			lats[i] = lat
+		}()
+	}
+
+	allReady := make(chan struct{})
+	go func() { ready.Wait(); close(allReady) }()
+	select {
+	case <-allReady:
+	case <-ctx.Done():
+	}
+	if ctx.Err() != nil {
+		done.Wait()
+		return Stats{}, runErr(fatal, ctx)
+	}
+	ph := startPhase(l.pid)
+	t0 := time.Now()
+	close(start)
+	done.Wait()
+	elapsed := time.Since(t0)
+	usage := ph.end()
+	if fatal != nil || ctx.Err() != nil {
+		return Stats{}, runErr(fatal, ctx)
+	}
+	var all []time.Duration
+	total, firstErr := 0, ""
+	for i := range l.sessions {
+		all = append(all, lats[i]...)
+		total += errs[i]
+		if firstErr == "" {
+			firstErr = firstErrs[i]
+		}
+	}
+	st := summarize(all, total, elapsed)
+	st.Server = usage
+	st.FirstError = firstErr
+	return st, nil
+}
+
+func runErr(fatal error, ctx context.Context) error {
+	if fatal != nil {
+		return fatal
+	}
+	return ctx.Err()
+}
+
+// requestPrefix is a request up to its id, which comes last so each request
+// is an append of the id and '}'.
+func requestPrefix(method string, params json.RawMessage) []byte {
+	var b bytes.Buffer
+	b.WriteString(`{"jsonrpc":"2.0","method":`)
+	b.WriteString(strconv.Quote(method))
+	if len(params) > 0 {
+		b.WriteString(`,"params":`)
+		b.Write(params)
+	}
+	b.WriteString(`,"id":`)
+	return b.Bytes()
+}
+
+func appendRequest(dst, prefix []byte, id int) []byte {
+	dst = append(dst, prefix...)
+	dst = strconv.AppendInt(dst, int64(id), 10)
+	return append(dst, '}')
+}
+
+// initializeRequest is the client's first message, id 0.
+func initializeRequest(protocol string) []byte {
+	return []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":` +
+		strconv.Quote(protocol) + `,"capabilities":{},"clientInfo":{"name":"flowyprompt-loadgen","version":"1"}}}`)
+}
+
+var initializedNotification = []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+
+// sameID reports whether a raw JSON id is the integer id.
+func sameID(raw json.RawMessage, id int) bool {
+	return string(bytes.TrimSpace(raw)) == strconv.Itoa(id)
+}
+
+// parseResponse checks that msg is the response to request id.
+func parseResponse(msg []byte, id int) error {
+	env, err := parseEnvelope(msg)
+	if err != nil {
+		return err
+	}
+	return env.answers(id)
+}
+
+// answers checks that env is the response to request id.
+func (env envelope) answers(id int) error {
+	if !env.isResponse() {
+		return fmt.Errorf("expected the response to %d, got a %q request", id, env.Method)
+	}
+	if !sameID(env.ID, id) {
+		return fmt.Errorf("response id %s, want %d: a response reached the wrong request", env.ID, id)
+	}
+	return nil
+}
+
+// newHTTPClient returns a client that keeps a connection per session alive
+// (Go's default keeps two per host, which would churn connections and fill
+// the machine with TIME_WAIT sockets under load) and never asks for
+// compression, which none of the servers measured would use.
+func newHTTPClient(conns int) *http.Client {
+	tr := &http.Transport{
+		Proxy:               nil,
+		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2*conns + 16,
+		MaxIdleConnsPerHost: 2*conns + 16,
+		IdleConnTimeout:     90 * time.Second,
+		DisableCompression:  true,
+		ForceAttemptHTTP2:   false,
+	}
+	return &http.Client{Transport: tr}
+}
+
+// errStatus describes an unexpected HTTP status with the start of the body.
+func errStatus(what string, resp *http.Response, body []byte) error {
+	return fmt.Errorf("%s: HTTP %s: %.200s", what, resp.Status, bytes.TrimSpace(body))
+}
+
+var errStreamEnded = errors.New("the server closed the event stream")

@@ -1,0 +1,485 @@
+// Package httpserver is flowyprompt's one HTTP listener: the legacy SSE
+// transport (/sse, /sse/message) for Void, Streamable HTTP (/mcp) for MCP
+// Inspector and modern clients, and /healthz, behind one security layer.
+//
+// The security layer is there because a server on 127.0.0.1 is reachable
+// from every web page the user opens: a page whose DNS name is rebound to
+// 127.0.0.1 sends requests with its own Host and Origin, so both are
+// checked against allow lists (loopback names by default). An optional
+// bearer token guards /mcp and /sse; Void cannot send headers, so the SSE
+// URL may carry it as ?token= instead. Sessions and bodies are capped.
+package httpserver
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
+	"github.com/flowyprompt/flowyprompt/transport/sse"
+	"github.com/flowyprompt/flowyprompt/transport/streamable"
+)
+
+// Defaults of Options.
+const (
+	DefaultAddr        = "127.0.0.1:3000"
+	DefaultMaxSessions = 10000
+)
+
+// Options configure the server; zero values take the defaults.
+type Options struct {
+	// Addr is the listen address (default 127.0.0.1:3000).
+	Addr string
+	// PublicURL is the base URL clients use when the server sits behind a
+	// reverse proxy, e.g. https://prompts.example.com. Its host is allowed
+	// as a Host and its origin as an Origin.
+	PublicURL string
+	// AllowedHosts are extra Host header values: "name" (any port) or
+	// "name:port"; "*" turns the Host check off.
+	AllowedHosts []string
+	// AllowedOrigins are extra Origin values, "scheme://host[:port]"; "*"
+	// turns the Origin check off. Loopback origins are always allowed.
+	AllowedOrigins []string
+	// AuthToken, when set, is required on /mcp and /sse as
+	// "Authorization: Bearer TOKEN" (or ?token=TOKEN on /sse).
+	AuthToken string
+	// KeepAlive is the interval of keep-alive comments on streams
+	// (default 15 s).
+	KeepAlive time.Duration
+	// MaxSessions caps live sessions (default 10,000; negative: no cap).
+	MaxSessions int
+	// MaxBodyBytes caps a request body (default: the engine's
+	// MaxMessageSize).
+	MaxBodyBytes int64
+	// WriteTimeout drops a streaming client that has not taken a write for
+	// this long (default 30 s).
+	WriteTimeout time.Duration
+	// Status adds to /healthz: its value's JSON object members are merged
+	// into the report (templates, invalid, source, stale, ...).
+	Status func() any
+	Logger *slog.Logger
+}
+
+// Server is the HTTP front of one engine.
+type Server struct {
+	e    *mcp.Engine
+	opts Options
+	log  *slog.Logger
+
+	sse    *sse.Handler
+	mcp    *streamable.Handler
+	srv    *http.Server
+	ln     net.Listener
+	public *url.URL
+
+	hosts      atomic.Pointer[hostList]
+	anyHost    bool
+	origins    map[string]bool
+	anyOrigin  bool
+	tokenSum   [sha256.Size]byte
+	hasToken   bool
+	closing    atomic.Bool
+	handler    http.Handler
+	debugLog   bool
+	listenHost string
+}
+
+// New builds the server; Listen binds it.
+func New(e *mcp.Engine, opts Options) (*Server, error) {
+	if opts.Addr == "" {
+		opts.Addr = DefaultAddr
+	}
+	if opts.MaxSessions == 0 {
+		opts.MaxSessions = DefaultMaxSessions
+	}
+	if opts.MaxSessions < 0 {
+		opts.MaxSessions = 0
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Server{e: e, opts: opts, log: opts.Logger, origins: map[string]bool{}}
+	host, _, err := net.SplitHostPort(opts.Addr)
+	if err != nil {
+		return nil, fmt.Errorf("listen address %q: want HOST:PORT, e.g. 127.0.0.1:3000: %w", opts.Addr, err)
+	}
+	s.listenHost = host
+	if opts.PublicURL != "" {
+		u, err := url.Parse(opts.PublicURL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			return nil, fmt.Errorf("public URL %q: want an absolute http(s) URL without query, e.g. https://prompts.example.com", opts.PublicURL)
+		}
+		s.public = u
+		s.origins[u.Scheme+"://"+strings.ToLower(u.Host)] = true
+	}
+	for _, h := range opts.AllowedHosts {
+		if strings.TrimSpace(h) == "*" {
+			s.anyHost = true
+		}
+	}
+	for _, o := range opts.AllowedOrigins {
+		o = strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
+		switch {
+		case o == "":
+		case o == "*":
+			s.anyOrigin = true
+		default:
+			u, err := url.Parse(o)
+			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+				return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port], e.g. https://inspector.example.com", o)
+			}
+			s.origins[u.Scheme+"://"+u.Host] = true
+		}
+	}
+	if opts.AuthToken != "" {
+		s.hasToken = true
+		s.tokenSum = sha256.Sum256([]byte(opts.AuthToken))
+	}
+	s.debugLog = s.log.Enabled(context.Background(), slog.LevelDebug)
+	s.sse = sse.New(e, sse.Options{PublicURL: opts.PublicURL, KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
+		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, Logger: opts.Logger})
+	s.mcp = streamable.New(e, streamable.Options{KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
+		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, Logger: opts.Logger})
+
+	mux := http.NewServeMux()
+	mux.Handle("/sse", s.sse)
+	mux.Handle("/sse/message", s.sse)
+	mux.Handle("/mcp", s.mcp)
+	mux.HandleFunc("/healthz", s.health)
+	mux.HandleFunc("/", notFound)
+	s.handler = s.guard(mux)
+	s.srv = &http.Server{
+		Handler:           s.handler,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	// No ReadTimeout or WriteTimeout: streams live for hours. Bodies are
+	// capped in size, and stream writes carry their own deadlines.
+	s.setHosts(listenPort(opts.Addr))
+	return s, nil
+}
+
+// Handler returns the whole HTTP surface, security layer included.
+func (s *Server) Handler() http.Handler { return s.handler }
+
+// Listen binds the listen address. The default Host allow list takes the
+// port actually bound (which matters for ":0").
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.opts.Addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", s.opts.Addr, err)
+	}
+	s.ln = ln
+	s.setHosts(strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	return nil
+}
+
+// Addr returns the bound address (after Listen).
+func (s *Server) Addr() net.Addr { return s.ln.Addr() }
+
+// URL returns the base URL a client on this machine uses (after Listen):
+// the configured host, or 127.0.0.1 when listening on every interface.
+func (s *Server) URL() string {
+	host := s.listenHost
+	if ip := net.ParseIP(host); host == "" || (ip != nil && ip.IsUnspecified()) {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(s.ln.Addr().(*net.TCPAddr).Port))
+}
+
+// Serve serves until Shutdown; it returns nil after a shutdown.
+func (s *Server) Serve() error {
+	if s.ln == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+// Shutdown stops accepting connections, lets in-flight requests finish
+// and their answers reach the clients (until ctx ends), then closes every
+// session, which ends the streams. It shuts the engine down too: its
+// sessions are what the streams are waiting on.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.closing.Store(true)
+	done := make(chan error, 1)
+	go func() { done <- s.srv.Shutdown(ctx) }()
+	eerr := s.e.Shutdown(ctx)
+	herr := <-done
+	if herr != nil {
+		// The deadline passed with handlers still running: cut them off.
+		s.srv.Close()
+		herr = fmt.Errorf("http shutdown: %w", herr)
+	}
+	if eerr != nil {
+		eerr = fmt.Errorf("engine shutdown: %w", eerr)
+	}
+	return errors.Join(eerr, herr)
+}
+
+// Sessions returns the live sessions of each transport.
+func (s *Server) Sessions() (sseSessions, mcpSessions int) {
+	return s.sse.Sessions(), s.mcp.Sessions()
+}
+
+// hostList is the Host allow list: names allowed on any port, and exact
+// name:port pairs.
+type hostList struct {
+	anyPort map[string]bool
+	exact   map[string]bool
+}
+
+func listenPort(addr string) string {
+	_, port, _ := net.SplitHostPort(addr)
+	return port
+}
+
+// setHosts builds the Host allow list for the bound port: the loopback
+// names, the listen address itself when it is a specific address, the
+// public URL's host, and the configured extras.
+func (s *Server) setHosts(port string) {
+	l := &hostList{anyPort: map[string]bool{}, exact: map[string]bool{}}
+	names := []string{"localhost", "127.0.0.1", "::1"}
+	if h := strings.ToLower(s.listenHost); h != "" {
+		if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
+			names = append(names, h)
+		}
+	}
+	if port != "" && port != "0" {
+		for _, n := range names {
+			l.exact[net.JoinHostPort(n, port)] = true
+			if port == "80" {
+				l.anyPort[n] = true
+			}
+		}
+	}
+	if s.public != nil {
+		l.exact[strings.ToLower(s.public.Host)] = true
+		if s.public.Port() == "" {
+			l.exact[strings.ToLower(s.public.Hostname())] = true
+		}
+	}
+	for _, h := range s.opts.AllowedHosts {
+		h = strings.ToLower(strings.TrimSpace(h))
+		if h == "" || h == "*" {
+			continue
+		}
+		if name, p, err := net.SplitHostPort(h); err == nil {
+			l.exact[net.JoinHostPort(name, p)] = true
+		} else {
+			l.anyPort[strings.Trim(h, "[]")] = true
+		}
+	}
+	s.hosts.Store(l)
+}
+
+func (s *Server) hostAllowed(host string) bool {
+	if s.anyHost {
+		return true
+	}
+	host = strings.ToLower(host)
+	l := s.hosts.Load()
+	if name, port, err := net.SplitHostPort(host); err == nil {
+		return l.exact[net.JoinHostPort(name, port)] || l.anyPort[name]
+	}
+	return l.exact[host] || l.anyPort[strings.Trim(host, "[]")]
+}
+
+// originAllowed: no Origin is a non-browser client; a browser page is
+// allowed when it is served from this machine or listed.
+func (s *Server) originAllowed(origin string) bool {
+	if origin == "" || s.anyOrigin {
+		return true
+	}
+	u, err := url.Parse(strings.ToLower(origin))
+	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
+		return false // includes "null": sandboxed frames and file:// pages
+	}
+	if s.origins[u.Scheme+"://"+u.Host] {
+		return true
+	}
+	switch u.Hostname() {
+	case "localhost", "127.0.0.1", "::1":
+		return true
+	}
+	return false
+}
+
+func (s *Server) tokenOK(r *http.Request) bool {
+	var got string
+	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
+		got = strings.TrimSpace(a[7:])
+	} else if r.URL.Path == "/sse" {
+		got = r.URL.Query().Get("token")
+	}
+	if got == "" {
+		return false
+	}
+	// Comparing digests keeps the time independent of where the strings
+	// differ and of the token's length.
+	sum := sha256.Sum256([]byte(got))
+	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
+}
+
+// needsToken: the token guards what opens or runs sessions. A posted
+// /sse/message is authorised by its session id, which only a client that
+// passed the check on GET /sse has seen.
+func needsToken(r *http.Request) bool {
+	return r.URL.Path == "/mcp" || r.URL.Path == "/sse"
+}
+
+var corsAllowHeaders = strings.Join([]string{"Content-Type", "Accept", "Authorization", streamable.HeaderSession,
+	streamable.HeaderProtocolVersion, "Last-Event-ID"}, ", ")
+
+// guard is the security layer in front of every endpoint.
+func (s *Server) guard(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if s.debugLog {
+			start := time.Now()
+			sw := &statusWriter{ResponseWriter: w, status: http.StatusOK}
+			w = sw
+			// Path only: the query may hold a token or a session id.
+			defer func() {
+				s.log.Debug("http request", "method", r.Method, "path", r.URL.Path, "status", sw.status,
+					"duration", time.Since(start))
+			}()
+		}
+		if !s.hostAllowed(r.Host) {
+			s.log.Warn("refused a request for a foreign Host", "host", r.Host, "path", r.URL.Path)
+			httpx.WriteError(w, http.StatusForbidden, &fault.Error{Code: httpx.CodeForbiddenHost,
+				What: fmt.Sprintf("Host %q is not allowed", r.Host),
+				Why:  "requests must name this server by an allowed host, which protects it from DNS rebinding by web pages",
+				How:  "connect to http://127.0.0.1:PORT or http://localhost:PORT, or add the name with --allowed-hosts (a reverse proxy's public name, for instance)"})
+			return
+		}
+		origin := r.Header.Get("Origin")
+		if !s.originAllowed(origin) {
+			s.log.Warn("refused a request from a foreign Origin", "origin", origin, "path", r.URL.Path)
+			httpx.WriteError(w, http.StatusForbidden, &fault.Error{Code: httpx.CodeForbiddenOrigin,
+				What: fmt.Sprintf("Origin %q is not allowed", origin),
+				Why:  "web pages from other sites may not talk to this server",
+				How:  "add the page's origin with --allowed-origins if it is meant to"})
+			return
+		}
+		if origin != "" {
+			h := w.Header()
+			h.Set("Access-Control-Allow-Origin", origin)
+			h.Add("Vary", "Origin")
+			h.Set("Access-Control-Expose-Headers", streamable.HeaderSession+", "+streamable.HeaderProtocolVersion)
+			if r.Method == http.MethodOptions {
+				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
+				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
+				h.Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if s.hasToken && needsToken(r) && r.Method != http.MethodOptions {
+			if !s.tokenOK(r) {
+				w.Header().Set("WWW-Authenticate", `Bearer realm="flowyprompt"`)
+				httpx.WriteError(w, http.StatusUnauthorized, &fault.Error{Code: httpx.CodeUnauthorized,
+					What: "missing or wrong access token",
+					Why:  "this server was started with --auth-token (or MCP_AUTH_TOKEN)",
+					How:  "send Authorization: Bearer TOKEN, or for the SSE URL append ?token=TOKEN"})
+				return
+			}
+			if r.URL.Query().Has("token") {
+				// Keep the token out of everything downstream.
+				r = r.Clone(r.Context())
+				q := r.URL.Query()
+				q.Del("token")
+				r.URL.RawQuery = q.Encode()
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func notFound(w http.ResponseWriter, r *http.Request) {
+	httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeNotFound,
+		What: fmt.Sprintf("no endpoint at %s", r.URL.Path),
+		Why:  "this server answers /mcp (Streamable HTTP), /sse and /sse/message (legacy SSE) and /healthz",
+		How:  "point MCP Inspector and modern clients at /mcp, Void at /sse"})
+}
+
+// health reports the server's state as JSON.
+func (s *Server) health(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		httpx.MethodNotAllowed(w, r, http.MethodGet, http.MethodHead)
+		return
+	}
+	report := map[string]any{}
+	if s.opts.Status != nil {
+		if raw, err := json.Marshal(s.opts.Status()); err == nil {
+			var extra map[string]any
+			if json.Unmarshal(raw, &extra) == nil {
+				report = extra
+			}
+		}
+	}
+	if _, ok := report["status"]; !ok {
+		report["status"] = "ok"
+	}
+	status := http.StatusOK
+	if s.closing.Load() {
+		report["status"] = "shutting_down"
+		status = http.StatusServiceUnavailable
+	}
+	sseN, mcpN := s.Sessions()
+	report["sessions"] = map[string]int{"total": s.e.SessionCount(), "sse": sseN, "mcp": mcpN}
+	body, err := json.Marshal(report)
+	if err != nil {
+		httpx.WriteError(w, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,
+			What: "could not encode the health report", Why: err.Error(), How: "report it with the server's log"})
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	if r.Method == http.MethodGet {
+		w.Write(body)
+		w.Write([]byte{'\n'})
+	}
+}
+
+// statusWriter records the status for the debug access log.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (sw *statusWriter) WriteHeader(code int) {
+	if !sw.wrote {
+		sw.status, sw.wrote = code, true
+	}
+	sw.ResponseWriter.WriteHeader(code)
+}
+
+func (sw *statusWriter) Write(p []byte) (int, error) {
+	sw.wrote = true
+	return sw.ResponseWriter.Write(p)
+}
+
+// Unwrap lets http.ResponseController reach the connection (flushes and
+// write deadlines of streams).
+func (sw *statusWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }

@@ -1,0 +1,467 @@
+package httpserver_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/httpserver"
+	"github.com/flowyprompt/flowyprompt/transport/stdio"
+	"github.com/google/go-cmp/cmp"
+)
+
+func port(srv *httpserver.Server) string {
+	_, p, _ := net.SplitHostPort(srv.Addr().String())
+	return p
+}
+
+// TestHostAndOrigin: DNS rebinding protection. A page whose name was
+// rebound to 127.0.0.1 sends its own Host and Origin: both are refused
+// with 403 unless they are loopback names or configured.
+func TestHostAndOrigin(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	srv, c := start(t, e, httpserver.Options{
+		AllowedHosts:   []string{"prompts.internal", "proxy.example.com:8443"},
+		AllowedOrigins: []string{"https://inspector.example.com"},
+		PublicURL:      "https://public.example.com",
+	})
+	p := port(srv)
+	tests := []struct {
+		name     string
+		host     string
+		origin   string
+		want     int
+		wantCode string
+	}{
+		{name: "127.0.0.1 with the port", host: "127.0.0.1:" + p, want: 200},
+		{name: "localhost with the port", host: "localhost:" + p, want: 200},
+		{name: "[::1] with the port", host: "[::1]:" + p, want: 200},
+		{name: "LOCALHOST in capitals", host: "LOCALHOST:" + p, want: 200},
+		{name: "loopback on another port", host: "localhost:1", want: 403, wantCode: "FORBIDDEN_HOST"},
+		{name: "rebinding host", host: "evil.example.com", want: 403, wantCode: "FORBIDDEN_HOST"},
+		{name: "rebinding host with the port", host: "evil.example.com:" + p, want: 403, wantCode: "FORBIDDEN_HOST"},
+		{name: "rebinding host and origin", host: "evil.example.com", origin: "http://evil.example.com", want: 403, wantCode: "FORBIDDEN_HOST"},
+		{name: "configured name, any port", host: "prompts.internal:9999", want: 200},
+		{name: "configured name:port", host: "proxy.example.com:8443", want: 200},
+		{name: "configured name, wrong port", host: "proxy.example.com:8444", want: 403, wantCode: "FORBIDDEN_HOST"},
+		{name: "public URL host", host: "public.example.com", want: 200},
+		{name: "foreign origin", host: "127.0.0.1:" + p, origin: "http://evil.example.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "null origin", host: "127.0.0.1:" + p, origin: "null", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "loopback origin, any port (Inspector's web UI)", host: "127.0.0.1:" + p, origin: "http://localhost:6274", want: 200},
+		{name: "configured origin", host: "127.0.0.1:" + p, origin: "https://inspector.example.com", want: 200},
+		{name: "configured origin, other scheme", host: "127.0.0.1:" + p, origin: "http://inspector.example.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "public URL origin", host: "127.0.0.1:" + p, origin: "https://public.example.com", want: 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, path := range []string{"/mcp", "/sse"} {
+				header := []string{"Host", tc.host}
+				if tc.origin != "" {
+					header = append(header, "Origin", tc.origin)
+				}
+				var r reply
+				if path == "/mcp" {
+					r = c.do(t, http.MethodPost, path, initMCP, header...)
+				} else {
+					// A direct POST /sse: answered in the body, no stream to close.
+					r = c.do(t, http.MethodPost, path, `{"jsonrpc":"2.0","id":1,"method":"ping"}`, header...)
+				}
+				if r.status != tc.want {
+					t.Fatalf("%s: status %d, want %d: %s", path, r.status, tc.want, r.body)
+				}
+				if tc.wantCode != "" {
+					d := errData(t, r.body)
+					if d.Code != tc.wantCode || d.What == "" || d.Why == "" || d.How == "" {
+						t.Errorf("%s: error data %+v, want %s with what/why/how", path, d, tc.wantCode)
+					}
+				}
+				if tc.origin != "" && tc.want == 200 && r.header.Get("Access-Control-Allow-Origin") != tc.origin {
+					t.Errorf("%s: Access-Control-Allow-Origin = %q", path, r.header.Get("Access-Control-Allow-Origin"))
+				}
+			}
+		})
+	}
+}
+
+func TestAnyHostAndOrigin(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{AllowedHosts: []string{"*"}, AllowedOrigins: []string{"*"}})
+	r := c.do(t, http.MethodGet, "/healthz", "", "Host", "anything.example", "Origin", "https://elsewhere.example")
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+}
+
+func TestCORSPreflight(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{AuthToken: "s3cret"})
+	r := c.do(t, http.MethodOptions, "/mcp", "", "Origin", "http://localhost:6274",
+		"Access-Control-Request-Method", "POST", "Access-Control-Request-Headers", "content-type, mcp-session-id")
+	if r.status != http.StatusNoContent {
+		t.Fatalf("preflight: %d %s", r.status, r.body)
+	}
+	for k, want := range map[string]string{
+		"Access-Control-Allow-Origin":   "http://localhost:6274",
+		"Access-Control-Allow-Methods":  "GET, POST, DELETE, OPTIONS",
+		"Access-Control-Expose-Headers": "Mcp-Session-Id, MCP-Protocol-Version",
+	} {
+		if got := r.header.Get(k); got != want {
+			t.Errorf("%s = %q, want %q", k, got, want)
+		}
+	}
+	if h := r.header.Get("Access-Control-Allow-Headers"); !strings.Contains(h, "Mcp-Session-Id") || !strings.Contains(h, "Authorization") {
+		t.Errorf("Access-Control-Allow-Headers = %q", h)
+	}
+}
+
+// TestToken: with --auth-token, /mcp and /sse want the bearer token (or
+// ?token= on the SSE URL, for Void); posts to an SSE session's endpoint
+// are authorised by the session id; /healthz stays open.
+func TestToken(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{AuthToken: "s3cret-token"})
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	tests := []struct {
+		name   string
+		method string
+		path   string
+		body   string
+		header []string
+		want   int
+	}{
+		{"mcp without a token", "POST", "/mcp", initMCP, nil, 401},
+		{"mcp with a wrong token", "POST", "/mcp", initMCP, []string{"Authorization", "Bearer nope"}, 401},
+		{"mcp with a token prefix", "POST", "/mcp", initMCP, []string{"Authorization", "Bearer s3cret"}, 401},
+		{"mcp with the token", "POST", "/mcp", initMCP, []string{"Authorization", "Bearer s3cret-token"}, 200},
+		{"mcp with the token, lower-case scheme", "POST", "/mcp", initMCP, []string{"Authorization", "bearer s3cret-token"}, 200},
+		{"mcp with a Basic header", "POST", "/mcp", initMCP, []string{"Authorization", "Basic czNjcmV0LXRva2Vu"}, 401},
+		{"mcp does not take the query token", "POST", "/mcp?token=s3cret-token", initMCP, nil, 401},
+		{"sse POST without a token", "POST", "/sse", ping, nil, 401},
+		{"sse POST with the query token", "POST", "/sse?token=s3cret-token", ping, nil, 200},
+		{"sse POST with a wrong query token", "POST", "/sse?token=s3cret-tokeN", ping, nil, 401},
+		{"sse POST with the header", "POST", "/sse", ping, []string{"Authorization", "Bearer s3cret-token"}, 200},
+		{"healthz is open", "GET", "/healthz", "", nil, 200},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := c.do(t, tc.method, tc.path, tc.body, tc.header...)
+			if r.status != tc.want {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.want, r.body)
+			}
+			if tc.want == 401 {
+				if r.header.Get("WWW-Authenticate") == "" || errData(t, r.body).Code != "UNAUTHORIZED" {
+					t.Errorf("401 without WWW-Authenticate or UNAUTHORIZED: %v %s", r.header, r.body)
+				}
+				if strings.Contains(r.body, "s3cret") {
+					t.Errorf("the answer repeats the token: %s", r.body)
+				}
+			}
+		})
+	}
+
+	t.Run("sse stream with the query token", func(t *testing.T) {
+		if r := c.do(t, http.MethodGet, "/sse", ""); r.status != 401 {
+			t.Fatalf("GET /sse without a token: %d", r.status)
+		}
+		ev, endpoint := c.openSSE(t, "?token=s3cret-token")
+		defer ev.close()
+		if strings.Contains(endpoint, "s3cret") {
+			t.Fatalf("the endpoint URL carries the token: %s", endpoint)
+		}
+		// The endpoint is posted to without the token, as Void does.
+		if got := c.post(t, endpoint, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != http.StatusAccepted {
+			t.Fatalf("post to the endpoint: %d", got)
+		}
+		if m := ev.message(t); m["id"] != float64(2) {
+			t.Fatalf("answer %v", m)
+		}
+	})
+}
+
+// TestSessionCap: the cap counts every transport's sessions.
+func TestSessionCap(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{MaxSessions: 2})
+	c.openMCP(t)
+	ev, _ := c.openSSE(t, "")
+	defer ev.close()
+	for _, tc := range []struct{ method, path, body string }{
+		{"POST", "/mcp", initMCP},
+		{"GET", "/sse", ""},
+		{"POST", "/sse", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+	} {
+		r := c.do(t, tc.method, tc.path, tc.body)
+		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || errData(t, r.body).Code != "TOO_MANY_SESSIONS" {
+			t.Errorf("%s %s: %d Retry-After %q %s, want 503 TOO_MANY_SESSIONS with Retry-After", tc.method, tc.path,
+				r.status, r.header.Get("Retry-After"), r.body)
+		}
+	}
+}
+
+func TestBodyCap(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{MaxBodyBytes: 2048})
+	big := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 4096) + `"}}`
+	id := c.openMCP(t)
+	ev, endpoint := c.openSSE(t, "")
+	defer ev.close()
+	for name, do := range map[string]func() int{
+		"/mcp":         func() int { return c.do(t, http.MethodPost, "/mcp", big, "Mcp-Session-Id", id).status },
+		"/mcp init":    func() int { return c.do(t, http.MethodPost, "/mcp", big).status },
+		"/sse":         func() int { return c.do(t, http.MethodPost, "/sse", big).status },
+		"/sse/message": func() int { return c.post(t, endpoint, big) },
+	} {
+		if got := do(); got != http.StatusRequestEntityTooLarge {
+			t.Errorf("%s: %d, want 413", name, got)
+		}
+	}
+}
+
+func TestHealthz(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{Status: func() any {
+		return map[string]any{"templates": 13, "invalid": 1, "source": map[string]string{"kind": "embedded"}, "stale": nil}
+	}})
+	c.openMCP(t)
+	ev, _ := c.openSSE(t, "")
+	defer ev.close()
+	r := c.do(t, http.MethodGet, "/healthz", "")
+	if r.status != 200 || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("healthz: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+	var got map[string]any
+	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{
+		"status":    "ok",
+		"templates": float64(13),
+		"invalid":   float64(1),
+		"source":    map[string]any{"kind": "embedded"},
+		"stale":     nil,
+		"sessions":  map[string]any{"total": float64(2), "sse": float64(1), "mcp": float64(1)},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("healthz (-want +got):\n%s", diff)
+	}
+	if r := c.do(t, http.MethodPost, "/healthz", "{}"); r.status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /healthz: %d", r.status)
+	}
+	if r := c.do(t, http.MethodGet, "/nope", ""); r.status != http.StatusNotFound || errData(t, r.body).Code != "NOT_FOUND" {
+		t.Errorf("GET /nope: %d %s", r.status, r.body)
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	for _, opts := range []httpserver.Options{
+		{Addr: "no-port"},
+		{PublicURL: "prompts.example.com"},
+		{PublicURL: "ftp://prompts.example.com"},
+		{PublicURL: "https://prompts.example.com/?x=1"},
+		{AllowedOrigins: []string{"inspector.example.com"}},
+		{AllowedOrigins: []string{"https://inspector.example.com/path"}},
+	} {
+		if _, err := httpserver.New(e, opts); err == nil {
+			t.Errorf("New(%+v) accepted bad options", opts)
+		}
+	}
+}
+
+// TestListChangedEverywhere: a template added to the folder reaches a
+// stdio session, an SSE session and a /mcp GET stream alike.
+func TestListChangedEverywhere(t *testing.T) {
+	dir := t.TempDir()
+	example, err := os.ReadFile(filepath.Join(repoRoot(t), "templates", "examples", "Commit_Message.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Commit_Message.json"), example, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lib := templates.NewLibrary(templates.Directory(dir, templates.BuildOptions{Logger: quiet}), quiet)
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	e, a, _ := newEngine(t, lib, mcp.EngineOptions{})
+	defer a.Attach(e)()
+
+	_, c := start(t, e, httpserver.Options{})
+	sseEv, _ := c.openSSE(t, "")
+	defer sseEv.close()
+	id := c.openMCP(t)
+	get := c.stream(t, "/mcp", "Mcp-Session-Id", id)
+	defer get.close()
+	stdioIn, stdioLines := stdioSession(t, e)
+	defer stdioIn.Close()
+
+	var doc map[string]any
+	if err := json.Unmarshal(example, &doc); err != nil {
+		t.Fatal(err)
+	}
+	doc["metadata"].(map[string]any)["name"] = "Added_Later"
+	added, _ := json.Marshal(doc)
+	if err := os.WriteFile(filepath.Join(dir, "Added_Later.json"), added, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// What the folder watch does on a change, without waiting on fsnotify.
+	if ch, err := lib.Refresh(context.Background()); err != nil || len(ch.Added) != 1 {
+		t.Fatalf("refresh: %+v %v", ch, err)
+	}
+
+	if m := sseEv.message(t); m["method"] != mcp.NotificationPromptsListChanged {
+		t.Errorf("SSE got %v", m)
+	}
+	if m := get.message(t); m["method"] != mcp.NotificationPromptsListChanged {
+		t.Errorf("/mcp GET got %v", m)
+	}
+	select {
+	case line := <-stdioLines:
+		if !strings.Contains(line, mcp.NotificationPromptsListChanged) {
+			t.Errorf("stdio got %s", line)
+		}
+	case <-time.After(wait):
+		t.Error("stdio got nothing")
+	}
+}
+
+// stdioSession runs an initialized stdio session of e over pipes.
+func stdioSession(t *testing.T, e *mcp.Engine) (io.WriteCloser, <-chan string) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	go func() { _ = stdio.Serve(context.Background(), e, inR, outW, stdio.Options{}); outW.Close() }()
+	lines := make(chan string, 64)
+	go func() {
+		sc := bufio.NewScanner(outR)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+	}()
+	io.WriteString(inW, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`+"\n")
+	select {
+	case line := <-lines:
+		if !strings.Contains(line, `"id":1`) {
+			t.Fatalf("stdio initialize: %s", line)
+		}
+	case <-time.After(wait):
+		t.Fatal("stdio initialize: no answer")
+	}
+	io.WriteString(inW, `{"jsonrpc":"2.0","method":"notifications/initialized"}`+"\n")
+	return inW, lines
+}
+
+func repoRoot(t *testing.T) string {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Join(filepath.Dir(file), "..", "..")
+}
+
+// TestShutdown: shutting down stops accepting connections, lets the
+// request in flight finish and reach its client, then ends the streams;
+// Serve returns nil.
+func TestShutdown(t *testing.T) {
+	e, _, hk := newEngine(t, nil, mcp.EngineOptions{})
+	srv, err := httpserver.New(e, httpserver.Options{Addr: "127.0.0.1:0", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &client{base: srv.URL(), c: &http.Client{Transport: tr}}
+
+	sseEv, _ := c.openSSE(t, "")
+	id := c.openMCP(t)
+	get := c.stream(t, "/mcp", "Mcp-Session-Id", id)
+	held := make(chan reply, 1)
+	go func() {
+		held <- c.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":"held","method":"test/hold"}`, "Mcp-Session-Id", id)
+	}()
+	<-hk.started
+
+	shut := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		shut <- srv.Shutdown(ctx)
+	}()
+	if err := <-served; err != nil {
+		t.Fatalf("Serve after Shutdown: %v", err)
+	}
+	if _, err := net.Dial("tcp", srv.Addr().String()); err == nil {
+		t.Error("still accepting connections after Shutdown began")
+	}
+	close(hk.release)
+	r := <-held
+	if r.status != 200 || !strings.Contains(r.body, `"held":"released"`) {
+		t.Fatalf("in-flight request: %d %s", r.status, r.body)
+	}
+	if err := <-shut; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	for name, done := range map[string]chan struct{}{"sse": sseEv.done, "mcp GET": get.done} {
+		if err := closedWithin(done); err != nil {
+			t.Errorf("%s stream: %v", name, err)
+		}
+	}
+	if n := e.SessionCount(); n != 0 {
+		t.Errorf("%d sessions left", n)
+	}
+}
+
+// TestShutdownBounded: a request that never finishes does not hold the
+// shutdown past its deadline.
+func TestShutdownBounded(t *testing.T) {
+	e, _, hk := newEngine(t, nil, mcp.EngineOptions{})
+	defer close(hk.release)
+	srv, err := httpserver.New(e, httpserver.Options{Addr: "127.0.0.1:0", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve() }()
+	tr := &http.Transport{}
+	defer tr.CloseIdleConnections()
+	c := &client{base: srv.URL(), c: &http.Client{Transport: tr}}
+	id := c.openMCP(t)
+	go func() {
+		req, _ := http.NewRequest(http.MethodPost, c.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"test/hold"}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Mcp-Session-Id", id)
+		if resp, err := c.c.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	<-hk.started
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := srv.Shutdown(ctx); err == nil {
+		t.Error("Shutdown reported success although a request was cut off")
+	}
+	if err := <-served; err != nil {
+		t.Errorf("Serve: %v", err)
+	}
+	if n := e.SessionCount(); n != 0 {
+		t.Errorf("%d sessions left", n)
+	}
+}

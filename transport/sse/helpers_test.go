@@ -1,0 +1,236 @@
+package sse_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/sse"
+)
+
+// wait bounds every wait in these tests: a guard against hangs, not a
+// speed assertion.
+const wait = 10 * time.Second
+
+// newEngine serves the embedded example library plus test methods.
+func newEngine(t testing.TB, opts mcp.EngineOptions) *mcp.Engine {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	lib := templates.NewLibrary(templates.Embedded(), quiet)
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	srv := app.New(app.Options{Library: lib, Logger: quiet}).Server()
+	srv.Methods = map[string]mcp.Handler{
+		"test/progress": func(_ context.Context, r *mcp.Request) (any, error) {
+			var p struct{ mcp.ParamsMeta }
+			if err := r.Decode(&p); err != nil {
+				return nil, err
+			}
+			r.Progress(1, 1, "half way")
+			return map[string]bool{"done": true}, nil
+		},
+	}
+	opts.Logger = quiet
+	return mcp.NewEngine(srv, opts)
+}
+
+// serve mounts h as the server does and stops everything at cleanup:
+// the engine first, so streams end and the test server can close.
+func serve(t testing.TB, e *mcp.Engine, opts sse.Options) (*sse.Handler, *httptest.Server, *http.Client) {
+	t.Helper()
+	h := sse.New(e, opts)
+	mux := http.NewServeMux()
+	mux.Handle("/sse", h)
+	mux.Handle("/sse/message", h)
+	ts := httptest.NewServer(mux)
+	tr := &http.Transport{MaxIdleConnsPerHost: 256}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		_ = e.Shutdown(ctx)
+		tr.CloseIdleConnections()
+		ts.Close()
+	})
+	return h, ts, &http.Client{Transport: tr}
+}
+
+// stream reads a GET /sse response event by event, keeping each event's
+// exact bytes.
+type stream struct {
+	resp   *http.Response
+	events chan string
+	done   chan struct{}
+}
+
+func openStream(t testing.TB, c *http.Client, url string) *stream {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	resp, err := c.Do(req)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("GET %s: status %d: %s", url, resp.StatusCode, body)
+	}
+	s := &stream{resp: resp, events: make(chan string, 4096), done: make(chan struct{})}
+	go func() {
+		defer close(s.done)
+		defer close(s.events)
+		br := bufio.NewReader(resp.Body)
+		var ev strings.Builder
+		for {
+			line, err := br.ReadString('\n')
+			ev.WriteString(line)
+			if err != nil {
+				return
+			}
+			if line == "\n" {
+				s.events <- ev.String()
+				ev.Reset()
+			}
+		}
+	}()
+	return s
+}
+
+// next returns the next event's raw text.
+func (s *stream) next(t testing.TB) string {
+	t.Helper()
+	select {
+	case ev, ok := <-s.events:
+		if !ok {
+			t.Fatal("stream ended")
+		}
+		return ev
+	case <-time.After(wait):
+		t.Fatal("no event within the wait bound")
+	}
+	return ""
+}
+
+// message returns the next `event: message`'s data, skipping keep-alives.
+func (s *stream) message(t testing.TB) map[string]any {
+	t.Helper()
+	for {
+		ev := s.next(t)
+		if strings.HasPrefix(ev, ": ") {
+			continue
+		}
+		data, ok := dataOf(ev, "message")
+		if !ok {
+			t.Fatalf("not a message event: %q", ev)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("message data is not JSON: %q", data)
+		}
+		return m
+	}
+}
+
+func (s *stream) close() {
+	s.resp.Body.Close()
+	<-s.done
+}
+
+// dataOf parses r3labs' framing of one event: "id: \ndata: D\nevent: E\n\n".
+func dataOf(ev, event string) (string, bool) {
+	want := "event: " + event + "\n\n"
+	if !strings.HasPrefix(ev, "id: \ndata: ") || !strings.HasSuffix(ev, want) {
+		return "", false
+	}
+	data := strings.TrimSuffix(strings.TrimPrefix(ev, "id: \ndata: "), "\n"+want)
+	if strings.Contains(data, "\n") {
+		return "", false
+	}
+	return data, true
+}
+
+// endpoint reads the first event, which must be the endpoint.
+func (s *stream) endpoint(t testing.TB) string {
+	t.Helper()
+	ev := s.next(t)
+	url, ok := dataOf(ev, "endpoint")
+	if !ok {
+		t.Fatalf("first event is not the endpoint: %q", ev)
+	}
+	return url
+}
+
+func post(t testing.TB, c *http.Client, url, body string) (int, string) {
+	t.Helper()
+	resp, err := c.Post(url, "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`
+
+// handshake initializes the session behind a stream.
+func handshake(t testing.TB, c *http.Client, s *stream, endpoint string) {
+	t.Helper()
+	if code, body := post(t, c, endpoint, initialize); code != http.StatusAccepted {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	if m := s.message(t); fmt.Sprint(m["id"]) != "1" || m["result"] == nil {
+		t.Fatalf("initialize answer: %v", m)
+	}
+	if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
+		t.Fatalf("initialized: %d", code)
+	}
+}
+
+// settle waits until cond holds, within the wait bound.
+func settle(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, wait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// goroutinesBackTo waits for the goroutine count to come back to base
+// (plus slack for the runtime's own), and dumps the stacks if it does not.
+func goroutinesBackTo(t testing.TB, base, slack int) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for {
+		n := runtime.NumGoroutine()
+		if n <= base+slack {
+			return
+		}
+		if time.Now().After(deadline) {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			t.Fatalf("%d goroutines, want at most %d:\n%s", n, base+slack, bytes.TrimSpace(buf))
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

@@ -1,0 +1,249 @@
+package streamable_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/streamable"
+)
+
+// wait bounds every wait in these tests: a guard against hangs, not a
+// speed assertion.
+const wait = 10 * time.Second
+
+// barrier releases the test/barrier requests once n of them are in
+// flight at the same time, so a transport that handled one POST at a time
+// would never answer any.
+type barrier struct {
+	mu      sync.Mutex
+	n       int
+	arrived int
+	open    chan struct{}
+}
+
+func (b *barrier) arrive() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.arrived++
+	if b.arrived == b.n {
+		close(b.open)
+	}
+	return b.open
+}
+
+type fixture struct {
+	e       *mcp.Engine
+	h       *streamable.Handler
+	ts      *httptest.Server
+	c       *http.Client
+	barrier *barrier
+	started chan string // ids of test/block requests as they start
+}
+
+func newFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options) *fixture {
+	t.Helper()
+	quiet := slog.New(slog.DiscardHandler)
+	lib := templates.NewLibrary(templates.Embedded(), quiet)
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	f := &fixture{barrier: &barrier{n: 10, open: make(chan struct{})}, started: make(chan string, 100)}
+	srv := app.New(app.Options{Library: lib, Logger: quiet}).Server()
+	srv.Methods = map[string]mcp.Handler{
+		"test/progress": func(_ context.Context, r *mcp.Request) (any, error) {
+			var p struct{ mcp.ParamsMeta }
+			if err := r.Decode(&p); err != nil {
+				return nil, err
+			}
+			r.Progress(1, 2, "half way")
+			r.Log(mcp.LevelWarning, "test", "careful")
+			return map[string]bool{"done": true}, nil
+		},
+		"test/barrier": func(ctx context.Context, r *mcp.Request) (any, error) {
+			select {
+			case <-f.barrier.arrive():
+				return map[string]string{"id": string(r.ID)}, nil
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		},
+		"test/elicit": func(ctx context.Context, r *mcp.Request) (any, error) {
+			var out map[string]any
+			if err := r.Call(ctx, mcp.MethodElicitationCreate, map[string]any{"message": "name?"}, &out); err != nil {
+				return nil, err
+			}
+			return out, nil
+		},
+		"test/block": func(ctx context.Context, r *mcp.Request) (any, error) {
+			f.started <- string(r.ID)
+			<-ctx.Done()
+			return nil, ctx.Err()
+		},
+	}
+	eopts.Logger = quiet
+	f.e = mcp.NewEngine(srv, eopts)
+	f.h = streamable.New(f.e, opts)
+	f.ts = httptest.NewServer(f.h)
+	tr := &http.Transport{MaxIdleConnsPerHost: 256}
+	f.c = &http.Client{Transport: tr}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		_ = f.e.Shutdown(ctx)
+		tr.CloseIdleConnections()
+		f.ts.Close()
+	})
+	return f
+}
+
+const (
+	acceptBoth = "application/json, text/event-stream"
+	initBody   = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`
+)
+
+type reply struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends one request to /mcp.
+func (f *fixture) do(t testing.TB, method, session, accept, body string, header ...string) reply {
+	t.Helper()
+	req, err := http.NewRequest(method, f.ts.URL+"/mcp", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	if accept != "" {
+		req.Header.Set("Accept", accept)
+	}
+	if session != "" {
+		req.Header.Set("Mcp-Session-Id", session)
+	}
+	for i := 0; i+1 < len(header); i += 2 {
+		req.Header.Set(header[i], header[i+1])
+	}
+	resp, err := f.c.Do(req)
+	if err != nil {
+		t.Fatalf("%s /mcp: %v", method, err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return reply{status: resp.StatusCode, header: resp.Header, body: string(b)}
+}
+
+// open initializes a session and returns its id.
+func (f *fixture) open(t testing.TB) string {
+	t.Helper()
+	r := f.do(t, http.MethodPost, "", acceptBoth, initBody)
+	id := r.header.Get("Mcp-Session-Id")
+	if r.status != http.StatusOK || id == "" {
+		t.Fatalf("initialize: %d %q %s", r.status, id, r.body)
+	}
+	if r := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); r.status != http.StatusAccepted {
+		t.Fatalf("initialized: %d %s", r.status, r.body)
+	}
+	return id
+}
+
+// events splits an SSE body into its messages' data, checking the framing.
+func events(t testing.TB, body string) []map[string]any {
+	t.Helper()
+	var out []map[string]any
+	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		if ev == ": ping" {
+			continue
+		}
+		data, ok := strings.CutPrefix(ev, "event: message\ndata: ")
+		if !ok || strings.Contains(data, "\n") {
+			t.Fatalf("bad event framing: %q", ev)
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(data), &m); err != nil {
+			t.Fatalf("event data is not JSON: %q", data)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// getStream is an open GET /mcp.
+type getStream struct {
+	resp *http.Response
+	msgs chan map[string]any
+	done chan struct{}
+}
+
+func (f *fixture) openGet(t testing.TB, session string) *getStream {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodGet, f.ts.URL+"/mcp", nil)
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", session)
+	resp, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("GET /mcp: %d %s", resp.StatusCode, b)
+	}
+	g := &getStream{resp: resp, msgs: make(chan map[string]any, 100), done: make(chan struct{})}
+	go func() {
+		defer close(g.done)
+		sc := bufio.NewScanner(resp.Body)
+		for sc.Scan() {
+			if data, ok := strings.CutPrefix(sc.Text(), "data: "); ok {
+				var m map[string]any
+				if json.Unmarshal([]byte(data), &m) == nil {
+					g.msgs <- m
+				}
+			}
+		}
+	}()
+	return g
+}
+
+func (g *getStream) next(t testing.TB) map[string]any {
+	t.Helper()
+	select {
+	case m := <-g.msgs:
+		return m
+	case <-g.done:
+		t.Fatal("GET stream ended")
+	case <-time.After(wait):
+		t.Fatal("nothing on the GET stream within the wait bound")
+	}
+	return nil
+}
+
+func (g *getStream) close() {
+	g.resp.Body.Close()
+	<-g.done
+}
+
+func settle(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(wait)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s: not within %s", what, wait)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
