@@ -24,13 +24,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"mime"
 	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
@@ -115,18 +113,16 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 
 	fx := &fixtures{}
 	e := mcp.NewEngine(newServer(fx), mcp.EngineOptions{Logger: log, IdleTimeout: 30 * time.Minute})
-	hs, err := httpserver.New(e, httpserver.Options{Addr: bound.String(), Logger: log})
+	// The suite scores only streamed answers in server-sse-multiple-streams
+	// (JSON ones are INFO), so --answers sse asks the transport for them.
+	hs, err := httpserver.New(e, httpserver.Options{Addr: bound.String(), Logger: log, PreferStreams: cfg.answers == answersSSE})
 	if err != nil {
 		ln.Close()
 		_ = e.Shutdown(context.Background())
 		return fmt.Errorf("configure http server: %w", err)
 	}
-	handler := hs.Handler()
-	if cfg.answers == answersSSE {
-		handler = preferStreams(handler)
-	}
 	srv := &http.Server{
-		Handler:           handler,
+		Handler:           hs.Handler(),
 		ReadHeaderTimeout: 10 * time.Second,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelDebug),
 	}
@@ -182,42 +178,6 @@ func urlHost(addr string) string {
 	return host
 }
 
-// preferStreams makes /mcp answer every POST with an event stream when the
-// client accepts one, by presenting the transport an Accept header without
-// JSON. The transport answers JSON when a handler sends nothing before its
-// result, which the specification allows, but the suite only scores the
-// stream path (server-sse-multiple-streams counts functional SSE answers
-// and reports JSON ones as INFO), so the fixture server steers requests
-// onto it. --answers auto leaves the choice to the transport.
-func preferStreams(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodPost && acceptsEventStream(r.Header.Values("Accept")) {
-			r = r.Clone(r.Context())
-			r.Header.Set("Accept", "text/event-stream")
-		}
-		next.ServeHTTP(w, r)
-	})
-}
-
-// acceptsEventStream reports whether an Accept header names
-// text/event-stream with a non-zero weight.
-func acceptsEventStream(values []string) bool {
-	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
-			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
-			if err != nil || mt != "text/event-stream" {
-				continue
-			}
-			if q, ok := params["q"]; ok {
-				if f, err := strconv.ParseFloat(q, 64); err == nil && f == 0 {
-					continue
-				}
-			}
-			return true
-		}
-	}
-	return false
-}
 
 // watch calls change every interval until ctx ends; a zero interval never
 // calls it.

@@ -56,27 +56,6 @@ func TestParseFlags(t *testing.T) {
 	}
 }
 
-func TestAcceptsEventStream(t *testing.T) {
-	tests := []struct {
-		values []string
-		want   bool
-	}{
-		{[]string{"application/json, text/event-stream"}, true},
-		{[]string{"text/event-stream, application/json"}, true},
-		{[]string{"application/json", "text/event-stream;q=0.5"}, true},
-		{[]string{"application/json"}, false},
-		{[]string{"text/event-stream;q=0, application/json"}, false},
-		{[]string{"*/*"}, false}, // left to the transport, which treats it as both
-		{nil, false},
-		{[]string{"garbage;;;"}, false},
-	}
-	for _, tc := range tests {
-		if got := acceptsEventStream(tc.values); got != tc.want {
-			t.Errorf("acceptsEventStream(%q) = %v, want %v", tc.values, got, tc.want)
-		}
-	}
-}
-
 // server runs the command in-process and returns its base URL; the
 // command is stopped, and must exit cleanly, when the test ends.
 func server(t *testing.T, args ...string) string {

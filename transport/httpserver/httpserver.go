@@ -67,6 +67,9 @@ type Options struct {
 	// WriteTimeout drops a streaming client that has not taken a write for
 	// this long (default 30 s).
 	WriteTimeout time.Duration
+	// PreferStreams makes /mcp answer with an event stream whenever the
+	// client accepts one (see streamable.Options.PreferStreams).
+	PreferStreams bool
 	// Status adds to /healthz: its value's JSON object members are merged
 	// into the report (templates, invalid, source, stale, ...).
 	Status func() any
@@ -152,7 +155,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	s.sse = sse.New(e, sse.Options{PublicURL: opts.PublicURL, KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
 		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, Logger: opts.Logger})
 	s.mcp = streamable.New(e, streamable.Options{KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
-		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, Logger: opts.Logger})
+		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, PreferStreams: opts.PreferStreams, Logger: opts.Logger})
 
 	mux := http.NewServeMux()
 	mux.Handle("/sse", s.sse)

@@ -46,7 +46,12 @@ type Options struct {
 	// WriteTimeout drops a stream whose client has not taken a write for
 	// this long (default 30 s).
 	WriteTimeout time.Duration
-	Logger       *slog.Logger
+	// PreferStreams answers with an event stream whenever the client
+	// accepts one, rather than JSON unless the handler sends something
+	// before its result. JSON is cheaper; streams let clients see every
+	// answer the same way (the conformance suite counts them).
+	PreferStreams bool
+	Logger        *slog.Logger
 }
 
 const (
@@ -350,7 +355,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
-	h.respond(w, r, ss, rt, fresh, acceptJSON)
+	h.respond(w, r, ss, rt, fresh, acceptJSON && !(h.opts.PreferStreams && acceptEvents))
 	if fresh && !ss.s.Initialized() {
 		ss.s.Close() // initialize failed: no session was handed out
 	}

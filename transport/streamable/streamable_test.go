@@ -413,3 +413,31 @@ func TestServerRequestOnPostStream(t *testing.T) {
 		t.Errorf("result (-want +got):\n%s", diff)
 	}
 }
+
+// TestPreferStreams: by default an answer with nothing before it is JSON;
+// with PreferStreams it is an event stream whenever the client accepts one,
+// and still JSON for a client that accepts only JSON.
+func TestPreferStreams(t *testing.T) {
+	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
+	tests := []struct {
+		prefer bool
+		accept string
+		want   string
+	}{
+		{false, acceptBoth, "application/json"},
+		{true, acceptBoth, "text/event-stream"},
+		{true, "application/json", "application/json"},
+		{true, "text/event-stream", "text/event-stream"},
+	}
+	for _, tt := range tests {
+		f := newFixture(t, mcp.EngineOptions{}, streamable.Options{PreferStreams: tt.prefer})
+		id := f.open(t)
+		r := f.do(t, http.MethodPost, id, tt.accept, ping)
+		if r.status != http.StatusOK || !strings.HasPrefix(r.header.Get("Content-Type"), tt.want) {
+			t.Errorf("prefer=%v accept=%q: %d %q, want %s", tt.prefer, tt.accept, r.status, r.header.Get("Content-Type"), tt.want)
+		}
+		if !strings.Contains(r.body, `"id":7`) {
+			t.Errorf("prefer=%v accept=%q: body %s", tt.prefer, tt.accept, r.body)
+		}
+	}
+}
