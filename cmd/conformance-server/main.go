@@ -178,7 +178,6 @@ func urlHost(addr string) string {
 	return host
 }
 
-
 // watch calls change every interval until ctx ends; a zero interval never
 // calls it.
 func watch(ctx context.Context, interval time.Duration, change func()) {
