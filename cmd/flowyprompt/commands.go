@@ -135,7 +135,18 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	case "http":
 		return serveHTTP(ctx, s, e, stderr)
 	default:
-		err = stdio.Serve(ctx, e, stdin, stdout, stdio.Options{})
+		in, out := stdin, stdout
+		if f, ok := stdin.(*os.File); ok {
+			pf, restore := stdio.Pollable(f)
+			defer restore()
+			in = pf
+		}
+		if f, ok := stdout.(*os.File); ok {
+			pf, restore := stdio.Pollable(f)
+			defer restore()
+			out = pf
+		}
+		err = stdio.Serve(ctx, e, in, out, stdio.Options{})
 		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer scancel()
 		_ = e.Shutdown(sctx)
