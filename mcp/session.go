@@ -212,6 +212,9 @@ func (s *Session) Remember(key, value string) {
 		s.values = make(map[string][]string)
 	}
 	old := s.values[key]
+	if len(old) > 0 && old[0] == value {
+		return // the common case of a client repeating itself costs nothing
+	}
 	vals := make([]string, 0, len(old)+1)
 	vals = append(vals, value)
 	for _, v := range old {

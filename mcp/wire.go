@@ -37,75 +37,84 @@ type frame struct {
 	err    *jsonrpc2.Error
 }
 
-type wireMessage struct {
-	JSONRPC *string         `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params"`
-	Result  json.RawMessage `json:"result"`
-	Error   *jsonrpc2.Error `json:"error"`
-}
-
 var nullID = json.RawMessage("null")
 
-// decodeFrame parses one message. On failure it returns the id to answer
-// with (null when the id could not be read) and the fault to send.
+// decodeFrame parses one message in a single pass (scanEnvelope). On
+// failure it returns the id to answer with (null when the id could not be
+// read) and the fault to send.
 func decodeFrame(data []byte) (frame, json.RawMessage, error) {
-	data = bytes.TrimSpace(data)
-	var m wireMessage
-	if err := json.Unmarshal(data, &m); err != nil {
-		var typeErr *json.UnmarshalTypeError
-		if errors.As(err, &typeErr) && typeErr.Field == "" {
-			if len(data) > 0 && data[0] == '[' {
-				return frame{}, nullID, protocolError(CodeInvalidRequest, "batch requests are not supported",
-					"MCP 2025-06-18 and later removed JSON-RPC batching", "send each message on its own")
-			}
-			return frame{}, nullID, protocolError(CodeInvalidRequest, "the message is not a JSON-RPC object",
-				"a JSON-RPC message must be a JSON object", `send an object such as {"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	// One copy of the frame: transports reuse their read buffers, and the
+	// frame's raw members are slices of this copy.
+	data = bytes.Clone(bytes.TrimSpace(data))
+	env, err := scanEnvelope(data)
+	var te *typeError
+	var se *syntaxError
+	switch {
+	case err == nil:
+	case errors.Is(err, errBatch):
+		return frame{}, nullID, protocolError(CodeInvalidRequest, "batch requests are not supported",
+			"MCP 2025-06-18 and later removed JSON-RPC batching", "send each message on its own")
+	case errors.Is(err, errNotObject):
+		return frame{}, nullID, protocolError(CodeInvalidRequest, "the message is not a JSON-RPC object",
+			"a JSON-RPC message must be a JSON object", `send an object such as {"jsonrpc":"2.0","id":1,"method":"ping"}`)
+	case errors.As(err, &se):
+		return frame{}, nullID, protocolError(CodeParseError, "the message is not valid JSON",
+			se.Error(), "send one complete JSON object per message")
+	case errors.As(err, &te):
+		id := nullID
+		if ok, _ := checkID(env.id); ok {
+			id = env.id
 		}
-		if !json.Valid(data) {
-			return frame{}, nullID, protocolError(CodeParseError, "the message is not valid JSON",
-				err.Error(), "send one complete JSON object per message")
-		}
-		// Valid JSON, wrong member types: report what was wrong and answer
-		// with the id when we can still read it.
-		id := salvageID(data)
 		return frame{}, id, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
-			describeJSONError(err), "check the JSON-RPC 2.0 message shape")
+			te.Error(), "check the JSON-RPC 2.0 message shape")
+	default:
+		return frame{}, nullID, protocolError(CodeParseError, "the message is not valid JSON",
+			err.Error(), "send one complete JSON object per message")
 	}
-	idOK, idErr := checkID(m.ID)
+	var rpcErr *jsonrpc2.Error
+	if env.errRaw != nil {
+		if rpcErr, err = decodeError(env.errRaw); err != nil {
+			id := nullID
+			if ok, _ := checkID(env.id); ok {
+				id = env.id
+			}
+			return frame{}, id, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
+				"error must be a JSON-RPC error object", "check the JSON-RPC 2.0 message shape")
+		}
+	}
+	idOK, idErr := checkID(env.id)
 	answerID := nullID
 	if idOK {
-		answerID = m.ID
+		answerID = env.id
 	}
-	if m.JSONRPC == nil || *m.JSONRPC != "2.0" {
+	if !env.hasJSONRPC || env.jsonrpc != "2.0" {
 		return frame{}, answerID, protocolError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`,
 			"the message is missing the JSON-RPC version or has another one", `add "jsonrpc":"2.0"`)
 	}
 	if idErr != nil {
 		return frame{}, nullID, idErr
 	}
-	f := frame{id: m.ID, params: m.Params}
+	f := frame{id: env.id, params: env.params}
 	switch {
-	case m.Method != nil:
-		if *m.Method == "" {
+	case env.hasMethod:
+		if env.method == "" {
 			return frame{}, answerID, protocolError(CodeInvalidRequest, "the method is empty",
 				"a request names the method to call", `set "method", e.g. "ping"`)
 		}
-		f.method = *m.Method
-		if m.ID == nil {
+		f.method = env.method
+		if env.id == nil {
 			f.kind = kindNotification
 		} else {
 			f.kind = kindRequest
 		}
-	case m.Result != nil || m.Error != nil:
-		if m.ID == nil {
+	case env.result != nil || rpcErr != nil:
+		if env.id == nil {
 			return frame{}, nullID, protocolError(CodeInvalidRequest, "a response has no id",
 				"responses must name the request they answer", "echo the request's id")
 		}
 		f.kind = kindResponse
-		f.result = m.Result
-		f.err = m.Error
+		f.result = env.result
+		f.err = rpcErr
 	default:
 		return frame{}, answerID, protocolError(CodeInvalidRequest, "the message has no method",
 			"a request or notification must name a method", `set "method", e.g. "ping"`)
@@ -134,20 +143,6 @@ func checkID(id json.RawMessage) (ok bool, err error) {
 	}
 	return false, protocolError(CodeInvalidRequest, "the id must be a string or an integer",
 		"MCP request ids must be a string or an integer", "use an integer or string id")
-}
-
-// salvageID reads just the id of a message whose other members were bad.
-func salvageID(data []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(data, &m) != nil {
-		return nullID
-	}
-	if ok, _ := checkID(m.ID); ok {
-		return m.ID
-	}
-	return nullID
 }
 
 // idKey normalises an id for map lookups: "1" and 1 differ, "\u0041" and "A"
@@ -203,6 +198,8 @@ func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]b
 		buf.WriteString(`,"result":`)
 		if result == nil {
 			buf.WriteString("{}")
+		} else if fast, ok := appendFast(buf.AvailableBuffer(), result); ok {
+			buf.Write(fast)
 		} else if err := encodeJSON(buf, result); err != nil {
 			return nil, fmt.Errorf("encode result: %w", err)
 		}

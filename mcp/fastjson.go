@@ -1,0 +1,147 @@
+package mcp
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+	"unsafe"
+)
+
+// The hot results (prompts/get, text tool results) are encoded by hand:
+// encoding/json reflects over them and escapes through a generic path,
+// which profiles showed as the largest cost of a prompts/get after decoding.
+// Everything else goes through encoding/json. The output is compact JSON
+// without HTML escaping, byte for byte what encodeJSON produces (a test
+// checks both ways give the same bytes).
+
+const hexDigits = "0123456789abcdef"
+
+// safe marks the ASCII bytes that need no escaping inside a JSON string.
+var safe = func() (t [utf8.RuneSelf]bool) {
+	for i := 0x20; i < utf8.RuneSelf; i++ {
+		t[i] = i != '"' && i != '\\'
+	}
+	return t
+}()
+
+// appendString appends s as a JSON string, escaping as encoding/json does
+// with HTML escaping off (control characters, quotes, backslashes, invalid
+// UTF-8 as U+FFFD, and U+2028/U+2029).
+func appendString(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	// Read the string's bytes in place, eight at a time: prompt text is
+	// mostly plain ASCII, and skipping whole words of it is what makes this
+	// faster than encoding/json.
+	raw := unsafe.Slice(unsafe.StringData(s), len(s))
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(raw[i:])) {
+			i += 8
+			continue
+		}
+		if b := s[i]; b < utf8.RuneSelf {
+			if safe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendFast appends v's JSON when v is one of the hot result shapes and
+// reports whether it did.
+func appendFast(dst []byte, v any) ([]byte, bool) {
+	switch r := v.(type) {
+	case *GetPromptResult:
+		for _, m := range r.Messages {
+			if !plainText(m.Content) {
+				return dst, false
+			}
+		}
+		dst = append(dst, '{')
+		if r.Description != "" {
+			dst = append(dst, `"description":`...)
+			dst = appendString(dst, r.Description)
+			dst = append(dst, ',')
+		}
+		dst = append(dst, `"messages":[`...)
+		for i, m := range r.Messages {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = append(dst, `{"role":`...)
+			dst = appendString(dst, m.Role)
+			dst = append(dst, `,"content":`...)
+			dst = appendTextContent(dst, m.Content.Text)
+			dst = append(dst, '}')
+		}
+		return append(dst, ']', '}'), true
+	}
+	return dst, false
+}
+
+// plainText reports whether c is a text block with nothing but its text.
+func plainText(c Content) bool {
+	return c.Type == "text" && c.Data == "" && c.MimeType == "" && c.Resource == nil &&
+		c.URI == "" && c.Name == "" && c.Annotations == nil
+}
+
+func appendTextContent(dst []byte, text string) []byte {
+	dst = append(dst, `{"type":"text"`...)
+	if text != "" {
+		dst = append(dst, `,"text":`...)
+		dst = appendString(dst, text)
+	}
+	return append(dst, '}')
+}
+
+const (
+	lo7   = 0x0101010101010101
+	hi    = 0x8080808080808080
+	quote = lo7 * '"'
+	bslsh = lo7 * '\\'
+)
+
+// plainWord reports whether none of the eight bytes in w needs escaping or
+// UTF-8 decoding: no byte below 0x20, no '"', no '\\', no byte >= 0x80.
+func plainWord(w uint64) bool {
+	zeroByte := func(x uint64) uint64 { return (x - lo7) &^ x & hi }
+	return (w|(w-lo7*0x20)|zeroByte(w^quote)|zeroByte(w^bslsh))&hi == 0
+}
