@@ -30,7 +30,9 @@ func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d", e.msg
 // typeError is a member of the wrong JSON type.
 type typeError struct{ member, want, got string }
 
-func (e *typeError) Error() string { return fmt.Sprintf("%s must be %s, not %s", e.member, e.want, e.got) }
+func (e *typeError) Error() string {
+	return fmt.Sprintf("%s must be %s, not %s", e.member, e.want, e.got)
+}
 
 type envelope struct {
 	jsonrpc, method       string

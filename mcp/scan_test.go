@@ -19,7 +19,6 @@ type refWireMessage struct {
 	Error   *jsonrpc2.Error `json:"error"`
 }
 
-
 // decodeFrameReference is the encoding/json decoder scanEnvelope replaced; it
 // parses one message. On failure it returns the id to answer
 // with (null when the id could not be read) and the fault to send.
@@ -86,7 +85,6 @@ func decodeFrameReference(data []byte) (frame, json.RawMessage, error) {
 	return f, nil, nil
 }
 
-
 // refSalvageID reads just the id of a message whose other members were bad.
 func refSalvageID(data []byte) json.RawMessage {
 	var m struct {
@@ -100,7 +98,6 @@ func refSalvageID(data []byte) json.RawMessage {
 	}
 	return nullID
 }
-
 
 // FuzzScanMatchesEncodingJSON: the single-pass scanner classifies every
 // input as the encoding/json decoder did: the same kind, id, method,
@@ -180,4 +177,3 @@ func caseVariantKey(data []byte) bool {
 		}
 	}
 }
-
