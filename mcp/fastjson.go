@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"encoding/binary"
 	"unicode/utf8"
 	"unsafe"
@@ -113,9 +114,53 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			dst = append(dst, '}')
 		}
 		return append(dst, ']', '}'), true
+	case *CallToolResult:
+		for _, c := range r.Content {
+			if !plainText(c) {
+				return dst, false
+			}
+		}
+		var structured []byte
+		if r.StructuredContent != nil {
+			if a, ok := r.StructuredContent.(JSONAppender); ok {
+				structured = a.AppendJSON(nil)
+			} else {
+				var buf bytes.Buffer
+				if encodeJSON(&buf, r.StructuredContent) != nil {
+					return dst, false
+				}
+				structured = buf.Bytes()
+			}
+		}
+		dst = append(dst, `{"content":[`...)
+		for i, c := range r.Content {
+			if i > 0 {
+				dst = append(dst, ',')
+			}
+			dst = appendTextContent(dst, c.Text)
+		}
+		dst = append(dst, ']')
+		if structured != nil {
+			dst = append(dst, `,"structuredContent":`...)
+			dst = append(dst, structured...)
+		}
+		if r.IsError {
+			dst = append(dst, `,"isError":true`...)
+		}
+		return append(dst, '}'), true
 	}
 	return dst, false
 }
+
+// JSONAppender is implemented by result payloads that encode themselves
+// (compact JSON, no HTML escaping), skipping encoding/json's reflection.
+type JSONAppender interface {
+	AppendJSON(dst []byte) []byte
+}
+
+// AppendString appends s as a JSON string the way encoding/json does with
+// HTML escaping off; JSONAppender implementations use it.
+func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
 
 // plainText reports whether c is a text block with nothing but its text.
 func plainText(c Content) bool {

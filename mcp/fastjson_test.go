@@ -38,6 +38,9 @@ func TestAppendFastMatchesEncodingJSON(t *testing.T) {
 		&GetPromptResult{Description: "d <&>", Messages: []PromptMessage{{Role: "user", Content: TextContent("# T\n\n\"x\" ☃")}}},
 		&GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("")}, {Role: "assistant", Content: TextContent("b")}}},
 		&GetPromptResult{Messages: []PromptMessage{}},
+		&CallToolResult{Content: []Content{TextContent("## Result\nok <b>")}, StructuredContent: map[string]any{"b": 1, "a": "x<y"}},
+		&CallToolResult{Content: []Content{TextContent("failed")}, IsError: true},
+		&CallToolResult{Content: []Content{}},
 	}
 	for _, r := range results {
 		got, ok := appendFast(nil, r)

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -738,11 +739,66 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, raw json.RawMe
 	}
 	note, staleData := staleNote(cat)
 	b.WriteString(note)
-	structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
-	for k, v := range staleData {
-		structured[k] = v
+	if staleData != nil {
+		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
+		for k, v := range staleData {
+			structured[k] = v
+		}
+		return &toolResult{text: strings.TrimRight(b.String(), "\n"), structured: structured}, nil
 	}
-	return &toolResult{text: strings.TrimRight(b.String(), "\n"), structured: structured}, nil
+	return &toolResult{text: strings.TrimRight(b.String(), "\n"),
+		structured: &rendered{name: t.Metadata.Name, text: text, used: used, defaults: defaults, unknown: unknown}}, nil
+}
+
+// rendered is the render tool's structuredContent. It encodes itself: the
+// render tool is the hot tool, and its payload is mostly one long string.
+type rendered struct {
+	name, text        string
+	used              map[string]string
+	defaults, unknown []string
+}
+
+// AppendJSON writes the object with its keys in the order encoding/json
+// would sort a map's.
+func (r *rendered) AppendJSON(dst []byte) []byte {
+	dst = append(dst, `{"arguments_used":{`...)
+	keys := make([]string, 0, len(r.used))
+	for k := range r.used {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for i, k := range keys {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = mcp.AppendString(dst, k)
+		dst = append(dst, ':')
+		dst = mcp.AppendString(dst, r.used[k])
+	}
+	dst = append(dst, `},"defaults_applied":`...)
+	dst = appendStrings(dst, r.defaults)
+	dst = append(dst, `,"name":`...)
+	dst = mcp.AppendString(dst, r.name)
+	dst = append(dst, `,"text":`...)
+	dst = mcp.AppendString(dst, r.text)
+	dst = append(dst, `,"unknown_arguments":`...)
+	dst = appendStrings(dst, r.unknown)
+	return append(dst, '}')
+}
+
+// MarshalJSON makes rendered usable with encoding/json too (golden tests,
+// the call command).
+func (r *rendered) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
+
+func appendStrings(dst []byte, ss []string) []byte {
+	dst = append(dst, '[')
+	for i, s := range ss {
+		if i > 0 {
+			dst = append(dst, ',')
+		}
+		dst = mcp.AppendString(dst, s)
+	}
+	return append(dst, ']')
 }
 
 func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
