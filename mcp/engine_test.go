@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,12 +12,11 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 type fakePrompts struct{ n int }
 
@@ -178,36 +175,7 @@ func TestFramingGolden(t *testing.T) {
 			}
 		})
 	}
-	compareGolden(t, filepath.Join("testdata", "framing.golden.json"), got)
-}
-
-// compareGolden compares got with the golden file as JSON values.
-func compareGolden(t *testing.T, path string, got any) {
-	t.Helper()
-	gotJSON, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(path, append(gotJSON, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantJSON, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	var gotV, wantV any
-	if err := json.Unmarshal(gotJSON, &gotV); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(wantJSON, &wantV); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(wantV, gotV); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
+	golden.JSON(t, filepath.Join("testdata", "framing.golden.json"), got)
 }
 
 func TestIDsEchoedExactly(t *testing.T) {

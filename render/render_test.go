@@ -2,7 +2,6 @@ package render
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,11 +10,10 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata")
 
 func parse(t testing.TB, data []byte) *templates.Template {
 	t.Helper()
@@ -72,18 +70,11 @@ func TestSeedExampleGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden := filepath.Join("testdata", "brand_positioning_strategy.md")
-	if *update {
-		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
+	path := filepath.Join("testdata", "brand_positioning_strategy.md")
+	golden.Text(t, path, got)
+	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("golden mismatch (-want +got):\n%s", diff)
+		t.Fatal(err)
 	}
 	// The golden file itself must stay the seed's text: -update cannot
 	// quietly change the format.

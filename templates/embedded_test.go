@@ -2,18 +2,16 @@ package templates_test
 
 import (
 	"context"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files in testdata/golden")
 
 // The built-in examples are what a fresh install serves: every one must be
 // valid and clean, and there must be enough of them to be useful.
@@ -66,7 +64,7 @@ func TestEmbeddedExamplesRender(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join("testdata", "golden", "examples")
-	if *update {
+	if golden.Update() {
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -78,26 +76,13 @@ func TestEmbeddedExamplesRender(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			golden := filepath.Join(dir, name+".md")
-			if *update {
-				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -run TestEmbeddedExamplesRender -update)", err)
-			}
-			if diff := cmp.Diff(string(want), got); diff != "" {
-				t.Errorf("render mismatch (-want +got):\n%s", diff)
-			}
+			golden.Text(t, filepath.Join(dir, name+".md"), got)
 			if !strings.HasPrefix(got, "# "+name+"\n\n") {
 				t.Errorf("render does not start with the name heading")
 			}
 		})
 	}
-	if *update {
+	if golden.Update() {
 		return
 	}
 	// A golden file without an example is left over from a removed one.

@@ -3,19 +3,16 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // connect starts an engine over fresh fixtures and an initialized
 // in-memory client declaring caps.
@@ -60,23 +57,7 @@ func TestListings(t *testing.T) {
 	for i, method := range []string{"tools/list", "prompts/list", "resources/list", "resources/templates/list"} {
 		got[method] = result(t, c.Request(t, i+1, method, nil))
 	}
-	gotJSON, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	golden := filepath.Join("testdata", "listings.golden.json")
-	if *update {
-		if err := os.WriteFile(golden, append(gotJSON, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if diff := cmp.Diff(asJSON(t, want), asJSON(t, gotJSON)); diff != "" {
-		t.Errorf("listings differ from %s (-want +got):\n%s", golden, diff)
-	}
+	golden.JSON(t, filepath.Join("testdata", "listings.golden.json"), got)
 }
 
 // TestListingsMeetSuiteRules checks the rules the suite applies to every

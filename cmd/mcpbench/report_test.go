@@ -1,18 +1,15 @@
 package main
 
 import (
-	"flag"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files")
 
 func TestSpreadOf(t *testing.T) {
 	tests := []struct {
@@ -162,19 +159,7 @@ func TestReportGolden(t *testing.T) {
 		settings: "made up",
 		caveat:   "a shared machine",
 	})
-	path := filepath.Join("testdata", "report.golden.md")
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if diff := cmp.Diff(string(want), got); diff != "" {
-		t.Errorf("report (-want +got):\n%s", diff)
-	}
+	golden.Text(t, filepath.Join("testdata", "report.golden.md"), got)
 }
 
 func TestReportFacts(t *testing.T) {

@@ -3,7 +3,6 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"flag"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -13,14 +12,13 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 	"github.com/xeipuuv/gojsonschema"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 func newEngine(t *testing.T, src templates.Source) (*mcp.Engine, *app.App, *templates.Library) {
 	t.Helper()
@@ -96,7 +94,7 @@ func TestExchangesGolden(t *testing.T) {
 	for k, v := range got {
 		got[k] = timestamps.ReplaceAll(v, []byte("<time>"))
 	}
-	compareGolden(t, filepath.Join("testdata", "exchanges.golden.json"), got)
+	golden.JSON(t, filepath.Join("testdata", "exchanges.golden.json"), got)
 }
 
 // timestamps are scrubbed from golden output: load times differ per run.
@@ -117,34 +115,6 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 		t.Fatal(err)
 	}
 	return b
-}
-
-func compareGolden(t *testing.T, path string, got any) {
-	t.Helper()
-	gotJSON, err := json.MarshalIndent(got, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if *update {
-		if err := os.WriteFile(path, append(gotJSON, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	wantJSON, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	var gotV, wantV any
-	if err := json.Unmarshal(gotJSON, &gotV); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(wantJSON, &wantV); err != nil {
-		t.Fatal(err)
-	}
-	if diff := cmp.Diff(wantV, gotV); diff != "" {
-		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
-	}
 }
 
 // TestToolsFollowTheStandard checks every tool against the seed-004

@@ -28,9 +28,9 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 
+import { CONFORMANCE, NODE22, NODE22_WHAT, runConformance } from "./cli-helpers.mjs";
+
 const HERE = dirname(fileURLToPath(import.meta.url));
-const NODE22 = join(HERE, "node_modules", "node", "bin", "node");
-const SUITE = join(HERE, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 
 const START_MS = 15_000; // the server binding its port
 const RUN_MS = 180_000; // one whole suite run (about 5 s here)
@@ -47,14 +47,12 @@ const BIN = (() => {
   return env || resolve(HERE, "..", "..", "bin", "conformance-server");
 })();
 
-const stripAnsi = (s) => s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "");
-
 /** Checks that the binaries exist, with a message that says how to get them. */
 function requireFiles() {
   for (const [what, path, how] of [
     ["conformance server binary", BIN, "go build -o bin/conformance-server ./cmd/conformance-server, or set FLOWYPROMPT_CONFORMANCE_BIN"],
-    ["Node 22 (npm package node@22)", NODE22, "run `npm ci` in internal/e2e"],
-    ["@modelcontextprotocol/conformance", SUITE, "run `npm ci` in internal/e2e"],
+    [NODE22_WHAT, NODE22, "run `npm ci` in internal/e2e"],
+    ["@modelcontextprotocol/conformance", CONFORMANCE, "run `npm ci` in internal/e2e"],
   ]) {
     assert.ok(existsSync(path), `${what} not found at ${path}: ${how}`);
   }
@@ -103,27 +101,7 @@ function startServer(args) {
 
 /** Runs the whole suite against url; resolves to { code, output, outDir }. */
 function runSuite(url, outDir) {
-  const argv = [SUITE, "server", "--url", `${url}/mcp`, "--suite", "all", "-o", outDir];
-  return new Promise((res, rej) => {
-    const child = spawn(NODE22, argv, { cwd: HERE, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
-    let output = "";
-    child.stdout.setEncoding("utf8");
-    child.stderr.setEncoding("utf8");
-    child.stdout.on("data", (c) => (output += c));
-    child.stderr.on("data", (c) => (output += c));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      rej(new Error(`the conformance suite did not finish within ${RUN_MS} ms:\n${stripAnsi(output)}`));
-    }, RUN_MS);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      rej(err);
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      res({ code, output: stripAnsi(output) });
-    });
-  });
+  return runConformance(["server", "--url", `${url}/mcp`, "--suite", "all", "-o", outDir], RUN_MS, "the conformance suite");
 }
 
 /** Every non-SUCCESS check the suite saved under outDir, by scenario. */

@@ -14,17 +14,14 @@
 // - dns-rebinding-protection needs a loopback URL, hence 127.0.0.1.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { BIN, HERE, STEP_MS, serverEnv, tempDir, within } from "./helpers.mjs";
+import { CONFORMANCE, NODE22, NODE22_WHAT, requireInstalled, runConformance } from "./cli-helpers.mjs";
+import { startHTTP } from "./helpers.mjs";
 
-const NODE22 = join(HERE, "node_modules", "node", "bin", "node");
-const SUITE = join(HERE, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
-const START_MS = 15_000;
 const RUN_MS = 60_000; // one scenario (about a second here)
 
 const SCENARIOS = [
@@ -38,81 +35,25 @@ const SCENARIOS = [
   "dns-rebinding-protection",
 ];
 
-for (const [what, path] of [["Node 22 (npm package node@22)", NODE22], ["@modelcontextprotocol/conformance", SUITE]]) {
-  if (!existsSync(path)) throw new Error(`${what} not found at ${path}: run \`npm ci\` in internal/e2e`);
-}
-
-const stripAnsi = (s) => s.replace(/\x1b\[[0-9;?]*[ -/]*[@-~]/g, "");
-
-/** Starts the HTTP server on a free loopback port; resolves to { base, stop(), stderr() }. */
-function startHTTP() {
-  const cache = tempDir("flowyprompt-e2e-conformance-");
-  const child = spawn(BIN, ["serve", "--transport", "http", "--addr", "127.0.0.1:0"], {
-    env: serverEnv(cache.dir),
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
-  return new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`server did not start within ${START_MS} ms:\n${stderr}`)), START_MS);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (d) => {
-      stderr = (stderr + d).slice(-100_000);
-      const m = /serving over HTTP on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        res({
-          base: m[1],
-          stderr: () => stderr,
-          async stop() {
-            if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-            const r = await within(exited, STEP_MS, "server exit").catch((err) => {
-              child.kill("SIGKILL");
-              throw err;
-            });
-            cache.cleanup();
-            return r;
-          },
-        });
-      }
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      rej(new Error(`server exited (${code ?? signal}) before serving:\n${stderr}`));
-    });
-  });
-}
+requireInstalled([
+  [NODE22_WHAT, NODE22],
+  ["@modelcontextprotocol/conformance", CONFORMANCE],
+]);
 
 /** Runs one scenario; resolves to { code, output, checks }. */
-function runScenario(url, scenario) {
+async function runScenario(url, scenario) {
   const outDir = mkdtempSync(join(tmpdir(), "flowyprompt-conformance-"));
-  const argv = [SUITE, "server", "--url", url, "--scenario", scenario, "-o", outDir];
-  return new Promise((res, rej) => {
-    const child = spawn(NODE22, argv, { cwd: HERE, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
-    let output = "";
-    child.stdout.setEncoding("utf8");
-    child.stderr.setEncoding("utf8");
-    child.stdout.on("data", (c) => (output += c));
-    child.stderr.on("data", (c) => (output += c));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      rej(new Error(`${scenario} did not finish within ${RUN_MS} ms:\n${stripAnsi(output)}`));
-    }, RUN_MS);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      rej(err);
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      const checks = [];
-      for (const dir of readdirSync(outDir)) {
-        const file = join(outDir, dir, "checks.json");
-        if (existsSync(file)) checks.push(...JSON.parse(readFileSync(file, "utf8")));
-      }
-      rmSync(outDir, { recursive: true, force: true });
-      res({ code, output: stripAnsi(output), checks });
-    });
-  });
+  try {
+    const { code, output } = await runConformance(["server", "--url", url, "--scenario", scenario, "-o", outDir], RUN_MS, scenario);
+    const checks = [];
+    for (const dir of readdirSync(outDir)) {
+      const file = join(outDir, dir, "checks.json");
+      if (existsSync(file)) checks.push(...JSON.parse(readFileSync(file, "utf8")));
+    }
+    return { code, output, checks };
+  } finally {
+    rmSync(outDir, { recursive: true, force: true });
+  }
 }
 
 describe("official MCP conformance suite, generic scenarios, against serve --transport http /mcp", { timeout: SCENARIOS.length * RUN_MS + 30_000 }, () => {

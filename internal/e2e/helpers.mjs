@@ -1,10 +1,12 @@
 // Shared helpers for the end-to-end tests: where the binary is, a hermetic
-// environment for it, bounded waits, a raw line-oriented MCP client, and an
+// environment for it, bounded waits, the HTTP server's start and stop,
+// assertions on client results, a raw line-oriented MCP client, and an
 // independent implementation of the documented prompt format so the tests
 // check the server against the specification rather than against itself.
 //
 // This file is not a test file (node --test only picks up *.test.mjs here).
 
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -103,6 +105,98 @@ export async function eventually(fn, ms = WATCH_MS, every = 100) {
 
 /** Resolves after ms. */
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** Resolves to the error p rejects with; fails when p resolves. */
+export async function rejection(p, label) {
+  try {
+    const v = await p;
+    assert.fail(`${label}: expected an error, got ${JSON.stringify(v).slice(0, 500)}`);
+  } catch (err) {
+    if (err instanceof assert.AssertionError) throw err;
+    return err;
+  }
+}
+
+/** Every page of a paginated list call, following nextCursor. */
+export async function listAll(call, key) {
+  const all = [];
+  let cursor;
+  for (let page = 0; page < 50; page++) {
+    const res = await call(cursor === undefined ? {} : { cursor });
+    all.push(...res[key]);
+    cursor = res.nextCursor;
+    if (!cursor) return all;
+  }
+  throw new Error(`${key}: more than 50 pages, the cursor does not advance`);
+}
+
+/** The text of a tool result's first content block, which must be text. */
+export function firstText(res) {
+  assert.ok(Array.isArray(res.content) && res.content.length > 0, "content is a non-empty array");
+  assert.equal(res.content[0].type, "text");
+  assert.equal(typeof res.content[0].text, "string");
+  return res.content[0].text;
+}
+
+// How long the HTTP server may take to bind its port and say so.
+const START_MS = 15_000;
+
+/**
+ * Starts `flowyprompt serve --transport http` on a free loopback port (it
+ * binds port 0 and prints the URL it got) and resolves to
+ * { base, child, exited, stderr(), stdout(), stop() }. stop() sends SIGTERM
+ * and resolves to the exit { code, signal }; the stderr tail is kept for
+ * failure messages, stdout whole, because over HTTP it must stay empty.
+ */
+export function startHTTP(extraArgs = [], extraEnv = {}) {
+  const cache = tempDir("flowyprompt-e2e-http-");
+  const child = spawn(BIN, ["serve", "--transport", "http", "--addr", "127.0.0.1:0", ...extraArgs], {
+    env: serverEnv(cache.dir, extraEnv),
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  let stdout = "";
+  const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
+  child.stdout.setEncoding("utf8");
+  child.stdout.on("data", (d) => {
+    stdout += d;
+  });
+  const base = new Promise((res, rej) => {
+    const timer = setTimeout(
+      () => rej(new Error(`server did not print its URL within ${START_MS} ms:\n${stderr}`)),
+      START_MS,
+    );
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (d) => {
+      stderr = (stderr + d).slice(-100_000);
+      const m = /serving over HTTP on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]);
+      }
+    });
+    exited.then(({ code, signal }) => {
+      clearTimeout(timer);
+      rej(new Error(`server exited (${code ?? signal}) before serving:\n${stderr}`));
+    });
+  });
+  return base.then((url) => ({
+    base: url,
+    child,
+    stderr: () => stderr,
+    stdout: () => stdout,
+    exited,
+    async stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
+      const res = await within(exited, STEP_MS, "server exit after SIGTERM").catch(async (err) => {
+        child.kill("SIGKILL");
+        throw err;
+      });
+      cache.cleanup();
+      return res;
+    },
+  }));
+}
 
 /** Reads and parses one example template by file name (without .json). */
 export function exampleTemplate(name) {

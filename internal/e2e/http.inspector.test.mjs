@@ -11,63 +11,17 @@
 //   bearer token is sent on /mcp); on /sse the token rides in the URL.
 
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
-import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { BIN, HERE, STEP_MS, exampleTemplate, expectedPrompt, serverEnv, tempDir, within } from "./helpers.mjs";
+import { errorEnvelope, INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
+import { exampleTemplate, expectedPrompt, startHTTP, tempDir } from "./helpers.mjs";
 
-const NODE22 = join(HERE, "node_modules", "node", "bin", "node");
-const INSPECTOR = join(HERE, "node_modules", ".bin", "inspector");
-const RUN_MS = 30_000;
-const START_MS = 15_000;
 const SUITE_MS = 300_000;
 
-for (const [what, path] of [["Node 22 (npm package node@22)", NODE22], ["MCP Inspector", INSPECTOR]]) {
-  if (!existsSync(path)) {
-    throw new Error(`${what} not found at ${path}: run \`npm ci\` in internal/e2e`);
-  }
-}
-
-/** Starts the HTTP server on a free port; resolves to { base, stop(), stderr() }. */
-function startHTTP(extraEnv = {}) {
-  const cache = tempDir("flowyprompt-e2e-http-");
-  const child = spawn(BIN, ["serve", "--transport", "http", "--addr", "127.0.0.1:0"], {
-    env: serverEnv(cache.dir, extraEnv),
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
-  return new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`server did not start within ${START_MS} ms:\n${stderr}`)), START_MS);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (d) => {
-      stderr = (stderr + d).slice(-50_000);
-      const m = /serving over HTTP on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        res({
-          base: m[1],
-          stderr: () => stderr,
-          async stop() {
-            if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-            const r = await within(exited, STEP_MS, "server exit").catch((err) => {
-              child.kill("SIGKILL");
-              throw err;
-            });
-            cache.cleanup();
-            return r;
-          },
-        });
-      }
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      rej(new Error(`server exited (${code ?? signal}) before serving:\n${stderr}`));
-    });
-  });
-}
+requireInstalled([
+  [NODE22_WHAT, NODE22],
+  ["MCP Inspector", INSPECTOR],
+]);
 
 let home;
 before(() => {
@@ -75,54 +29,9 @@ before(() => {
 });
 after(() => home?.cleanup());
 
-/**
- * Runs `inspector --cli -q --format json URL ARGS` with stdin from
- * /dev/null; resolves to { code, stdout, stderr, json }.
- */
+/** Runs `inspector --cli -q --format json URL ARGS` (see cli-helpers.mjs). */
 function inspect(url, args) {
-  const argv = [INSPECTOR, "--cli", "-q", "--format", "json", url, ...args];
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      NODE22,
-      argv,
-      {
-        cwd: home.dir,
-        env: { PATH: process.env.PATH, HOME: home.dir, MCP_STORAGE_DIR: join(home.dir, "storage"), NO_COLOR: "1" },
-        timeout: RUN_MS,
-        killSignal: "SIGKILL",
-        maxBuffer: 16 << 20,
-      },
-      (err, stdout, stderr) => {
-        if (err && err.killed) {
-          reject(new Error(`inspector ${url} ${args.join(" ")} timed out after ${RUN_MS} ms\n${stderr}`));
-          return;
-        }
-        const code = err ? err.code : 0;
-        if (typeof code !== "number") {
-          reject(err);
-          return;
-        }
-        let json;
-        if (stdout.trim() !== "") {
-          try {
-            json = JSON.parse(stdout);
-          } catch (e) {
-            reject(new Error(`stdout is not JSON (${e.message}): ${stdout.slice(0, 500)}`));
-            return;
-          }
-        }
-        resolve({ code, stdout, stderr, json });
-      },
-    );
-    child.stdin?.end();
-  });
-}
-
-/** The {"error": ...} envelope the CLI prints on stderr. */
-function errorEnvelope(stderr) {
-  const line = stderr.trim().split("\n").findLast((l) => l.startsWith("{"));
-  assert.ok(line, `an error envelope on stderr: ${stderr}`);
-  return JSON.parse(line).error;
+  return inspectCLI(home, [url, ...args]);
 }
 
 const code = 'def add(a, b):\n    return a - b  # "quoted" {{code}}';
@@ -224,7 +133,7 @@ describe("MCP Inspector CLI over HTTP with an access token", { timeout: SUITE_MS
   const token = "inspector-e2e-token";
   let server;
   before(async () => {
-    server = await startHTTP({ MCP_AUTH_TOKEN: token });
+    server = await startHTTP([], { MCP_AUTH_TOKEN: token });
   });
   after(async () => {
     assert.deepEqual(await server?.stop(), { code: 0, signal: null });

@@ -1,131 +1,39 @@
 // The official TypeScript SDK client against `flowyprompt serve --transport
 // http`, over both HTTP transports: SSEClientTransport on /sse (what Void
 // uses) and StreamableHTTPClientTransport on /mcp (what MCP Inspector and
-// modern clients use). Each runs the checks of the stdio SDK test, plus
-// what only HTTP has: session ids, DELETE, list_changed reaching every
-// session, the Host check, the token, and SIGTERM.
+// modern clients use). Each runs the checks of the stdio SDK test (the
+// shared suite in sdk-helpers.mjs), plus what only HTTP has: session ids,
+// DELETE, list_changed reaching every session, the Host check, the token,
+// and SIGTERM.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import {
-  McpError,
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 import {
-  BIN,
-  EXAMPLES,
   STEP_MS,
   SUITE_MS,
   TOOL_NAMES,
   WATCH_MS,
   exampleTemplate,
   expectedPrompt,
-  serverEnv,
+  rejection,
+  startHTTP,
   tempDir,
   within,
 } from "./helpers.mjs";
+import { sdkSuite } from "./sdk-helpers.mjs";
 
 const opts = { timeout: STEP_MS };
-const START_MS = 15_000;
-
-/**
- * Starts `flowyprompt serve --transport http` on a free loopback port (it
- * binds port 0 and prints the URL it got) and resolves to
- * { base, child, stderr(), stop() }. stop() sends SIGTERM and resolves to
- * the exit { code, signal }.
- */
-export function startHTTP(extraArgs = [], extraEnv = {}) {
-  const cache = tempDir("flowyprompt-e2e-http-");
-  const child = spawn(BIN, ["serve", "--transport", "http", "--addr", "127.0.0.1:0", ...extraArgs], {
-    env: serverEnv(cache.dir, extraEnv),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stderr = "";
-  let stdout = "";
-  const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
-  child.stdout.setEncoding("utf8");
-  child.stdout.on("data", (d) => {
-    stdout += d;
-  });
-  const base = new Promise((res, rej) => {
-    const timer = setTimeout(
-      () => rej(new Error(`server did not print its URL within ${START_MS} ms:\n${stderr}`)),
-      START_MS,
-    );
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (d) => {
-      stderr = (stderr + d).slice(-50_000);
-      const m = /serving over HTTP on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        res(m[1]);
-      }
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      rej(new Error(`server exited (${code ?? signal}) before serving:\n${stderr}`));
-    });
-  });
-  return base.then((url) => ({
-    base: url,
-    child,
-    stderr: () => stderr,
-    stdout: () => stdout,
-    exited,
-    async stop() {
-      if (child.exitCode === null && child.signalCode === null) child.kill("SIGTERM");
-      const res = await within(exited, STEP_MS, "server exit after SIGTERM").catch(async (err) => {
-        child.kill("SIGKILL");
-        throw err;
-      });
-      cache.cleanup();
-      return res;
-    },
-  }));
-}
-
-/** Resolves to the error p rejects with; fails when p resolves. */
-async function rejection(p, label) {
-  try {
-    const v = await p;
-    assert.fail(`${label}: expected an error, got ${JSON.stringify(v).slice(0, 500)}`);
-  } catch (err) {
-    if (err instanceof assert.AssertionError) throw err;
-    return err;
-  }
-}
-
-/** Every page of a paginated list call, following nextCursor. */
-async function listAll(call, key) {
-  const all = [];
-  let cursor;
-  for (let page = 0; page < 50; page++) {
-    const res = await call(cursor === undefined ? {} : { cursor });
-    all.push(...res[key]);
-    cursor = res.nextCursor;
-    if (!cursor) return all;
-  }
-  throw new Error(`${key}: more than 50 pages, the cursor does not advance`);
-}
-
-/** The text of a tool result's first content block, which must be text. */
-function firstText(res) {
-  assert.ok(Array.isArray(res.content) && res.content.length > 0, "content is a non-empty array");
-  assert.equal(res.content[0].type, "text");
-  assert.equal(typeof res.content[0].text, "string");
-  return res.content[0].text;
-}
-
-const CODE = 'func add(a, b int) int {\n\treturn a - b // {{purpose}} stays literal\n}';
 
 const TRANSPORTS = [
   { name: "SSEClientTransport on /sse", make: (base, init) => new SSEClientTransport(new URL(`${base}/sse`), init) },
@@ -143,222 +51,25 @@ async function connect(base, transport, name = "flowyprompt-e2e-http") {
 }
 
 for (const transport of TRANSPORTS) {
-  describe(`TypeScript SDK client, ${transport.name} (embedded examples)`, { timeout: SUITE_MS }, () => {
-    let server;
-    let client;
-    let t;
-
-    before(async () => {
-      server = await startHTTP();
-      ({ client, t } = await connect(server.base, transport));
-    });
-
-    after(async () => {
-      await within(client?.close() ?? Promise.resolve(), STEP_MS, "client.close").catch(() => {});
-      const res = await server?.stop();
-      if (process.env.FLOWYPROMPT_E2E_VERBOSE) process.stderr.write(`server stderr tail:\n${server?.stderr()}\n`);
-      assert.deepEqual(res, { code: 0, signal: null }, `exit after SIGTERM; stderr:\n${server?.stderr()}`);
-      assert.equal(server.stdout(), "", "nothing on stdout over HTTP");
-    });
-
-    it("initializes with server info and list_changed capabilities", () => {
-      const info = client.getServerVersion();
-      assert.match(info.name, /flowyprompt/i);
-      assert.ok(info.version.length > 0, "serverInfo.version non-empty");
-      const caps = client.getServerCapabilities();
-      assert.equal(caps.prompts?.listChanged, true, "prompts.listChanged");
-      assert.equal(caps.tools?.listChanged, true, "tools.listChanged");
-    });
-
-    it("answers ping with an empty result", async () => {
-      assert.deepEqual(await client.ping(opts), {});
-    });
-
-    it("lists at least 10 prompts, each described, in a deterministic order", async () => {
-      const first = await listAll((p) => client.listPrompts(p, opts), "prompts");
-      const second = await listAll((p) => client.listPrompts(p, opts), "prompts");
-      assert.ok(first.length >= 10, `got ${first.length} prompts`);
-      assert.deepEqual(second, first, "two listings are identical");
-      const names = first.map((p) => p.name);
-      assert.equal(new Set(names).size, names.length, "prompt names are unique");
-      for (const p of first) {
-        assert.ok(p.description?.trim(), `${p.name}: description`);
-        assert.ok(Array.isArray(p.arguments), `${p.name}: arguments is an array`);
-      }
-    });
-
-    it("lists each example's variables as its prompt's arguments", async () => {
-      const prompts = await listAll((p) => client.listPrompts(p, opts), "prompts");
-      for (const name of ["Code_Review", "Brand_Positioning_Strategy", "Meeting_Summary", "Commit_Message"]) {
-        const tpl = exampleTemplate(name);
-        const p = prompts.find((x) => x.name === name);
-        assert.ok(p, `${name} is listed`);
-        assert.equal(p.description, tpl.metadata.description);
-        assert.deepEqual(
-          p.arguments.map((a) => ({ name: a.name, required: a.required === true })),
-          tpl.variables.map((v) => ({ name: v.name, required: v.required === true })),
-          `${name}: arguments`,
-        );
-      }
-    });
-
-    const renderCases = [
-      { name: "Code_Review", args: { code: CODE, language: "Go", focus: "correctness" } },
-      {
-        name: "Brand_Positioning_Strategy",
-        args: { company_name: "테크스타트업", industry: "AI", target_customer: "B2B SaaS 기업" },
+  sdkSuite(`TypeScript SDK client, ${transport.name} (embedded examples)`, async () => {
+    const server = await startHTTP();
+    let session;
+    try {
+      session = await connect(server.base, transport);
+    } catch (err) {
+      await server.stop().catch(() => {});
+      throw err;
+    }
+    return {
+      client: session.client,
+      async stop() {
+        await within(session.client.close(), STEP_MS, "client.close").catch(() => {});
+        const res = await server.stop();
+        if (process.env.FLOWYPROMPT_E2E_VERBOSE) process.stderr.write(`server stderr tail:\n${server.stderr()}\n`);
+        assert.deepEqual(res, { code: 0, signal: null }, `exit after SIGTERM; stderr:\n${server.stderr()}`);
+        assert.equal(server.stdout(), "", "nothing on stdout over HTTP");
       },
-      { name: "Commit_Message", args: { diff: "--- a/x\n+++ b/x\n@@ -1 +1 @@\n-a\n+b", why: "" } },
-    ];
-    for (const tc of renderCases) {
-      it(`prompts/get ${tc.name} renders exactly the documented markdown`, async () => {
-        const res = await client.getPrompt({ name: tc.name, arguments: tc.args }, opts);
-        assert.equal(res.messages.length, 1, "one message");
-        assert.equal(res.messages[0].role, "user");
-        assert.equal(res.messages[0].content.type, "text");
-        assert.equal(res.messages[0].content.text, expectedPrompt(exampleTemplate(tc.name), tc.args));
-      });
-    }
-
-    it("prompts/get without required arguments names the missing ones", async () => {
-      const err = await rejection(
-        client.getPrompt({ name: "Brand_Positioning_Strategy", arguments: { company_name: "ACME" } }, opts),
-        "getPrompt with one of three",
-      );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
-      assert.equal(err.code, -32602);
-      assert.equal(err.data?.code, "MISSING_REQUIRED_VARIABLE");
-      assert.match(err.message, /industry/);
-      assert.match(err.message, /target_customer/);
-      assert.doesNotMatch(err.message, /company_name/);
-    });
-
-    it("prompts/get of an unknown prompt suggests the right name", async () => {
-      const err = await rejection(
-        client.getPrompt({ name: "Code_Reveiw", arguments: { code: "x" } }, opts),
-        "getPrompt Code_Reveiw",
-      );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
-      assert.equal(err.code, -32602);
-      assert.equal(err.data?.code, "TEMPLATE_NOT_FOUND");
-      assert.ok(err.data.suggestions.includes("Code_Review"), `suggestions: ${err.data.suggestions}`);
-    });
-
-    it("lists the six tools, described, object schemas, read-only", async () => {
-      const tools = await listAll((p) => client.listTools(p, opts), "tools");
-      assert.deepEqual(tools.map((x) => x.name).sort(), [...TOOL_NAMES].sort());
-      for (const x of tools) {
-        assert.ok(x.description?.trim(), `${x.name}: description`);
-        assert.equal(x.inputSchema?.type, "object", `${x.name}: inputSchema.type`);
-        assert.equal(x.annotations?.readOnlyHint, true, `${x.name}: readOnlyHint`);
-      }
-    });
-
-    it("render tool returns the prompts/get text, with structuredContent", async () => {
-      const args = { code: CODE, purpose: "add two numbers" };
-      const want = expectedPrompt(exampleTemplate("Code_Review"), args);
-      const res = await client.callTool(
-        { name: "flowyprompt_render_template", arguments: { name: "Code_Review", arguments: args } },
-        undefined,
-        opts,
-      );
-      assert.notEqual(res.isError, true, firstText(res));
-      assert.ok(firstText(res).includes(want), "content[0].text contains the rendered prompt");
-      assert.ok(res.structuredContent, "structuredContent present");
-    });
-
-    it("render tool without required arguments is a tool error naming them", async () => {
-      const res = await client.callTool(
-        {
-          name: "flowyprompt_render_template",
-          arguments: { name: "Brand_Positioning_Strategy", arguments: { company_name: "ACME" } },
-        },
-        undefined,
-        opts,
-      );
-      assert.equal(res.isError, true);
-      assert.match(firstText(res), /industry/);
-      assert.match(firstText(res), /MISSING_REQUIRED_VARIABLE/);
-    });
-
-    it("render tool with arguments of the wrong type is a tool error", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_render_template", arguments: { name: 42 } },
-        undefined,
-        opts,
-      );
-      assert.equal(res.isError, true);
-    });
-
-    it("calling an unknown tool is a JSON-RPC -32602 error", async () => {
-      const err = await rejection(
-        client.callTool({ name: "flowyprompt_no_such_tool", arguments: {} }, undefined, opts),
-        "unknown tool",
-      );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
-      assert.equal(err.code, -32602);
-    });
-
-    it("list tool lists the examples", async () => {
-      const res = await client.callTool({ name: "flowyprompt_list_templates", arguments: {} }, undefined, opts);
-      assert.notEqual(res.isError, true, firstText(res));
-      assert.match(firstText(res), /Code_Review/);
-    });
-
-    for (const { query, want } of [
-      { query: "브랜드", want: "Brand_Positioning_Strategy" },
-      { query: "code review", want: "Code_Review" },
-    ]) {
-      it(`search tool finds ${want} for ${JSON.stringify(query)}`, async () => {
-        const res = await client.callTool(
-          { name: "flowyprompt_search_templates", arguments: { query } },
-          undefined,
-          opts,
-        );
-        assert.notEqual(res.isError, true, firstText(res));
-        assert.ok(firstText(res).includes(want), firstText(res).slice(0, 2000));
-      });
-    }
-
-    it("get tool returns the definition with its variables", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_get_template", arguments: { name: "Code_Review" } },
-        undefined,
-        opts,
-      );
-      assert.notEqual(res.isError, true, firstText(res));
-      for (const v of exampleTemplate("Code_Review").variables) {
-        assert.ok(firstText(res).includes(v.name), `text mentions variable ${v.name}`);
-      }
-    });
-
-    it("validate tool accepts a valid template", async () => {
-      const template = JSON.stringify(exampleTemplate("Commit_Message"));
-      const res = await client.callTool(
-        { name: "flowyprompt_validate_template", arguments: { template } },
-        undefined,
-        opts,
-      );
-      assert.notEqual(res.isError, true, firstText(res));
-    });
-
-    it("refresh tool succeeds", async () => {
-      const res = await client.callTool({ name: "flowyprompt_refresh_templates", arguments: {} }, undefined, opts);
-      assert.notEqual(res.isError, true, firstText(res));
-    });
-
-    it("keeps answering many requests in flight at once", async () => {
-      const names = ["Code_Review", "Commit_Message", "Meeting_Summary", "Bug_Triage"];
-      const calls = [];
-      for (let i = 0; i < 40; i++) {
-        const name = names[i % names.length];
-        calls.push(client.callTool({ name: "flowyprompt_get_template", arguments: { name } }, undefined, opts)
-          .then((res) => ({ name, text: firstText(res) })));
-      }
-      for (const { name, text } of await within(Promise.all(calls), STEP_MS, "40 concurrent calls")) {
-        assert.ok(text.includes(name), `the answer for ${name} is about ${name}`);
-      }
-    });
+    };
   });
 }
 
@@ -524,7 +235,3 @@ async function rawStatus(base, path, host, origin, body) {
     req.end(body);
   });
 }
-
-// EXAMPLES is imported for the reader: the templates these checks expect
-// are the ones in that folder.
-void EXAMPLES;

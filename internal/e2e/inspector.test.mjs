@@ -20,30 +20,17 @@
 //   point at a temporary directory here.
 
 import assert from "node:assert/strict";
-import { execFile } from "node:child_process";
-import { existsSync, readdirSync, writeFileSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import {
-  BIN,
-  EXAMPLES,
-  exampleTemplate,
-  expectedPrompt,
-  HERE,
-  SUITE_MS,
-  tempDir,
-} from "./helpers.mjs";
+import { errorEnvelope, INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
+import { BIN, EXAMPLES, exampleTemplate, expectedPrompt, SUITE_MS, tempDir } from "./helpers.mjs";
 
-const NODE22 = join(HERE, "node_modules", "node", "bin", "node");
-const INSPECTOR = join(HERE, "node_modules", ".bin", "inspector");
-const RUN_MS = 30_000;
-
-for (const [what, path] of [["Node 22 (npm package node@22)", NODE22], ["MCP Inspector", INSPECTOR]]) {
-  if (!existsSync(path)) {
-    throw new Error(`${what} not found at ${path}: run \`npm ci\` in internal/e2e`);
-  }
-}
+requireInstalled([
+  [NODE22_WHAT, NODE22],
+  ["MCP Inspector", INSPECTOR],
+]);
 
 let home;
 before(() => {
@@ -52,72 +39,12 @@ before(() => {
 after(() => home?.cleanup());
 
 /**
- * Runs `inspector --cli -q --format json ARGS -- BIN serve` with stdin from
- * /dev/null; resolves to { code, stdout, stderr, json } where json is the
- * parsed stdout (undefined when empty).
+ * Runs `inspector --cli -q --format json ARGS -- BIN serve SERVER_ARGS`,
+ * the server with its cache in the temporary home; resolves to
+ * { code, stdout, stderr, json } (see cli-helpers.mjs).
  */
 function inspect(args, serverArgs = []) {
-  const argv = [
-    INSPECTOR,
-    "--cli",
-    "-q",
-    "--format",
-    "json",
-    "-e",
-    `XDG_CACHE_HOME=${home.dir}`,
-    ...args,
-    "--",
-    BIN,
-    "serve",
-    ...serverArgs,
-  ];
-  return new Promise((resolve, reject) => {
-    const child = execFile(
-      NODE22,
-      argv,
-      {
-        cwd: home.dir,
-        env: {
-          PATH: process.env.PATH,
-          HOME: home.dir,
-          MCP_STORAGE_DIR: join(home.dir, "storage"),
-          NO_COLOR: "1",
-        },
-        timeout: RUN_MS,
-        killSignal: "SIGKILL",
-        maxBuffer: 16 << 20,
-      },
-      (err, stdout, stderr) => {
-        if (err && err.killed) {
-          reject(new Error(`inspector ${args.join(" ")} timed out after ${RUN_MS} ms\n${stderr}`));
-          return;
-        }
-        const code = err ? err.code : 0;
-        if (typeof code !== "number") {
-          reject(err);
-          return;
-        }
-        let json;
-        if (stdout.trim() !== "") {
-          try {
-            json = JSON.parse(stdout);
-          } catch (e) {
-            reject(new Error(`stdout is not JSON (${e.message}): ${stdout.slice(0, 500)}`));
-            return;
-          }
-        }
-        resolve({ code, stdout, stderr, json });
-      },
-    );
-    child.stdin?.end(); // stdin as /dev/null: nothing to read, ever
-  });
-}
-
-/** The {"error": ...} envelope the CLI prints on stderr. */
-function errorEnvelope(stderr) {
-  const line = stderr.trim().split("\n").findLast((l) => l.startsWith("{"));
-  assert.ok(line, `an error envelope on stderr: ${stderr}`);
-  return JSON.parse(line).error;
+  return inspectCLI(home, ["-e", `XDG_CACHE_HOME=${home.dir}`, ...args, "--", BIN, "serve", ...serverArgs]);
 }
 
 /** The metadata names of the example files, sorted. */

@@ -7,19 +7,15 @@ import { rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import {
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
 import {
-  BIN,
   eventually,
   expectedPrompt,
   RawSession,
-  serverEnv,
   sleep,
   STEP_MS,
   SUITE_MS,
@@ -27,6 +23,7 @@ import {
   WATCH_MS,
   within,
 } from "./helpers.mjs";
+import { stdioClient } from "./sdk-helpers.mjs";
 
 const opts = { timeout: STEP_MS };
 
@@ -113,43 +110,30 @@ class Inbox {
 
 describe("template folder over stdio with the SDK client", { timeout: SUITE_MS }, () => {
   let client;
-  let transport;
+  let session;
   let folder;
-  let cache;
   const inbox = new Inbox();
 
   const names = async () => (await client.listPrompts({}, opts)).prompts.map((p) => p.name).sort();
 
   before(async () => {
     folder = tempDir("flowyprompt-e2e-templates-");
-    cache = tempDir("flowyprompt-e2e-cache-");
     writeTemplate(folder.dir, ALPHA);
     writeTemplate(folder.dir, BETA);
-    transport = new StdioClientTransport({
-      command: BIN,
+    session = await stdioClient({
       args: ["serve", "--templates", folder.dir],
-      env: serverEnv(cache.dir),
-      stderr: "pipe",
+      name: "flowyprompt-e2e-watch",
+      setup: (c) => {
+        c.setNotificationHandler(PromptListChangedNotificationSchema, () => inbox.bump("prompts"));
+        c.setNotificationHandler(ToolListChangedNotificationSchema, () => inbox.bump("tools"));
+      },
     });
-    transport.stderr.resume(); // drain it; the server logs there
-    client = new Client({ name: "flowyprompt-e2e-watch", version: "0.0.0" }, { capabilities: {} });
-    client.setNotificationHandler(PromptListChangedNotificationSchema, () => inbox.bump("prompts"));
-    client.setNotificationHandler(ToolListChangedNotificationSchema, () => inbox.bump("tools"));
-    await within(client.connect(transport, opts), STEP_MS, "connect/initialize");
+    client = session.client;
   });
 
   after(async () => {
-    await within(client?.close() ?? Promise.resolve(), STEP_MS, "client.close").catch(() => {});
-    const pid = transport?.pid;
-    if (pid) {
-      try {
-        process.kill(pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
+    await session?.close();
     folder?.cleanup();
-    cache?.cleanup();
   });
 
   // The steps build on each other, in order (node:test runs a describe's

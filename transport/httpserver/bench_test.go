@@ -16,6 +16,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 )
 
 // benchPrompt is one prompts/get of an embedded example with arguments.
@@ -152,13 +153,13 @@ func BenchmarkIdleSessionMemory(b *testing.B) {
 					b.Fatalf("initialize: %d", code)
 				}
 			}
-			settle(b, "sessions open", func() bool { return e.SessionCount() == idleSessions })
+			transporttest.Settle(b, wait, "sessions open", func() bool { return e.SessionCount() == idleSessions })
 			after := inUse()
 			b.ReportMetric(float64(int64(after)-int64(before))/idleSessions, "bytes/session")
 			for _, conn := range conns {
 				conn.Close()
 			}
-			settle(b, "sessions closed", func() bool { return e.SessionCount() == 0 })
+			transporttest.Settle(b, wait, "sessions closed", func() bool { return e.SessionCount() == 0 })
 		}
 		b.ReportMetric(0, "ns/op")
 	})

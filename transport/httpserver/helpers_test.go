@@ -9,7 +9,6 @@ import (
 	"log/slog"
 	"net/http"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +17,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 )
 
 // wait bounds every wait in these tests: a guard against hangs, not a
@@ -37,10 +37,7 @@ type hooks struct {
 func newEngine(t testing.TB, lib *templates.Library, opts mcp.EngineOptions) (*mcp.Engine, *app.App, *hooks) {
 	t.Helper()
 	if lib == nil {
-		lib = templates.NewLibrary(templates.Embedded(), quiet)
-		if err := lib.Load(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		lib = transporttest.Library(t)
 	}
 	hk := &hooks{started: make(chan struct{}, 16), release: make(chan struct{})}
 	a := app.New(app.Options{Library: lib, Logger: quiet})
@@ -287,36 +284,6 @@ func errData(t testing.TB, body string) mcp.ErrorData {
 		t.Fatalf("error body is not JSON: %q", body)
 	}
 	return eb.Error.Data
-}
-
-func settle(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, wait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// goroutinesBackTo waits for the goroutine count to come back to base
-// plus slack, and dumps the stacks when it does not.
-func goroutinesBackTo(t testing.TB, base, slack int) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= base+slack {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines, want at most %d:\n%s", n, base+slack, buf)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
 }
 
 // closed reports whether ch is closed, waiting at most the wait bound.

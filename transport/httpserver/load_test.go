@@ -12,6 +12,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 )
 
 // loadShape is the load test's size: 50 SSE and 50 /mcp sessions of
@@ -66,9 +67,9 @@ func TestLoad(t *testing.T) {
 		go func() { defer wg.Done(); loadMCP(t, c, k, requests, posters) }()
 	}
 	wg.Wait()
-	settle(t, "every session closed", func() bool { return e.SessionCount() == 0 })
+	transporttest.Settle(t, wait, "every session closed", func() bool { return e.SessionCount() == 0 })
 	c.c.Transport.(*http.Transport).CloseIdleConnections()
-	goroutinesBackTo(t, base, 4)
+	transporttest.GoroutinesBackTo(t, wait, base, 4)
 }
 
 func loadSSE(t *testing.T, c *client, k, requests, posters int) {

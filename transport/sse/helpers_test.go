@@ -2,22 +2,19 @@ package sse_test
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 )
 
@@ -28,11 +25,8 @@ const wait = 10 * time.Second
 // newEngine serves the embedded example library plus test methods.
 func newEngine(t testing.TB, opts mcp.EngineOptions) *mcp.Engine {
 	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	lib := templates.NewLibrary(templates.Embedded(), quiet)
-	if err := lib.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	quiet := transporttest.Quiet
+	lib := transporttest.Library(t)
 	srv := app.New(app.Options{Library: lib, Logger: quiet}).Server()
 	srv.Methods = map[string]mcp.Handler{
 		"test/progress": func(_ context.Context, r *mcp.Request) (any, error) {
@@ -201,36 +195,5 @@ func handshake(t testing.TB, c *http.Client, s *stream, endpoint string) {
 	}
 	if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
 		t.Fatalf("initialized: %d", code)
-	}
-}
-
-// settle waits until cond holds, within the wait bound.
-func settle(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, wait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
-// goroutinesBackTo waits for the goroutine count to come back to base
-// (plus slack for the runtime's own), and dumps the stacks if it does not.
-func goroutinesBackTo(t testing.TB, base, slack int) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for {
-		n := runtime.NumGoroutine()
-		if n <= base+slack {
-			return
-		}
-		if time.Now().After(deadline) {
-			buf := make([]byte, 1<<20)
-			buf = buf[:runtime.Stack(buf, true)]
-			t.Fatalf("%d goroutines, want at most %d:\n%s", n, base+slack, bytes.TrimSpace(buf))
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 	"github.com/google/go-cmp/cmp"
 )
@@ -107,7 +108,7 @@ func TestFlowByteByByte(t *testing.T) {
 
 	// Hanging up ends the session and forgets its id.
 	s.close()
-	settle(t, "session closed after hang-up", func() bool { return h.Sessions() == 0 && e.Session(sm[1]) == nil })
+	transporttest.Settle(t, wait, "session closed after hang-up", func() bool { return h.Sessions() == 0 && e.Session(sm[1]) == nil })
 	if code, body := post(t, c, endpoint, `{"jsonrpc":"2.0","id":4,"method":"ping"}`); code != http.StatusNotFound {
 		t.Fatalf("post after hang-up: %d %s, want 404", code, body)
 	}
@@ -284,7 +285,7 @@ func TestDirectPost(t *testing.T) {
 	if m := s.message(t); m["id"] != "last" {
 		t.Fatalf("stream carried %v, want only the answer to id last", m)
 	}
-	settle(t, "one-shot sessions closed", func() bool { return e.SessionCount() == 1 })
+	transporttest.Settle(t, wait, "one-shot sessions closed", func() bool { return e.SessionCount() == 1 })
 }
 
 func TestEndpointURL(t *testing.T) {
@@ -332,7 +333,7 @@ func TestSessionEndsStream(t *testing.T) {
 	case <-time.After(wait):
 		t.Fatal("stream still open after its session closed")
 	}
-	settle(t, "handler forgot the session", func() bool { return h.Sessions() == 0 })
+	transporttest.Settle(t, wait, "handler forgot the session", func() bool { return h.Sessions() == 0 })
 }
 
 // TestIdleExpiryKeptAliveByStream: keep-alive ticks count as activity, so
@@ -398,7 +399,7 @@ func TestNoGoroutineLeak(t *testing.T) {
 	warm := openStream(t, c, ts.URL+"/sse")
 	warm.endpoint(t)
 	warm.close()
-	settle(t, "warm-up session closed", func() bool { return h.Sessions() == 0 })
+	transporttest.Settle(t, wait, "warm-up session closed", func() bool { return h.Sessions() == 0 })
 	c.Transport.(*http.Transport).CloseIdleConnections()
 	base := runtime.NumGoroutine()
 
@@ -425,9 +426,9 @@ func TestNoGoroutineLeak(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	settle(t, "every session closed", func() bool { return h.Sessions() == 0 && e.SessionCount() == 0 })
+	transporttest.Settle(t, wait, "every session closed", func() bool { return h.Sessions() == 0 && e.SessionCount() == 0 })
 	c.Transport.(*http.Transport).CloseIdleConnections()
-	goroutinesBackTo(t, base, 3)
+	transporttest.GoroutinesBackTo(t, wait, base, 3)
 }
 
 // TestStuckClientIsDropped: a client that stops reading is dropped once a
@@ -463,10 +464,10 @@ func TestStuckClientIsDropped(t *testing.T) {
 	for i := 0; i < 40 && e.Session(id) != nil; i++ {
 		e.Notify("notifications/test", map[string]string{"blob": big})
 	}
-	settle(t, "stuck session dropped", func() bool { return e.Session(id) == nil && h.Sessions() == 0 })
+	transporttest.Settle(t, wait, "stuck session dropped", func() bool { return e.Session(id) == nil && h.Sessions() == 0 })
 	conn.Close()
 	c.Transport.(*http.Transport).CloseIdleConnections()
-	goroutinesBackTo(t, base, 3)
+	transporttest.GoroutinesBackTo(t, wait, base, 3)
 }
 
 func handshakeRaw(t *testing.T, c *http.Client, endpoint string) {

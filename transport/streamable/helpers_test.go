@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -15,7 +14,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
 )
 
@@ -54,11 +53,8 @@ type fixture struct {
 
 func newFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options) *fixture {
 	t.Helper()
-	quiet := slog.New(slog.DiscardHandler)
-	lib := templates.NewLibrary(templates.Embedded(), quiet)
-	if err := lib.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	quiet := transporttest.Quiet
+	lib := transporttest.Library(t)
 	f := &fixture{barrier: &barrier{n: 10, open: make(chan struct{})}, started: make(chan string, 100)}
 	srv := app.New(app.Options{Library: lib, Logger: quiet}).Server()
 	srv.Methods = map[string]mcp.Handler{
@@ -235,15 +231,4 @@ func (g *getStream) next(t testing.TB) map[string]any {
 func (g *getStream) close() {
 	g.resp.Body.Close()
 	<-g.done
-}
-
-func settle(t testing.TB, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, wait)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
 }

@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"strconv"
 	"sync"
 	"time"
 
@@ -408,6 +409,8 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 			}
 			w.Header().Set("Content-Type", "application/json")
 			w.Header().Set("Cache-Control", "no-store")
+			// A length spares net/http chunking answers over its 2 KB buffer.
+			w.Header().Set("Content-Length", strconv.Itoa(len(m.Data)))
 			w.WriteHeader(http.StatusOK)
 			w.Write(m.Data)
 		}

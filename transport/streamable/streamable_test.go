@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
 	"github.com/google/go-cmp/cmp"
 )
@@ -72,7 +73,7 @@ func TestInitializeAssignsSession(t *testing.T) {
 	if r.status != http.StatusOK || r.header.Get("Mcp-Session-Id") != "" || !strings.Contains(r.body, `"error"`) {
 		t.Fatalf("bad initialize: %d %q %s", r.status, r.header.Get("Mcp-Session-Id"), r.body)
 	}
-	settle(t, "failed session dropped", func() bool { return f.h.Sessions() == 1 && f.e.SessionCount() == 1 })
+	transporttest.Settle(t, wait, "failed session dropped", func() bool { return f.h.Sessions() == 1 && f.e.SessionCount() == 1 })
 }
 
 // TestChecklist is PROTOCOL.md's Streamable HTTP checklist, one status
@@ -309,7 +310,7 @@ func TestDeleteDuringRequest(t *testing.T) {
 func TestIdleExpiry(t *testing.T) {
 	f := newFixture(t, mcp.EngineOptions{IdleTimeout: 40 * time.Millisecond}, streamable.Options{})
 	id := f.open(t)
-	settle(t, "idle session expired", func() bool { return f.h.Sessions() == 0 })
+	transporttest.Settle(t, wait, "idle session expired", func() bool { return f.h.Sessions() == 0 })
 	if r := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != 404 {
 		t.Fatalf("expired session: %d", r.status)
 	}
