@@ -132,7 +132,6 @@ func (e *Engine) NewSession(sink Sink) *Session {
 	e.mu.Lock()
 	e.sessions[s.id] = s
 	e.mu.Unlock()
-	go s.writeLoop()
 	return s
 }
 

@@ -139,6 +139,7 @@ type Session struct {
 	// unwritten counts messages queued but not yet handed to the sink, so
 	// Drain knows when everything has really been written.
 	unwritten  atomic.Int64
+	writing    atomic.Bool // a writeLoop runs (or the sink is being closed)
 	writerDone chan struct{}
 
 	state      atomic.Int32
@@ -440,6 +441,10 @@ func (s *Session) push(o Outgoing) {
 	s.omu.Lock()
 	s.oq = append(s.oq, o)
 	s.omu.Unlock()
+	if s.writing.CompareAndSwap(false, true) {
+		go s.writeLoop()
+		return
+	}
 	select {
 	case s.osignal <- struct{}{}:
 	default:
@@ -566,52 +571,101 @@ func (s *Session) call(ctx context.Context, route any, method string, params, re
 	}
 }
 
-// writeLoop is the only writer to the sink. It hands the sink everything
-// that is ready at once, so a burst of responses costs one write.
+// writerLinger is how long a writer with nothing to write waits before it
+// exits: a busy session keeps its writer, an idle one holds no goroutine.
+const writerLinger = 250 * time.Millisecond
+
+// writeLoop is the only writer to the sink while it runs, and at most one
+// runs at a time (the writing flag). It hands the sink everything that is
+// ready at once, so a burst of responses costs one write.
 func (s *Session) writeLoop() {
-	defer close(s.writerDone)
-	defer s.sink.Close()
+	idle := time.NewTimer(writerLinger)
+	defer idle.Stop()
 	for {
-		select {
-		case <-s.osignal:
-		case <-s.done:
+		if !s.flush() {
+			s.finishWriter()
 			return
 		}
-		for {
-			s.omu.Lock()
-			batch := s.oq
-			s.oq, s.ospare = s.ospare[:0], nil
-			s.omu.Unlock()
-			if len(batch) == 0 {
-				break
-			}
-			select {
-			case s.odrained <- struct{}{}:
-			default:
-			}
-			err := s.sink.Send(batch)
-			s.unwritten.Add(-int64(len(batch)))
-			for i := range batch {
-				if batch[i].release {
-					<-s.slots
-				}
-				batch[i] = Outgoing{}
-			}
-			if cap(batch) <= 64 {
-				// Keep a small buffer for the next burst; let big ones go.
-				s.omu.Lock()
-				if s.ospare == nil {
-					s.ospare = batch[:0]
-				}
-				s.omu.Unlock()
-			}
-			if err != nil {
-				s.engine.log.Debug("session transport failed", "session", s.id, "err", err)
-				s.Close()
-				return
-			}
+		select {
+		case <-s.done:
+			s.finishWriter()
+			return
+		default:
+		}
+		idle.Reset(writerLinger)
+		select {
+		case <-s.osignal:
+			continue
+		case <-s.done:
+			s.finishWriter()
+			return
+		case <-idle.C:
+		}
+		s.writing.Store(false)
+		// A push between our last look and the Store saw a writer and only
+		// signalled: look again, and carry on if we can take the role back.
+		if s.queued() == 0 && !s.isDone() {
+			return
+		}
+		if !s.writing.CompareAndSwap(false, true) {
+			return // a new writer (or Close) took over
 		}
 	}
+}
+
+func (s *Session) isDone() bool {
+	select {
+	case <-s.done:
+		return true
+	default:
+		return false
+	}
+}
+
+// flush writes batches until the outbox is empty. false means the
+// transport failed and the session was closed.
+func (s *Session) flush() bool {
+	for {
+		s.omu.Lock()
+		batch := s.oq
+		s.oq, s.ospare = s.ospare[:0], nil
+		s.omu.Unlock()
+		if len(batch) == 0 {
+			return true
+		}
+		select {
+		case s.odrained <- struct{}{}:
+		default:
+		}
+		err := s.sink.Send(batch)
+		s.unwritten.Add(-int64(len(batch)))
+		for i := range batch {
+			if batch[i].release {
+				<-s.slots
+			}
+			batch[i] = Outgoing{}
+		}
+		if cap(batch) <= 64 {
+			// Keep a small buffer for the next burst; let big ones go.
+			s.omu.Lock()
+			if s.ospare == nil {
+				s.ospare = batch[:0]
+			}
+			s.omu.Unlock()
+		}
+		if err != nil {
+			s.engine.log.Debug("session transport failed", "session", s.id, "err", err)
+			s.Close()
+			return false
+		}
+	}
+}
+
+// finishWriter closes the sink once the session is over. Whoever holds
+// the writing role when the session ends calls it, exactly once.
+func (s *Session) finishWriter() {
+	s.sink.Close()
+	close(s.writerDone)
 }
 
 // Drain waits until every admitted request has been answered and written,
@@ -643,5 +697,9 @@ func (s *Session) Close() {
 		s.cancel()
 		close(s.done)
 		s.engine.forget(s)
+		if s.writing.CompareAndSwap(false, true) {
+			// No writer is running to close the sink: do it here.
+			s.finishWriter()
+		}
 	})
 }
