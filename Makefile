@@ -5,13 +5,15 @@ BIN         := bin/flowyprompt
 ADDR        ?= 127.0.0.1:3000
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 E2E         := internal/e2e
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS     := -X main.buildVersion=$(VERSION)
 
 .PHONY: all build test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers fuzz clean
 
 all: build
 
 build:
-	$(GO) build -o $(BIN) ./cmd/flowyprompt
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flowyprompt
 
 # The fixture server of the official conformance suite and the fake GitHub
 # API, which the end-to-end tests start as processes.

@@ -127,6 +127,7 @@ func (e *Engine) NewSession(sink Sink) *Session {
 		writerDone: make(chan struct{}),
 		inflight:   make(map[string]*inflight),
 	}
+	_, s.inline = sink.(NonBlockingSink)
 	s.logLevel.Store(int32(DefaultLogLevel))
 	s.Touch()
 	e.mu.Lock()

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -567,5 +568,61 @@ func TestShutdownBoundedByContext(t *testing.T) {
 	defer cancel()
 	if err := e.Shutdown(ctx); err == nil {
 		t.Fatal("Shutdown reported success with a handler still running")
+	}
+}
+
+// inlineSink never blocks, so sessions on it keep no writer goroutine.
+type inlineSink struct {
+	mu   sync.Mutex
+	msgs [][]byte
+}
+
+func (k *inlineSink) Send(msgs []mcp.Outgoing) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range msgs {
+		if m.Data != nil {
+			k.msgs = append(k.msgs, m.Data)
+		}
+	}
+	return nil
+}
+func (k *inlineSink) Close()       {}
+func (k *inlineSink) NonBlocking() {}
+func (k *inlineSink) count() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.msgs)
+}
+
+// TestNonBlockingSinkNeedsNoGoroutine: hundreds of initialized sessions
+// on a non-blocking sink hold no goroutines, and every request of a burst
+// is still answered exactly once.
+func TestNonBlockingSinkNeedsNoGoroutine(t *testing.T) {
+	// A fixed pool, so the workers of the burst do not count as per-session.
+	e, _ := testServer(t, mcp.EngineOptions{MinWorkers: 8, MaxWorkers: 8})
+	before := runtime.NumGoroutine()
+	sinks := make([]*inlineSink, 300)
+	for i := range sinks {
+		sinks[i] = &inlineSink{}
+		s := e.NewSession(sinks[i])
+		s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
+		for j := 1; j <= 20; j++ {
+			s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, j)), nil)
+		}
+		t.Cleanup(s.Close)
+	}
+	deadline := time.Now().Add(mcptest.Wait)
+	for _, k := range sinks {
+		for k.count() < 21 && time.Now().Before(deadline) {
+			time.Sleep(time.Millisecond)
+		}
+		if n := k.count(); n != 21 {
+			t.Fatalf("%d messages, want 21 (one per request)", n)
+		}
+	}
+	time.Sleep(50 * time.Millisecond) // let burst workers go idle
+	if grown := runtime.NumGoroutine() - before; grown > 16 {
+		t.Fatalf("%d more goroutines for 300 idle sessions", grown)
 	}
 }

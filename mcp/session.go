@@ -55,6 +55,15 @@ type Sink interface {
 	Close()
 }
 
+// NonBlockingSink is a Sink whose Send never waits on a client (it only
+// hands messages to other goroutines, as Streamable HTTP does). The session
+// then writes on the goroutine that produced the message, Send calls still
+// never overlapping, and keeps no writer goroutine at all.
+type NonBlockingSink interface {
+	Sink
+	NonBlocking()
+}
+
 // Request is one request being handled.
 type Request struct {
 	Session *Session
@@ -140,6 +149,7 @@ type Session struct {
 	// Drain knows when everything has really been written.
 	unwritten  atomic.Int64
 	writing    atomic.Bool // a writeLoop runs (or the sink is being closed)
+	inline     bool        // the sink never blocks: write on the pushing goroutine
 	writerDone chan struct{}
 
 	state      atomic.Int32
@@ -441,6 +451,10 @@ func (s *Session) push(o Outgoing) {
 	s.omu.Lock()
 	s.oq = append(s.oq, o)
 	s.omu.Unlock()
+	if s.inline {
+		s.flushInline()
+		return
+	}
 	if s.writing.CompareAndSwap(false, true) {
 		go s.writeLoop()
 		return
@@ -448,6 +462,25 @@ func (s *Session) push(o Outgoing) {
 	select {
 	case s.osignal <- struct{}{}:
 	default:
+	}
+}
+
+// flushInline writes the outbox on the calling goroutine, for sinks that
+// never block. Whoever holds the writing flag writes everything queued,
+// including what others pushed meanwhile.
+func (s *Session) flushInline() {
+	for {
+		if !s.writing.CompareAndSwap(false, true) {
+			return // the holder will see our message
+		}
+		if !s.flush() || s.isDone() {
+			s.finishWriter()
+			return
+		}
+		s.writing.Store(false)
+		if s.queued() == 0 && !s.isDone() {
+			return
+		}
 	}
 }
 

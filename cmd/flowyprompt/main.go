@@ -101,15 +101,22 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return usageError("unknown command %q", cmd)
 }
 
-// version reports the module version stamped by `go install …@vX`, or the
-// VCS revision of a local build.
+// buildVersion is set by `make build` (-ldflags -X), for builds where the
+// toolchain stamps no VCS information.
+var buildVersion string
+
+// version reports the module version stamped by `go install …@vX`, the
+// version make stamped, or the VCS revision of a local build.
 func version() string {
 	info, ok := debug.ReadBuildInfo()
+	if ok && info.Main.Version != "" && info.Main.Version != "(devel)" {
+		return info.Main.Version
+	}
+	if buildVersion != "" {
+		return buildVersion
+	}
 	if !ok {
 		return "dev"
-	}
-	if v := info.Main.Version; v != "" && v != "(devel)" {
-		return v
 	}
 	rev, dirty := "", false
 	for _, s := range info.Settings {

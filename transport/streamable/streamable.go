@@ -154,6 +154,10 @@ func (ss *session) Send(msgs []mcp.Outgoing) error {
 // Close needs nothing: streams watch the session's Done.
 func (ss *session) Close() {}
 
+// NonBlocking tells the engine that Send only routes messages to waiting
+// requests and streams, so it needs no writer goroutine per session.
+func (ss *session) NonBlocking() {}
+
 func (ss *session) unsolicited(data []byte) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
