@@ -121,16 +121,13 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			}
 		}
 		var structured []byte
-		if r.StructuredContent != nil {
-			if a, ok := r.StructuredContent.(JSONAppender); ok {
-				structured = a.AppendJSON(nil)
-			} else {
-				var buf bytes.Buffer
-				if encodeJSON(&buf, r.StructuredContent) != nil {
-					return dst, false
-				}
-				structured = buf.Bytes()
+		appender, selfEncoding := r.StructuredContent.(JSONAppender)
+		if r.StructuredContent != nil && !selfEncoding {
+			var buf bytes.Buffer
+			if encodeJSON(&buf, r.StructuredContent) != nil {
+				return dst, false
 			}
+			structured = buf.Bytes()
 		}
 		dst = append(dst, `{"content":[`...)
 		for i, c := range r.Content {
@@ -140,7 +137,11 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			dst = appendTextContent(dst, c.Text)
 		}
 		dst = append(dst, ']')
-		if structured != nil {
+		switch {
+		case selfEncoding:
+			dst = append(dst, `,"structuredContent":`...)
+			dst = appender.AppendJSON(dst)
+		case structured != nil:
 			dst = append(dst, `,"structuredContent":`...)
 			dst = append(dst, structured...)
 		}
