@@ -23,6 +23,7 @@ const ResultBudget = 100_000
 type tool struct {
 	def    mcp.Tool
 	schema *gojsonschema.Schema
+	quick  *quickCheck // nil when the schema is beyond the quick check
 	run    func(ctx context.Context, r *mcp.Request, args json.RawMessage) (*toolResult, error)
 }
 
@@ -43,6 +44,7 @@ func newTool(name, titleText, description string, input, output string, annotati
 		def: mcp.Tool{Name: name, Title: titleText, Description: strings.TrimSpace(description),
 			InputSchema: json.RawMessage(input), OutputSchema: json.RawMessage(output), Annotations: annotations},
 		schema: schema,
+		quick:  compileQuick([]byte(input)),
 		run:    run,
 	}
 }
@@ -97,6 +99,9 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 }
 
 func (t *tool) validate(args json.RawMessage) error {
+	if t.quick != nil && t.quick.valid(args) {
+		return nil
+	}
 	res, err := t.schema.Validate(gojsonschema.NewBytesLoader(args))
 	if err != nil {
 		return &fault.Error{Code: fault.InvalidArgument, What: "the arguments are not valid JSON",

@@ -1,0 +1,196 @@
+package app
+
+import (
+	"bytes"
+	"encoding/json"
+	"regexp"
+	"unicode/utf8"
+)
+
+// quickCheck is a compiled form of the draft-07 subset our own tool
+// schemas use. It answers one question fast: "certainly valid?". When it
+// cannot say yes (an invalid value, or a schema keyword it does not know),
+// gojsonschema decides and explains, so errors read the same either way.
+// FuzzQuickCheckAgreesWithGojsonschema checks it never says yes where
+// gojsonschema says no.
+type quickCheck struct {
+	typ        string // "object", "string", "integer", "" (any)
+	props      map[string]*quickCheck
+	required   []string
+	additional *quickCheck // schema for other properties; nil with closed: none allowed
+	closed     bool        // additionalProperties: false
+	minLen     int
+	maxLen     int // -1: none
+	pattern    *regexp.Regexp
+	min, max   *float64
+}
+
+// annotations never affect validity.
+var annotations = map[string]bool{"description": true, "examples": true, "default": true, "title": true}
+
+// compileQuick compiles schema, or returns nil when it uses anything the
+// quick check does not understand (then only gojsonschema is used).
+func compileQuick(schema []byte) *quickCheck {
+	var m map[string]any
+	if json.Unmarshal(schema, &m) != nil {
+		return nil
+	}
+	return compileNode(m)
+}
+
+func compileNode(m map[string]any) *quickCheck {
+	q := &quickCheck{maxLen: -1}
+	for k, v := range m {
+		switch {
+		case annotations[k]:
+		case k == "type":
+			s, ok := v.(string)
+			if !ok || (s != "object" && s != "string" && s != "integer") {
+				return nil
+			}
+			q.typ = s
+		case k == "properties":
+			props, ok := v.(map[string]any)
+			if !ok {
+				return nil
+			}
+			q.props = map[string]*quickCheck{}
+			for name, ps := range props {
+				pm, ok := ps.(map[string]any)
+				if !ok {
+					return nil
+				}
+				if q.props[name] = compileNode(pm); q.props[name] == nil {
+					return nil
+				}
+			}
+		case k == "required":
+			list, ok := v.([]any)
+			if !ok {
+				return nil
+			}
+			for _, r := range list {
+				s, ok := r.(string)
+				if !ok {
+					return nil
+				}
+				q.required = append(q.required, s)
+			}
+		case k == "additionalProperties":
+			switch a := v.(type) {
+			case bool:
+				q.closed = !a
+			case map[string]any:
+				if q.additional = compileNode(a); q.additional == nil {
+					return nil
+				}
+			default:
+				return nil
+			}
+		case k == "minLength" || k == "maxLength":
+			f, ok := v.(float64)
+			if !ok || f != float64(int(f)) || f < 0 {
+				return nil
+			}
+			if k == "minLength" {
+				q.minLen = int(f)
+			} else {
+				q.maxLen = int(f)
+			}
+		case k == "pattern":
+			s, ok := v.(string)
+			if !ok {
+				return nil
+			}
+			re, err := regexp.Compile(s)
+			if err != nil {
+				return nil
+			}
+			q.pattern = re
+		case k == "minimum" || k == "maximum":
+			f, ok := v.(float64)
+			if !ok {
+				return nil
+			}
+			if k == "minimum" {
+				q.min = &f
+			} else {
+				q.max = &f
+			}
+		default:
+			return nil // a keyword we do not check: leave it to gojsonschema
+		}
+	}
+	return q
+}
+
+// valid reports whether args certainly satisfy the schema.
+func (q *quickCheck) valid(args []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if dec.Decode(&v) != nil || dec.More() {
+		return false
+	}
+	return q.check(v)
+}
+
+func (q *quickCheck) check(v any) bool {
+	switch q.typ {
+	case "object":
+		m, ok := v.(map[string]any)
+		if !ok {
+			return false
+		}
+		for _, r := range q.required {
+			if _, ok := m[r]; !ok {
+				return false
+			}
+		}
+		for k, val := range m {
+			if p, ok := q.props[k]; ok {
+				if !p.check(val) {
+					return false
+				}
+				continue
+			}
+			if q.closed {
+				return false
+			}
+			if q.additional != nil && !q.additional.check(val) {
+				return false
+			}
+		}
+		return true
+	case "string":
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		n := utf8.RuneCountInString(s)
+		if n < q.minLen || (q.maxLen >= 0 && n > q.maxLen) {
+			return false
+		}
+		return q.pattern == nil || q.pattern.MatchString(s)
+	case "integer":
+		num, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		// Integers only, in plain notation: anything else goes to gojsonschema.
+		for _, c := range []byte(num) {
+			if c == '.' || c == 'e' || c == 'E' {
+				return false
+			}
+		}
+		f, err := num.Float64()
+		if err != nil || (q.min != nil && f < *q.min) || (q.max != nil && f > *q.max) {
+			return false
+		}
+		return true
+	case "":
+		return q.props == nil && q.required == nil && !q.closed && q.additional == nil &&
+			q.minLen == 0 && q.maxLen < 0 && q.pattern == nil && q.min == nil && q.max == nil
+	}
+	return false
+}
