@@ -320,7 +320,9 @@ func (c *Cache) Load(ctx context.Context, key string, load Loader) (Entry, error
 		if r.Err != nil {
 			return Entry{}, r.Err
 		}
-		return r.Val.(Entry), nil
+		// Callers sharing one load each get their own bytes, as Get gives.
+		e := r.Val.(Entry)
+		return clone(&e), nil
 	}
 }
 

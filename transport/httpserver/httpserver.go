@@ -434,7 +434,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	if s.opts.Status != nil {
 		if raw, err := json.Marshal(s.opts.Status()); err == nil {
 			var extra map[string]any
-			if json.Unmarshal(raw, &extra) == nil {
+			// "null" decodes without error into a nil map, which the
+			// writes below would panic on.
+			if json.Unmarshal(raw, &extra) == nil && extra != nil {
 				report = extra
 			}
 		}

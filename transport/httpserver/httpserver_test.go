@@ -465,3 +465,35 @@ func TestShutdownBounded(t *testing.T) {
 		t.Errorf("%d sessions left", n)
 	}
 }
+
+// TestHealthzOddStatus: a Status that reports nothing an object can hold
+// (nil, a nil map, a scalar) still gives a well-formed report.
+func TestHealthzOddStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		status func() any
+	}{
+		{"nil", func() any { return nil }},
+		{"nil map", func() any { return map[string]any(nil) }},
+		{"nil pointer", func() any { return (*struct{ N int })(nil) }},
+		{"scalar", func() any { return 42 }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+			_, c := start(t, e, httpserver.Options{Status: tc.status})
+			r := c.do(t, http.MethodGet, "/healthz", "")
+			if r.status != http.StatusOK {
+				t.Fatalf("healthz: %d %s", r.status, r.body)
+			}
+			var got map[string]any
+			if err := json.Unmarshal([]byte(r.body), &got); err != nil {
+				t.Fatal(err)
+			}
+			want := map[string]any{"status": "ok",
+				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0)}}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("healthz (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

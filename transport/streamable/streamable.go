@@ -166,8 +166,10 @@ func (ss *session) unsolicited(data []byte) error {
 			return fmt.Errorf("session %s: %d messages wait for a GET stream that is not being read", ss.id, streamBacklog)
 		}
 	} else if len(ss.queue) >= idleBacklog {
-		n := copy(ss.queue, ss.queue[1:])
-		ss.queue[n] = nil
+		// Keep the newest. The queue may be far longer than the idle
+		// backlog: what a GET stream that stopped being read left behind.
+		n := copy(ss.queue, ss.queue[len(ss.queue)-idleBacklog+1:])
+		clear(ss.queue[n:])
 		ss.queue = ss.queue[:n]
 	}
 	ss.queue = append(ss.queue, data)
