@@ -87,28 +87,18 @@ func scanEnvelope(data []byte) (envelope, error) {
 		return env, s.end()
 	}
 	for {
-		s.ws()
-		kstart := s.i
-		if s.i >= len(data) || data[s.i] != '"' {
-			return env, s.fail("expected a member name")
-		}
-		escaped, err := s.str()
+		key, escaped, err := s.member()
 		if err != nil {
 			return env, err
 		}
-		key := data[kstart+1 : s.i-1]
 		if escaped {
 			var k string
-			if json.Unmarshal(data[kstart:s.i], &k) == nil {
+			if json.Unmarshal(key, &k) == nil {
 				key = []byte(k)
 			}
+		} else {
+			key = key[1 : len(key)-1]
 		}
-		s.ws()
-		if s.i >= len(data) || data[s.i] != ':' {
-			return env, s.fail("expected ':' after a member name")
-		}
-		s.i++
-		s.ws()
 		vstart := s.i
 		if err := s.value(1); err != nil {
 			return env, err
@@ -172,6 +162,27 @@ func nullable(raw []byte) json.RawMessage {
 	return raw
 }
 
+// member reads `"name":` (with the spaces around it) and returns the name
+// as written, quotes included, and whether it holds escapes.
+func (s *scanner) member() (name []byte, escaped bool, err error) {
+	s.ws()
+	start := s.i
+	if s.i >= len(s.data) || s.data[s.i] != '"' {
+		return nil, false, s.fail("expected a member name")
+	}
+	if escaped, err = s.str(); err != nil {
+		return nil, false, err
+	}
+	name = s.data[start:s.i]
+	s.ws()
+	if s.i >= len(s.data) || s.data[s.i] != ':' {
+		return nil, false, s.fail("expected ':' after a member name")
+	}
+	s.i++
+	s.ws()
+	return name, escaped, nil
+}
+
 func (s *scanner) end() error {
 	s.ws()
 	if s.i != len(s.data) {
@@ -233,19 +244,9 @@ func (s *scanner) value(depth int) error {
 			return nil
 		}
 		for {
-			s.ws()
-			if s.i >= len(s.data) || s.data[s.i] != '"' {
-				return s.fail("expected a member name")
-			}
-			if _, err := s.str(); err != nil {
+			if _, _, err := s.member(); err != nil {
 				return err
 			}
-			s.ws()
-			if s.i >= len(s.data) || s.data[s.i] != ':' {
-				return s.fail("expected ':' after a member name")
-			}
-			s.i++
-			s.ws()
 			if err := s.value(depth + 1); err != nil {
 				return err
 			}

@@ -20,7 +20,9 @@ func allTools(t testing.TB) []*tool {
 
 type nopWriter struct{}
 
-func (nopWriter) SaveTemplate(context.Context, string, []byte, string) (string, error) { return "", nil }
+func (nopWriter) SaveTemplate(context.Context, string, []byte, string) (string, error) {
+	return "", nil
+}
 
 // TestQuickCheckCoversOurTools: every tool schema compiles to a quick
 // check, so no tool call pays for gojsonschema when its arguments are fine.

@@ -56,9 +56,9 @@ type Options struct {
 
 const (
 	// DefaultKeepAlive is the interval of keep-alive comments.
-	DefaultKeepAlive = 15 * time.Second
+	DefaultKeepAlive = httpx.DefaultKeepAlive
 	// DefaultWriteTimeout bounds one write to a client.
-	DefaultWriteTimeout = 30 * time.Second
+	DefaultWriteTimeout = httpx.DefaultWriteTimeout
 	// streamBuffer is r3labs' per-stream event queue. The session's outbox
 	// is the real buffer; this only has to keep the writer busy.
 	streamBuffer = 64
@@ -83,18 +83,7 @@ type Handler struct {
 
 // New returns the legacy SSE handler feeding e.
 func New(e *mcp.Engine, opts Options) *Handler {
-	if opts.KeepAlive == 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = int64(e.Options().MaxMessageSize)
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
 	h := &Handler{e: e, opts: opts, log: opts.Logger, conns: make(map[string]*conn)}
 	srv := r3sse.New()

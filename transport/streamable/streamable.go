@@ -57,9 +57,9 @@ type Options struct {
 
 const (
 	// DefaultKeepAlive is the interval of keep-alive comments.
-	DefaultKeepAlive = 15 * time.Second
+	DefaultKeepAlive = httpx.DefaultKeepAlive
 	// DefaultWriteTimeout bounds one write to a client.
-	DefaultWriteTimeout = 30 * time.Second
+	DefaultWriteTimeout = httpx.DefaultWriteTimeout
 
 	// HeaderSession and HeaderProtocolVersion are the transport's headers.
 	HeaderSession         = "Mcp-Session-Id"
@@ -87,18 +87,7 @@ type Handler struct {
 
 // New returns the Streamable HTTP handler feeding e.
 func New(e *mcp.Engine, opts Options) *Handler {
-	if opts.KeepAlive == 0 {
-		opts.KeepAlive = DefaultKeepAlive
-	}
-	if opts.MaxBodyBytes <= 0 {
-		opts.MaxBodyBytes = int64(e.Options().MaxMessageSize)
-	}
-	if opts.WriteTimeout <= 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
 	return &Handler{e: e, opts: opts, log: opts.Logger, sessions: make(map[string]*session)}
 }
 

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math"
 	"mime"
 	"net/http"
@@ -303,4 +304,28 @@ func OneLine(data []byte) []byte {
 	out := bytes.ReplaceAll(data, []byte("\r\n"), []byte(" "))
 	out = bytes.ReplaceAll(out, []byte("\n"), []byte(" "))
 	return bytes.ReplaceAll(out, []byte("\r"), []byte(" "))
+}
+
+// Defaults both HTTP transports share.
+const (
+	DefaultKeepAlive    = 15 * time.Second // interval of keep-alive comments
+	DefaultWriteTimeout = 30 * time.Second // bound on one write to a client
+)
+
+// FillDefaults sets the unset stream settings both transports share: the
+// keep-alive interval (0 → default; negative means none), the body cap
+// (the engine's message cap), the write timeout and a silent logger.
+func FillDefaults(e *mcp.Engine, keepAlive *time.Duration, maxBody *int64, writeTimeout *time.Duration, logger **slog.Logger) {
+	if *keepAlive == 0 {
+		*keepAlive = DefaultKeepAlive
+	}
+	if *maxBody <= 0 {
+		*maxBody = int64(e.Options().MaxMessageSize)
+	}
+	if *writeTimeout <= 0 {
+		*writeTimeout = DefaultWriteTimeout
+	}
+	if *logger == nil {
+		*logger = slog.New(slog.DiscardHandler)
+	}
 }
