@@ -304,9 +304,7 @@ func cmdValidate(args []string, stdout, stderr io.Writer, lookup env) error {
 			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
 		}
 		if st.IsDir() {
-			matches, _ := filepath.Glob(filepath.Join(p, "*.json"))
-			sort.Strings(matches)
-			files = append(files, matches...)
+			files = append(files, templateFiles(p)...)
 			continue
 		}
 		files = append(files, p)
@@ -456,4 +454,29 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// templateFiles lists the *.json files a folder source would read: the
+// folder and one level of subfolders, dot-files and dot-folders skipped.
+func templateFiles(dir string) []string {
+	var out []string
+	hidden := func(name string) bool { return strings.HasPrefix(name, ".") }
+	for _, pattern := range []string{"*.json", filepath.Join("*", "*.json")} {
+		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
+		for _, m := range matches {
+			rel, err := filepath.Rel(dir, m)
+			if err != nil {
+				continue
+			}
+			skip := false
+			for _, part := range strings.Split(rel, string(filepath.Separator)) {
+				skip = skip || hidden(part)
+			}
+			if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() && !skip {
+				out = append(out, m)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

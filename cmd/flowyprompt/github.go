@@ -24,9 +24,6 @@ func githubSource(cfg *config.Config, log *slog.Logger) (*github.Source, error) 
 	if err := gc.Validate(); err != nil {
 		return nil, &exitError{code: 2, err: fmt.Errorf("bad GitHub configuration: %w", err)}
 	}
-	for _, w := range gc.Warnings() {
-		log.Warn(w)
-	}
 	src, err := github.NewSource(gc)
 	if err != nil {
 		return nil, &exitError{code: 2, err: fmt.Errorf("bad GitHub configuration: %w", err)}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"strings"
 	"syscall"
 	"time"
@@ -65,6 +66,11 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		}
 		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: %s", err, how)}
 	}
+	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil && !isLoopback(host) {
+		s.log.Warn("listening beyond loopback: other machines can reach this server",
+			"addr", cfg.Addr, "auth_token", cfg.AuthToken != "",
+			"how", "see docs/http.md: set --auth-token (MCP_AUTH_TOKEN), --allowed-hosts and --allowed-origins, or bind 127.0.0.1")
+	}
 	printURLs(stderr, srv.URL(), cfg)
 
 	served := make(chan error, 1)
@@ -122,4 +128,14 @@ func catalogStatus(lib *templates.Library) func() any {
 		}
 		return st
 	}
+}
+
+// isLoopback reports whether a listen host keeps the server on this
+// machine ("" and 0.0.0.0 mean every interface).
+func isLoopback(host string) bool {
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -51,6 +51,17 @@ func TestCommands(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(badDir, "Bad.json"), []byte(bad), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A subfolder is read, as the server reads it; dot-files are not.
+	if err := os.MkdirAll(filepath.Join(dir, "team"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	sub := strings.Replace(good, `"Hello"`, `"Team_Hello"`, 1)
+	if err := os.WriteFile(filepath.Join(dir, "team", "Team_Hello.json"), []byte(sub), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".draft.json"), []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	warn := `{"metadata":{"name":"Warn","description":"x","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"uses {{ghost}}"}]}`
 	if err := os.WriteFile(filepath.Join(badDir, "Warn.json"), []byte(warn), 0o644); err != nil {
 		t.Fatal(err)
@@ -70,7 +81,7 @@ func TestCommands(t *testing.T) {
 		{name: "help", args: []string{"help"}, stdout: []string{"flowyprompt serve"}},
 		{name: "serve -h", args: []string{"serve", "-h"}, code: 0, stderr: []string{"-templates", "-max-message-size"}},
 		{name: "list built-in", args: []string{"list"}, stdout: []string{"Code_Review", "Brand_Positioning_Strategy", "13 templates from embedded"}},
-		{name: "list dir", args: []string{"list", "--templates", dir}, stdout: []string{"Hello", "who*", "1 templates"}},
+		{name: "list dir", args: []string{"list", "--templates", dir}, stdout: []string{"Hello", "Team_Hello", "who*", "2 templates"}},
 		{name: "list json", args: []string{"list", "--json"}, stdout: []string{`"name": "Commit_Message"`, `"kind": "embedded"`}},
 		{name: "render", args: []string{"render", "Hello", "--templates", dir, "--arg", "who=Ada"}, stdout: []string{"# Hello\n\nGreets\n\n**Version**: 1.0.0\n\n---\n\nHello Ada!\n"}},
 		{name: "render env dir", env: map[string]string{"TEMPLATES_DIR": dir}, args: []string{"render", "Hello", "--arg", "who=Bob"}, stdout: []string{"Hello Bob!"}},
@@ -78,7 +89,7 @@ func TestCommands(t *testing.T) {
 		{name: "render typo", args: []string{"render", "Helo", "--templates", dir}, code: 1, stderr: []string{"not found", "did you mean: Hello"}},
 		{name: "render no name", args: []string{"render"}, code: 2, stderr: []string{"needs a template NAME"}},
 		{name: "render bad arg", args: []string{"render", "Hello", "--arg", "novalue"}, code: 2, stderr: []string{"NAME=VALUE"}},
-		{name: "validate ok", args: []string{"validate", dir}, stdout: []string{"Hello.json: ok", "1 valid, 0 invalid"}},
+		{name: "validate ok", args: []string{"validate", dir}, stdout: []string{"Hello.json: ok", "team/Team_Hello.json: ok", "2 valid, 0 invalid"}},
 		{name: "validate bad", args: []string{"validate", badDir}, code: 1, stdout: []string{"Bad.json: INVALID", "/metadata/version", "Warn.json: ok", "warning", "ghost", "1 valid, 1 invalid"}},
 		{name: "validate json", args: []string{"validate", "--json", badDir}, code: 1, stdout: []string{`"pointer": "/metadata/version"`}},
 		{name: "validate missing path", args: []string{"validate", filepath.Join(dir, "nope.json")}, code: 2, stderr: []string{"cannot read"}},

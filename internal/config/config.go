@@ -98,7 +98,7 @@ func Register(fs *flag.FlagSet, c *Config, env Env) error {
 	c.GitHubToken = str("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
 	fs.StringVar(&c.GitHubRef, "github-ref", str("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
 	fs.StringVar(&c.GitHubPath, "github-path", def(str("GITHUB_TEMPLATES_PATH"), "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
-	fs.StringVar(&c.GitHubAPIURL, "github-api-url", def(str("GITHUB_API_URL"), "https://api.github.com"), "GitHub API base `URL`; GitHub Enterprise: https://HOST/api/v3 (env GITHUB_API_URL)")
+	fs.StringVar(&c.GitHubAPIURL, "github-api-url", str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
 	fs.DurationVar(&c.CacheTTL, "cache-ttl", durEnvMS("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
 	fs.StringVar(&c.CacheDir, "cache-dir", str("FLOWYPROMPT_CACHE_DIR"), "disk cache `folder` (env FLOWYPROMPT_CACHE_DIR; default: the user cache directory)")
 	fs.BoolVar(&c.AllowWrite, "allow-write", boolEnv("WRITE_ENABLED"), "enable flowyprompt_save_template (env WRITE_ENABLED=true)")
