@@ -124,15 +124,17 @@ func compileNode(m map[string]any) *quickCheck {
 	return q
 }
 
-// valid reports whether args certainly satisfy the schema.
-func (q *quickCheck) valid(args []byte) bool {
+// valid reports whether args certainly satisfy the schema, and returns
+// them decoded (numbers as json.Number) when they are an object.
+func (q *quickCheck) valid(args []byte) (map[string]any, bool) {
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any
-	if dec.Decode(&v) != nil || dec.More() {
-		return false
+	if dec.Decode(&v) != nil || dec.More() || !q.check(v) {
+		return nil, false
 	}
-	return q.check(v)
+	m, _ := v.(map[string]any)
+	return m, true
 }
 
 func (q *quickCheck) check(v any) bool {

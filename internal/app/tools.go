@@ -24,7 +24,7 @@ type tool struct {
 	def    mcp.Tool
 	schema *gojsonschema.Schema
 	quick  *quickCheck // nil when the schema is beyond the quick check
-	run    func(ctx context.Context, r *mcp.Request, args json.RawMessage) (*toolResult, error)
+	run    func(ctx context.Context, r *mcp.Request, args toolArgs) (*toolResult, error)
 }
 
 // toolResult is what a tool produces: the text a person or model reads
@@ -35,7 +35,7 @@ type toolResult struct {
 }
 
 func newTool(name, titleText, description string, input, output string, annotations *mcp.ToolAnnotations,
-	run func(context.Context, *mcp.Request, json.RawMessage) (*toolResult, error)) *tool {
+	run func(context.Context, *mcp.Request, toolArgs) (*toolResult, error)) *tool {
 	schema, err := gojsonschema.NewSchema(gojsonschema.NewStringLoader(input))
 	if err != nil {
 		panic(fmt.Sprintf("tool %s: invalid input schema: %v", name, err)) // a programming error, caught by tests
@@ -85,10 +85,11 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 	if len(args) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
 	}
-	if err := t.validate(args); err != nil {
+	decoded, err := t.validate(args)
+	if err != nil {
 		return errorResult(err), nil
 	}
-	res, err := t.run(ctx, r, args)
+	res, err := t.run(ctx, r, toolArgs{raw: args, decoded: decoded})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -98,10 +99,28 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(res.text)}, StructuredContent: res.structured}, nil
 }
 
-func (t *tool) validate(args json.RawMessage) error {
-	if t.quick != nil && t.quick.valid(args) {
-		return nil
+// toolArgs are a call's validated arguments: the JSON, and the decoded
+// object when the quick check already decoded it (tools may use it to
+// avoid decoding twice).
+type toolArgs struct {
+	raw     json.RawMessage
+	decoded map[string]any
+}
+
+func (a toolArgs) decode(v any) error { return json.Unmarshal(a.raw, v) }
+
+// validate checks args against the tool's schema. It returns the decoded
+// arguments when the quick check vouched for them.
+func (t *tool) validate(args json.RawMessage) (map[string]any, error) {
+	if t.quick != nil {
+		if m, ok := t.quick.valid(args); ok {
+			return m, nil
+		}
 	}
+	return nil, t.validateSlow(args)
+}
+
+func (t *tool) validateSlow(args json.RawMessage) error {
 	res, err := t.schema.Validate(gojsonschema.NewBytesLoader(args))
 	if err != nil {
 		return &fault.Error{Code: fault.InvalidArgument, What: "the arguments are not valid JSON",

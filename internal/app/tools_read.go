@@ -256,12 +256,12 @@ func truncateRunes(s string, n int) string {
 	return string(r[:n]) + "…"
 }
 
-func (a *App) listTemplates(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Category, Tag, Cursor string
 		Limit                 int
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
 	if args.Limit == 0 {
@@ -510,12 +510,12 @@ func snippetAround(text, w string) string {
 	return s
 }
 
-func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Query, Tag string
 		Limit      int
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
 	if args.Limit == 0 {
@@ -584,9 +584,9 @@ func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) 
 	return e, cat, nil
 }
 
-func (a *App) getTemplate(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct{ Name string }
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
 	e, cat, err := a.lookup(args.Name)
@@ -688,13 +688,15 @@ func nonNilVars(v []templates.Variable) []templates.Variable {
 	return v
 }
 
-func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
-		return nil, err
+	if !renderArgsFrom(in.decoded, &args.Name, &args.Arguments) {
+		if err := in.decode(&args); err != nil {
+			return nil, err
+		}
 	}
 	e, cat, err := a.lookup(args.Name)
 	if err != nil {
@@ -801,12 +803,12 @@ func appendStrings(dst []byte, ss []string) []byte {
 	return append(dst, ']')
 }
 
-func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Template string `json:"template"`
 		FileName string `json:"file_name"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
 	rep := Validate([]byte(args.Template), args.FileName, a.opts.MaxFileSize)
@@ -871,7 +873,7 @@ func Validate(data []byte, fileName string, maxSize int) ValidationReport {
 	return rep
 }
 
-func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ json.RawMessage) (*toolResult, error) {
+func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) (*toolResult, error) {
 	r.Progress(0, 2, "refreshing the template library")
 	ch, err := a.lib.Refresh(ctx)
 	if err != nil {
@@ -921,4 +923,35 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ json.RawMe
 		structured[k] = v
 	}
 	return &toolResult{text: b.String(), structured: structured}, nil
+}
+
+// renderArgsFrom takes the render tool's arguments from the object the
+// quick check decoded, when it did; it reports whether it could.
+func renderArgsFrom(m map[string]any, name *string, values *map[string]string) bool {
+	if m == nil {
+		return false
+	}
+	n, ok := m["name"].(string)
+	if !ok {
+		return false
+	}
+	*name = n
+	raw, present := m["arguments"]
+	if !present || raw == nil {
+		return true
+	}
+	obj, ok := raw.(map[string]any)
+	if !ok {
+		return false
+	}
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		s, ok := v.(string)
+		if !ok {
+			return false
+		}
+		out[k] = s
+	}
+	*values = out
+	return true
 }

@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -48,12 +47,12 @@ LIMITS:
 		a.saveTemplate)
 }
 
-func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, raw json.RawMessage) (*toolResult, error) {
+func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Template string `json:"template"`
 		Message  string `json:"message"`
 	}
-	if err := json.Unmarshal(raw, &args); err != nil {
+	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
 	t, _, err := templates.Parse([]byte(args.Template), templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize})
