@@ -79,11 +79,8 @@ func scanEnvelope(data []byte) (envelope, error) {
 		}
 		return env, errNotObject
 	}
-	s.i++
 	var typeErr error
-	s.ws()
-	if s.i < len(data) && data[s.i] == '}' {
-		s.i++
+	if s.open('}') {
 		return env, s.end()
 	}
 	for {
@@ -128,19 +125,13 @@ func scanEnvelope(data []byte) (envelope, error) {
 		case "error":
 			env.errRaw = nullable(raw)
 		}
-		s.ws()
-		if s.i >= len(data) {
-			return env, s.fail("unexpected end of input")
+		more, err := s.next('}')
+		if err != nil {
+			return env, err
 		}
-		if data[s.i] == ',' {
-			s.i++
-			continue
+		if !more {
+			break
 		}
-		if data[s.i] != '}' {
-			return env, s.fail("expected ',' or '}'")
-		}
-		s.i++
-		break
 	}
 	if err := s.end(); err != nil {
 		return env, err
@@ -160,6 +151,35 @@ func nullable(raw []byte) json.RawMessage {
 		return nil
 	}
 	return raw
+}
+
+// open consumes an opening bracket and reports whether the container is
+// empty (its closer follows at once, and is consumed too).
+func (s *scanner) open(closer byte) bool {
+	s.i++
+	s.ws()
+	if s.i < len(s.data) && s.data[s.i] == closer {
+		s.i++
+		return true
+	}
+	return false
+}
+
+// next reads what follows an element: a comma (more elements) or the
+// container's closer.
+func (s *scanner) next(closer byte) (more bool, err error) {
+	s.ws()
+	switch {
+	case s.i >= len(s.data):
+		return false, s.fail("unexpected end of input")
+	case s.data[s.i] == ',':
+		s.i++
+		return true, nil
+	case s.data[s.i] != closer:
+		return false, s.fail(fmt.Sprintf("expected ',' or '%c'", closer))
+	}
+	s.i++
+	return false, nil
 }
 
 // member reads `"name":` (with the spaces around it) and returns the name
@@ -237,59 +257,37 @@ func (s *scanner) value(depth int) error {
 		_, err := s.str()
 		return err
 	case c == '{':
-		s.i++
-		s.ws()
-		if s.i < len(s.data) && s.data[s.i] == '}' {
-			s.i++
+		if s.open('}') {
 			return nil
 		}
-		for {
+		for more := true; more; {
 			if _, _, err := s.member(); err != nil {
 				return err
 			}
 			if err := s.value(depth + 1); err != nil {
 				return err
 			}
-			s.ws()
-			if s.i >= len(s.data) {
-				return s.fail("unexpected end of input")
+			var err error
+			if more, err = s.next('}'); err != nil {
+				return err
 			}
-			if s.data[s.i] == ',' {
-				s.i++
-				continue
-			}
-			if s.data[s.i] != '}' {
-				return s.fail("expected ',' or '}'")
-			}
-			s.i++
-			return nil
 		}
+		return nil
 	case c == '[':
-		s.i++
-		s.ws()
-		if s.i < len(s.data) && s.data[s.i] == ']' {
-			s.i++
+		if s.open(']') {
 			return nil
 		}
-		for {
+		for more := true; more; {
 			s.ws()
 			if err := s.value(depth + 1); err != nil {
 				return err
 			}
-			s.ws()
-			if s.i >= len(s.data) {
-				return s.fail("unexpected end of input")
+			var err error
+			if more, err = s.next(']'); err != nil {
+				return err
 			}
-			if s.data[s.i] == ',' {
-				s.i++
-				continue
-			}
-			if s.data[s.i] != ']' {
-				return s.fail("expected ',' or ']'")
-			}
-			s.i++
-			return nil
 		}
+		return nil
 	case c == 't':
 		return s.literal("true")
 	case c == 'f':
