@@ -37,28 +37,15 @@ func BenchmarkColdStart(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		s, err := NewSource(benchConfig(b, fake, dir))
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := s.Load(context.Background()); err != nil {
-			b.Fatal(err)
-		}
+		loadedSource(b, benchConfig(b, fake, dir))
 	}
 }
 
 // BenchmarkRevalidateNotModified measures a forced revalidation that
 // GitHub answers with 304 (one request, then the cache file is rewritten).
 func BenchmarkRevalidateNotModified(b *testing.B) {
-	fake := benchFake(b)
-	s, err := NewSource(benchConfig(b, fake, b.TempDir()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := loadedSource(b, benchConfig(b, benchFake(b), b.TempDir()))
 	ctx := context.Background()
-	if _, err := s.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Refresh(ctx); err != nil {
@@ -69,15 +56,8 @@ func BenchmarkRevalidateNotModified(b *testing.B) {
 
 // BenchmarkLoadHot measures what a request pays once a catalog exists.
 func BenchmarkLoadHot(b *testing.B) {
-	fake := benchFake(b)
-	s, err := NewSource(benchConfig(b, fake, b.TempDir()))
-	if err != nil {
-		b.Fatal(err)
-	}
+	s := loadedSource(b, benchConfig(b, benchFake(b), b.TempDir()))
 	ctx := context.Background()
-	if _, err := s.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := s.Load(ctx); err != nil {
@@ -90,28 +70,27 @@ func BenchmarkLoadHot(b *testing.B) {
 // cache file and build the catalog, no request.
 func BenchmarkRestartFromDisk(b *testing.B) {
 	fake := benchFake(b)
-	dir := b.TempDir()
-	cfg := benchConfig(b, fake, dir)
-	s, err := NewSource(cfg)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	if _, err := s.Load(ctx); err != nil {
-		b.Fatal(err)
-	}
+	cfg := benchConfig(b, fake, b.TempDir())
+	loadedSource(b, cfg) // writes the disk cache
 	fake.Reset()
 	b.ReportAllocs()
 	for b.Loop() {
-		s, err := NewSource(cfg)
-		if err != nil {
-			b.Fatal(err)
-		}
-		if _, err := s.Load(ctx); err != nil {
-			b.Fatal(err)
-		}
+		loadedSource(b, cfg)
 	}
 	if n := fake.Total(); n != 0 {
 		b.Fatalf("restarts made %d requests", n)
 	}
+}
+
+// loadedSource returns a source for cfg that has loaded its catalog once.
+func loadedSource(b *testing.B, cfg Config) *Source {
+	b.Helper()
+	s, err := NewSource(cfg)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := s.Load(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	return s
 }
