@@ -205,16 +205,7 @@ func (c *client) stream(t testing.TB, path string, header ...string) *events {
 
 func (ev *events) next(t testing.TB) event {
 	t.Helper()
-	select {
-	case e, ok := <-ev.ch:
-		if !ok {
-			t.Fatal("stream ended")
-		}
-		return e
-	case <-time.After(wait):
-		t.Fatal("no event within the wait bound")
-	}
-	return event{}
+	return transporttest.Receive(t, ev.ch, wait, "event")
 }
 
 // message returns the next message's decoded JSON.

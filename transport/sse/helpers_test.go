@@ -110,16 +110,7 @@ func openStream(t testing.TB, c *http.Client, url string) *stream {
 // next returns the next event's raw text.
 func (s *stream) next(t testing.TB) string {
 	t.Helper()
-	select {
-	case ev, ok := <-s.events:
-		if !ok {
-			t.Fatal("stream ended")
-		}
-		return ev
-	case <-time.After(wait):
-		t.Fatal("no event within the wait bound")
-	}
-	return ""
+	return transporttest.Receive(t, s.events, wait, "event")
 }
 
 // message returns the next `event: message`'s data, skipping keep-alives.

@@ -65,3 +65,22 @@ func GoroutinesBackTo(t testing.TB, bound time.Duration, base, slack int) {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// Receive returns the next value from ch, failing the test when ch is
+// closed or nothing arrives within bound; what names the awaited value.
+func Receive[T any](t testing.TB, ch <-chan T, bound time.Duration, what string) T {
+	t.Helper()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case v, ok := <-ch:
+		if !ok {
+			t.Fatalf("%s: the stream ended", what)
+		}
+		return v
+	case <-timer.C:
+		t.Fatalf("no %s within %s", what, bound)
+	}
+	var zero T
+	return zero
+}

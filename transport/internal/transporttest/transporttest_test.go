@@ -82,3 +82,18 @@ func TestLibrary(t *testing.T) {
 		t.Fatal("Code_Review is not in the embedded library")
 	}
 }
+
+func TestReceive(t *testing.T) {
+	ch := make(chan int, 1)
+	ch <- 7
+	if got := Receive(t, ch, time.Second, "number"); got != 7 {
+		t.Fatalf("got %d", got)
+	}
+	if msg := run(t, func(tb testing.TB) { Receive(tb, ch, 10*time.Millisecond, "number") }); !strings.Contains(msg, "no number within") {
+		t.Errorf("timeout: %q", msg)
+	}
+	close(ch)
+	if msg := run(t, func(tb testing.TB) { Receive(tb, ch, time.Second, "number") }); !strings.Contains(msg, "stream ended") {
+		t.Errorf("closed: %q", msg)
+	}
+}
