@@ -89,6 +89,9 @@ type Cache struct {
 	logger      *slog.Logger
 
 	group singleflight.Group
+	// joined, when set (tests), runs once a Load has joined or started the
+	// shared load for its key.
+	joined func()
 
 	mu      sync.Mutex
 	items   map[string]*list.Element // of *Entry
@@ -313,6 +316,9 @@ func (c *Cache) Load(ctx context.Context, key string, load Loader) (Entry, error
 		c.Put(e)
 		return clone(&e), nil
 	})
+	if c.joined != nil {
+		c.joined()
+	}
 	select {
 	case <-ctx.Done():
 		return Entry{}, ctx.Err()

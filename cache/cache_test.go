@@ -285,6 +285,8 @@ func TestLoad(t *testing.T) {
 
 func TestLoadSingleFlight(t *testing.T) {
 	c := New(Options{})
+	joined := make(chan struct{}, 32)
+	c.joined = func() { joined <- struct{}{} }
 	var calls atomic.Int32
 	started := make(chan struct{})
 	release := make(chan struct{})
@@ -306,6 +308,7 @@ func TestLoadSingleFlight(t *testing.T) {
 		firstErr <- err
 	}()
 	<-started
+	<-joined
 	cancelFirst()
 	if err := <-firstErr; !errors.Is(err, context.Canceled) {
 		t.Fatalf("canceled caller: err = %v, want context.Canceled", err)
@@ -324,6 +327,11 @@ func TestLoadSingleFlight(t *testing.T) {
 			}
 			results[i] = string(e.Value)
 		}()
+	}
+	// Release the load only once every caller has joined it: a caller
+	// arriving after it finished would start a second one.
+	for range results {
+		<-joined
 	}
 	close(release)
 	wg.Wait()
