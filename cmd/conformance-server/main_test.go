@@ -308,7 +308,7 @@ func TestLegacySSEEndpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	// The first event, field by field (r3labs/sse also writes an empty id).
+	// The first event, field by field.
 	fields := map[string]string{}
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {

@@ -138,13 +138,13 @@ func (s *stream) close() {
 	<-s.done
 }
 
-// dataOf parses r3labs' framing of one event: "id: \ndata: D\nevent: E\n\n".
+// dataOf parses the framing of one event: "event: E\ndata: D\n\n".
 func dataOf(ev, event string) (string, bool) {
-	want := "event: " + event + "\n\n"
-	if !strings.HasPrefix(ev, "id: \ndata: ") || !strings.HasSuffix(ev, want) {
+	prefix := "event: " + event + "\ndata: "
+	if !strings.HasPrefix(ev, prefix) || !strings.HasSuffix(ev, "\n\n") {
 		return "", false
 	}
-	data := strings.TrimSuffix(strings.TrimPrefix(ev, "id: \ndata: "), "\n"+want)
+	data := strings.TrimSuffix(strings.TrimPrefix(ev, prefix), "\n\n")
 	if strings.Contains(data, "\n") {
 		return "", false
 	}

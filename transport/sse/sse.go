@@ -8,20 +8,21 @@
 //     answers 202 at once; the response arrives on the stream.
 //   - POST /sse is the seed's fallback: one request answered in the body.
 //
-// The stream itself is github.com/r3labs/sse/v2, configured around its
-// traps (see LIBRARIES.md): no replay, the endpoint event published from
-// OnSubscribe, the stream named through a cloned request, and torn down
-// only after its ServeHTTP has returned. A write deadline on every write
-// drops a client that stops reading, so one stuck client cannot hold its
-// session's writer, and the stream, forever.
+// The stream takes its connection over from net/http and writes events to
+// it directly, so an idle stream costs one parked goroutine and its
+// session (see Handler.stream). A write deadline on every write drops a
+// client that stops reading, so one stuck client cannot hold its session's
+// writer forever.
 package sse
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -29,7 +30,6 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
-	r3sse "github.com/r3labs/sse/v2"
 )
 
 // Options tune the handler; zero values take the defaults.
@@ -59,15 +59,6 @@ const (
 	DefaultKeepAlive = httpx.DefaultKeepAlive
 	// DefaultWriteTimeout bounds one write to a client.
 	DefaultWriteTimeout = httpx.DefaultWriteTimeout
-	// streamBuffer is r3labs' per-stream event queue. The session's outbox
-	// is the real buffer; this only has to keep the writer busy.
-	streamBuffer = 64
-)
-
-var (
-	eventEndpoint = []byte("endpoint")
-	eventMessage  = []byte("message")
-	pingComment   = []byte("ping")
 )
 
 // Handler serves GET /sse, POST /sse and POST /sse/message for one engine.
@@ -75,7 +66,6 @@ type Handler struct {
 	e    *mcp.Engine
 	opts Options
 	log  *slog.Logger
-	srv  *r3sse.Server
 
 	mu    sync.Mutex
 	conns map[string]*conn
@@ -85,15 +75,7 @@ type Handler struct {
 func New(e *mcp.Engine, opts Options) *Handler {
 	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
-	h := &Handler{e: e, opts: opts, log: opts.Logger, conns: make(map[string]*conn)}
-	srv := r3sse.New()
-	srv.AutoReplay = false // on, every event would be kept and replayed forever
-	srv.AutoStream = false
-	srv.BufferSize = streamBuffer
-	srv.Headers["X-Accel-Buffering"] = "no"
-	srv.OnSubscribe = h.onSubscribe
-	h.srv = srv
-	return h
+	return &Handler{e: e, opts: opts, log: opts.Logger, conns: make(map[string]*conn)}
 }
 
 // ServeHTTP routes /…/message to the message endpoint and everything else
@@ -127,21 +109,30 @@ func (h *Handler) Sessions() int {
 // conn is one GET /sse stream and the session behind it; it is the
 // session's mcp.Sink.
 type conn struct {
-	h        *Handler
-	s        *mcp.Session
-	id       string
-	endpoint string
-	cancel   context.CancelFunc // ends the stream's request, hence ServeHTTP
+	h  *Handler
+	s  *mcp.Session
+	id string
 
-	mu      sync.Mutex
-	keep    *time.Timer
-	stopped bool
+	// mu serialises writes (the outbox, keep-alives) and guards the rest.
+	mu     sync.Mutex
+	out    output
+	keep   *time.Timer
+	closed bool
 }
 
-// Send publishes each message as an `event: message`. Only the session's
-// outbox calls it, so r3labs' Publish, which blocks on a full stream, only
-// ever holds up this one session; the write deadline bounds that wait.
+// output is where a stream's events go: the taken-over connection, or the
+// response when the connection cannot be taken (HTTP/2).
+type output interface {
+	// write sends whole events and flushes them.
+	write(p []byte) error
+	// close ends the stream.
+	close()
+}
+
+// Send writes each message as an `event: message`, in one write per batch.
 func (c *conn) Send(msgs []mcp.Outgoing) error {
+	bp := bufPool.Get().(*[]byte)
+	buf := (*bp)[:0]
 	for _, m := range msgs {
 		if rt, ok := m.Route.(*directRoute); ok && m.Response {
 			rt.deliver(m)
@@ -150,14 +141,61 @@ func (c *conn) Send(msgs []mcp.Outgoing) error {
 		if m.Data == nil {
 			continue
 		}
-		c.h.srv.Publish(c.id, &r3sse.Event{Event: eventMessage, Data: httpx.OneLine(m.Data)})
+		buf = appendEvent(buf, "message", httpx.OneLine(m.Data))
 	}
-	return nil
+	var err error
+	if len(buf) > 0 {
+		err = c.write(buf)
+	}
+	if cap(buf) <= maxPooledBuffer {
+		*bp = buf
+		bufPool.Put(bp)
+	}
+	return err
 }
 
 // Close ends the stream when the session ends first (idle expiry,
 // shutdown, a failed write).
-func (c *conn) Close() { c.cancel() }
+func (c *conn) Close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return
+	}
+	c.closed = true
+	if c.keep != nil {
+		c.keep.Stop()
+	}
+	c.out.close()
+}
+
+func (c *conn) write(p []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return errStreamClosed
+	}
+	return c.out.write(p)
+}
+
+var errStreamClosed = errors.New("the event stream is closed")
+
+// bufPool holds the buffers events are framed in, so an idle stream keeps
+// none.
+var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
+
+const maxPooledBuffer = 64 << 10
+
+// appendEvent frames one event; data must be one line.
+func appendEvent(buf []byte, event string, data []byte) []byte {
+	buf = append(buf, "event: "...)
+	buf = append(buf, event...)
+	buf = append(buf, "\ndata: "...)
+	buf = append(buf, data...)
+	return append(buf, "\n\n"...)
+}
+
+var pingComment = []byte(": ping\n\n")
 
 func (c *conn) startKeepAlive() {
 	ka := c.h.opts.KeepAlive
@@ -166,7 +204,7 @@ func (c *conn) startKeepAlive() {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.stopped && c.keep == nil {
+	if !c.closed && c.keep == nil {
 		// A timer rather than a ticker goroutine: an idle stream then costs
 		// no goroutine between pings.
 		c.keep = time.AfterFunc(ka, c.ping)
@@ -174,26 +212,21 @@ func (c *conn) startKeepAlive() {
 }
 
 func (c *conn) ping() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.stopped {
-		return
-	}
 	// An open stream is a live client: the engine's idle expiry is for
 	// sessions nobody is connected to.
 	c.s.Touch()
-	// TryPublish: a stream too busy to take a comment needs no keep-alive.
-	c.h.srv.TryPublish(c.id, &r3sse.Event{Comment: pingComment})
-	c.keep.Reset(c.h.opts.KeepAlive)
-}
-
-func (c *conn) stopKeepAlive() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.stopped = true
-	if c.keep != nil {
-		c.keep.Stop()
+	if c.closed {
+		return
 	}
+	if err := c.out.write(pingComment); err != nil {
+		// The client is gone: end the session (outside the lock, since
+		// closing the session closes this conn).
+		go c.s.Close()
+		return
+	}
+	c.keep.Reset(c.h.opts.KeepAlive)
 }
 
 func (h *Handler) lookup(id string) *conn {
@@ -205,60 +238,142 @@ func (h *Handler) lookup(id string) *conn {
 	return h.conns[id]
 }
 
-// stream serves GET /sse: a new session for the life of the response.
+// stream serves GET /sse: a new session for the life of the stream.
+//
+// The stream takes the connection over from net/http (Hijack) and writes
+// the events to it directly. What an idle stream costs is then one
+// goroutine waiting for the client to hang up and the session itself:
+// served as a response, it would also hold net/http's connection goroutine,
+// its background reader and about 10 KB of its buffers for as long as the
+// client stays connected. Where the connection cannot be taken over
+// (HTTP/2), the stream is served as an ordinary response.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	if !httpx.Admit(w, h.e, h.opts.MaxSessions) {
 		return
 	}
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	c := &conn{h: h, cancel: cancel}
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache, no-transform")
+	hdr.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
+	rc := http.NewResponseController(w)
+
+	c := &conn{h: h}
+	// Held until the endpoint event is out: the engine may broadcast to
+	// the session as soon as it exists, and nothing may precede the
+	// response's head and the endpoint event.
+	c.mu.Lock()
 	s := h.e.NewSession(c)
 	c.s, c.id = s, s.ID()
-	c.endpoint = h.endpointURL(r, c.id)
-	h.srv.CreateStream(c.id)
+	first := appendEvent(make([]byte, 0, 256), "endpoint", []byte(h.endpointURL(r, c.id)))
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	nc, _, err := rc.Hijack()
+	if err == nil {
+		c.out = &connOutput{nc: nc, timeout: h.opts.WriteTimeout}
+		first = append(responseHead(hdr), first...)
+	} else {
+		c.out = &responseOutput{w: w, rc: rc, timeout: h.opts.WriteTimeout, cancel: cancel}
+		w.WriteHeader(http.StatusOK)
+	}
+	// Registered before the client can learn the session's id.
+	h.register(c)
+	err = c.out.write(first)
+	c.mu.Unlock()
+	if err != nil {
+		h.teardown(c)
+		return
+	}
+	c.startKeepAlive()
+	if nc != nil {
+		go h.watch(c, nc)
+		return
+	}
+	// Hold the response open until the client leaves or the session ends
+	// (which cancels ctx through Close).
+	stop := context.AfterFunc(s.Context(), cancel)
+	<-ctx.Done()
+	stop()
+	h.teardown(c)
+}
+
+func (h *Handler) register(c *conn) {
 	h.mu.Lock()
 	h.conns[c.id] = c
 	h.mu.Unlock()
 	h.log.Debug("sse session opened", "session", c.id)
+}
 
-	// The session may end on its own (idle expiry, shutdown): that ends
-	// the request's context, which is what makes r3labs' ServeHTTP return.
-	stop := context.AfterFunc(s.Context(), cancel)
-
-	// r3labs takes the stream id only from the query: serve it a clone
-	// whose query names our stream and nothing else (no token, no replay
-	// header it would choke on).
-	r2 := r.Clone(ctx)
-	r2.URL.RawQuery = url.Values{"stream": {c.id}}.Encode()
-	r2.Header.Del("Last-Event-ID")
-	sw := &streamWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout,
-		fail: func() { cancel(); s.Close() }}
-	h.srv.ServeHTTP(sw, r2)
-
-	// Teardown order matters (LIBRARIES.md): ServeHTTP has returned, so
-	// its subscriber is gone and removing the stream leaks nothing.
-	stop()
-	cancel()
-	c.stopKeepAlive()
-	s.Close()
-	h.srv.RemoveStream(c.id)
+// teardown ends the session behind a stream whose client has gone; its
+// pending work is cancelled with the session's context.
+func (h *Handler) teardown(c *conn) {
+	c.s.Close()
+	c.Close()
 	h.mu.Lock()
 	delete(h.conns, c.id)
 	h.mu.Unlock()
 	h.log.Debug("sse session closed", "session", c.id)
 }
 
-// onSubscribe runs once r3labs has registered the stream's subscriber, so
-// an event published now reaches it: the endpoint event must be first.
-func (h *Handler) onSubscribe(streamID string, _ *r3sse.Subscriber) {
-	c := h.lookup(streamID)
-	if c == nil {
-		return
+// watch waits for the client to hang up: an SSE client sends nothing after
+// its request, so the first read that returns is the end of the stream
+// (or of the server's side, when Close closed the connection).
+func (h *Handler) watch(c *conn, nc net.Conn) {
+	var b [64]byte
+	for {
+		if _, err := nc.Read(b[:]); err != nil {
+			break
+		}
 	}
-	h.srv.Publish(streamID, &r3sse.Event{Event: eventEndpoint, Data: []byte(c.endpoint)})
-	c.startKeepAlive()
+	h.teardown(c)
 }
+
+// responseHead is the response's status line and headers for a taken-over
+// connection. The body runs until the connection closes, so it needs no
+// chunked framing, and the connection is never reused.
+func responseHead(hdr http.Header) []byte {
+	var b bytes.Buffer
+	b.WriteString("HTTP/1.1 200 OK\r\n")
+	hdr.Set("Connection", "close")
+	hdr.Set("Date", time.Now().UTC().Format(http.TimeFormat))
+	_ = hdr.Write(&b)
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// connOutput writes to a taken-over connection. A write deadline drops a
+// client that stops reading, so one stuck client cannot hold its
+// session's writer forever.
+type connOutput struct {
+	nc      net.Conn
+	timeout time.Duration
+}
+
+func (o *connOutput) write(p []byte) error {
+	_ = o.nc.SetWriteDeadline(time.Now().Add(o.timeout))
+	_, err := o.nc.Write(p)
+	return err
+}
+
+func (o *connOutput) close() { o.nc.Close() }
+
+// responseOutput writes to the response of a stream whose connection
+// could not be taken over.
+type responseOutput struct {
+	w       http.ResponseWriter
+	rc      *http.ResponseController
+	timeout time.Duration
+	cancel  context.CancelFunc // ends the handler, hence the response
+}
+
+func (o *responseOutput) write(p []byte) error {
+	_ = o.rc.SetWriteDeadline(time.Now().Add(o.timeout))
+	if _, err := o.w.Write(p); err != nil {
+		return err
+	}
+	return o.rc.Flush()
+}
+
+func (o *responseOutput) close() { o.cancel() }
 
 // endpointURL is where the client posts its messages: absolute, from the
 // public URL when one is configured, else from the request's own Host
@@ -427,49 +542,3 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session,
 		httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
 	}
 }
-
-// streamWriter is the ResponseWriter r3labs writes the stream to. It arms
-// a write deadline before writing, and turns the first failed write into
-// the end of the session.
-type streamWriter struct {
-	http.ResponseWriter
-	rc      *http.ResponseController
-	timeout time.Duration
-	armed   bool
-	failed  bool
-	fail    func()
-}
-
-func (sw *streamWriter) arm() {
-	if !sw.armed {
-		_ = sw.rc.SetWriteDeadline(time.Now().Add(sw.timeout))
-		sw.armed = true
-	}
-}
-
-func (sw *streamWriter) Write(p []byte) (int, error) {
-	sw.arm()
-	n, err := sw.ResponseWriter.Write(p)
-	if err != nil {
-		sw.failure()
-	}
-	return n, err
-}
-
-func (sw *streamWriter) Flush() {
-	sw.arm()
-	if err := sw.rc.Flush(); err != nil {
-		sw.failure()
-	}
-	sw.armed = false
-}
-
-func (sw *streamWriter) failure() {
-	if !sw.failed {
-		sw.failed = true
-		sw.fail()
-	}
-}
-
-// Unwrap lets http.ResponseController reach the connection.
-func (sw *streamWriter) Unwrap() http.ResponseWriter { return sw.ResponseWriter }

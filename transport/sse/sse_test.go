@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"runtime"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 	"github.com/google/go-cmp/cmp"
+	r3sse "github.com/r3labs/sse/v2"
 )
 
 var endpointRE = regexp.MustCompile(`^http://127\.0\.0\.1:[0-9]+/sse/message\?session_id=([0-9a-f]{32})$`)
@@ -34,11 +36,18 @@ func TestFlowByteByByte(t *testing.T) {
 	if got, want := s.resp.Header.Get("Content-Type"), "text/event-stream"; got != want {
 		t.Errorf("Content-Type = %q, want %q", got, want)
 	}
-	if got := s.resp.Header.Get("Cache-Control"); got != "no-cache" {
-		t.Errorf("Cache-Control = %q, want no-cache", got)
+	for name, want := range map[string]string{"Cache-Control": "no-cache, no-transform", "X-Accel-Buffering": "no"} {
+		if got := s.resp.Header.Get(name); got != want {
+			t.Errorf("%s = %q, want %q", name, got, want)
+		}
+	}
+	// Served on the taken-over connection: the body runs until it closes.
+	if s.resp.ContentLength != -1 || len(s.resp.TransferEncoding) != 0 || !s.resp.Close {
+		t.Errorf("framing: length %d, transfer encoding %v, close %v; want a body delimited by the connection's end",
+			s.resp.ContentLength, s.resp.TransferEncoding, s.resp.Close)
 	}
 	first := s.next(t)
-	m := regexp.MustCompile(`^id: \ndata: (.*)\nevent: endpoint\n\n$`).FindStringSubmatch(first)
+	m := regexp.MustCompile(`^event: endpoint\ndata: (.*)\n\n$`).FindStringSubmatch(first)
 	if m == nil {
 		t.Fatalf("first event = %q, want the endpoint event", first)
 	}
@@ -56,7 +65,7 @@ func TestFlowByteByByte(t *testing.T) {
 		t.Fatalf("initialize: %d %q, want 202 and no body", code, body)
 	}
 	ev := nextMessage(t, s)
-	if !strings.HasPrefix(ev, `id: `+"\n"+`data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05",`) {
+	if !strings.HasPrefix(ev, "event: message\n"+`data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05",`) {
 		t.Fatalf("initialize answer = %q", ev)
 	}
 	if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
@@ -66,7 +75,7 @@ func TestFlowByteByByte(t *testing.T) {
 		t.Fatalf("ping: %d", code)
 	}
 	// Nothing was sent for the notification: the next message is the ping's.
-	if got, want := nextMessage(t, s), "id: \ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":{}}\nevent: message\n\n"; got != want {
+	if got, want := nextMessage(t, s), "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":{}}\n\n"; got != want {
 		t.Fatalf("ping answer = %q, want %q", got, want)
 	}
 
@@ -310,10 +319,10 @@ func TestEndpointURL(t *testing.T) {
 				t.Fatal(err)
 			}
 			buf := make([]byte, 256)
-			n, _ := io.ReadAtLeast(resp.Body, buf, len("id: \ndata: ")+len(tc.want)+32)
+			n, _ := io.ReadAtLeast(resp.Body, buf, len("event: endpoint\ndata: ")+len(tc.want)+32)
 			resp.Body.Close()
 			got := string(buf[:n])
-			if want := "id: \ndata: " + tc.want; !strings.HasPrefix(got, want) {
+			if want := "event: endpoint\ndata: " + tc.want; !strings.HasPrefix(got, want) {
 				t.Fatalf("stream starts %q, want %q", got, want)
 			}
 		})
@@ -390,8 +399,7 @@ func TestProgressOnStream(t *testing.T) {
 
 // TestNoGoroutineLeak opens and closes hundreds of sessions, each doing a
 // little work, and checks that every goroutine they started is gone:
-// r3labs' stream and subscriber goroutines, the session's outbox, the
-// keep-alive timer's.
+// the stream's watcher, the session's outbox, the keep-alive timer's.
 func TestNoGoroutineLeak(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{MinWorkers: 2, MaxWorkers: 2})
 	h, ts, c := serve(t, e, sse.Options{KeepAlive: 5 * time.Millisecond})
@@ -513,4 +521,74 @@ func mustRequest(t *testing.T, method, url, body string) *http.Request {
 		t.Fatal(err)
 	}
 	return req
+}
+
+// TestStreamAsResponse covers streams whose connection cannot be taken
+// over (HTTP/2): the same flow, served as a flushed response.
+func TestStreamAsResponse(t *testing.T) {
+	e := newEngine(t, mcp.EngineOptions{})
+	h := sse.New(e, sse.Options{KeepAlive: 20 * time.Millisecond})
+	ts := httptest.NewUnstartedServer(h)
+	ts.EnableHTTP2 = true
+	ts.StartTLS()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		_ = e.Shutdown(ctx)
+		ts.Close()
+	})
+	c := ts.Client()
+
+	s := openStream(t, c, ts.URL+"/sse")
+	if s.resp.ProtoMajor != 2 {
+		t.Fatalf("protocol %s, want HTTP/2", s.resp.Proto)
+	}
+	endpoint := s.endpoint(t)
+	if !strings.HasPrefix(endpoint, ts.URL+"/sse/message?session_id=") {
+		t.Fatalf("endpoint %q", endpoint)
+	}
+	handshake(t, c, s, endpoint)
+	post(t, c, endpoint, `{"jsonrpc":"2.0","id":"p","method":"ping"}`)
+	if m := s.message(t); m["id"] != "p" {
+		t.Fatalf("answer %v, want the ping's", m)
+	}
+	if ev := s.next(t); ev != ": ping\n\n" {
+		t.Fatalf("keep-alive %q", ev)
+	}
+	s.close()
+	transporttest.Settle(t, wait, "session gone after the client left", func() bool {
+		return h.Sessions() == 0 && e.SessionCount() == 0
+	})
+}
+
+// TestR3labsClientReadsStream reads the stream with another SSE parser,
+// r3labs/sse's client, to keep the framing honest.
+func TestR3labsClientReadsStream(t *testing.T) {
+	e := newEngine(t, mcp.EngineOptions{})
+	_, ts, c := serve(t, e, sse.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events := make(chan *r3sse.Event, 16)
+	client := r3sse.NewClient(ts.URL + "/sse")
+	if err := client.SubscribeChanRawWithContext(ctx, events); err != nil {
+		t.Fatal(err)
+	}
+	// Unsubscribing makes its reconnecting loop end instead of retrying.
+	defer client.Unsubscribe(events)
+
+	ev := transporttest.Receive(t, events, wait, "endpoint event")
+	if string(ev.Event) != "endpoint" || !endpointRE.Match(ev.Data) {
+		t.Fatalf("first event %q %q, want the endpoint", ev.Event, ev.Data)
+	}
+	if code, body := post(t, c, string(ev.Data), initialize); code != http.StatusAccepted {
+		t.Fatalf("initialize: %d %s", code, body)
+	}
+	ev = transporttest.Receive(t, events, wait, "answer")
+	var m struct {
+		ID     int             `json:"id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if string(ev.Event) != "message" || json.Unmarshal(ev.Data, &m) != nil || m.ID != 1 || m.Result == nil {
+		t.Fatalf("answer %q %q, want the initialize result", ev.Event, ev.Data)
+	}
 }
