@@ -81,6 +81,9 @@ func (r *Request) Decode(p any) error {
 			return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s", r.Method),
 				"params must be a JSON object", "send params as an object, e.g. {}")
 		}
+		if fd, ok := p.(fastDecoder); ok && fd.decodeFast(r.Params) {
+			return nil // the fast shape has no _meta
+		}
 		if err := json.Unmarshal(r.Params, p); err != nil {
 			return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s", r.Method),
 				describeJSONError(err), "check the parameter types against the MCP schema for "+r.Method)

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"regexp"
 	"unicode/utf8"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
 // quickCheck is a compiled form of the draft-07 subset our own tool
@@ -127,6 +129,13 @@ func compileNode(m map[string]any) *quickCheck {
 // valid reports whether args certainly satisfy the schema, and returns
 // them decoded (numbers as json.Number) when they are an object.
 func (q *quickCheck) valid(args []byte) (map[string]any, bool) {
+	// Arguments of strings (the render tool's) decode in one pass.
+	if m, ok := mcp.DecodeStringObject(args); ok {
+		if !q.check(m) {
+			return nil, false
+		}
+		return m, true
+	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any

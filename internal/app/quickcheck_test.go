@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/xeipuuv/gojsonschema"
@@ -99,6 +100,19 @@ func FuzzQuickCheckAgreesWithGojsonschema(f *testing.F) {
 			if err != nil || !res.Valid() {
 				t.Fatalf("%s: quick check accepted %q, gojsonschema: %v %v", tl.def.Name, args, err, res.Errors())
 			}
+		}
+	})
+}
+
+// FuzzRuneCount holds runeCount to utf8.RuneCountInString, invalid UTF-8
+// included.
+func FuzzRuneCount(f *testing.F) {
+	for _, s := range []string{"", "ascii only, longer than eight bytes", "mixed 한국어 text after sixteen b", "\xff\xfe tail", "1234567\xe2\x82"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
+			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
 		}
 	})
 }

@@ -248,6 +248,21 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 	}
 }
 
+// runeCount is utf8.RuneCountInString with a fast path for ASCII, eight
+// bytes at a time: it counts every rendered prompt, and prompts are mostly
+// ASCII.
+func runeCount(s string) int {
+	i := 0
+	for ; i+8 <= len(s); i += 8 {
+		w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+			uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+		if w&0x8080808080808080 != 0 {
+			break
+		}
+	}
+	return i + utf8.RuneCountInString(s[i:])
+}
+
 func truncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
@@ -730,9 +745,21 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 	}
 	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
+	// Built by hand, not with fmt: this is the hot tool, and the prompt
+	// is most of the report.
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Result\nRendered template %s v%s (%d characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n%s\nPROMPT>>>\n\n## Metadata\n- Arguments used: %d\n",
-		t.Metadata.Name, t.Metadata.Version, utf8.RuneCountInString(text), text, len(used))
+	b.Grow(len(text) + 320)
+	b.WriteString("## Result\nRendered template ")
+	b.WriteString(t.Metadata.Name)
+	b.WriteString(" v")
+	b.WriteString(t.Metadata.Version)
+	b.WriteString(" (")
+	b.WriteString(strconv.Itoa(runeCount(text)))
+	b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
+	b.WriteString(text)
+	b.WriteString("\nPROMPT>>>\n\n## Metadata\n- Arguments used: ")
+	b.WriteString(strconv.Itoa(len(used)))
+	b.WriteString("\n")
 	if len(defaults) > 0 {
 		fmt.Fprintf(&b, "- Defaults applied: %s\n", strings.Join(defaults, ", "))
 	}
