@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -128,6 +129,7 @@ func (e *Engine) NewSession(sink Sink) *Session {
 		inflight:   make(map[string]*inflight),
 	}
 	_, s.inline = sink.(NonBlockingSink)
+	_, s.recycle = sink.(CopyingSink)
 	s.logLevel.Store(int32(DefaultLogLevel))
 	s.Touch()
 	e.mu.Lock()
@@ -286,18 +288,25 @@ func (e *Engine) run(j *job) {
 	if err != nil && errors.Is(err, context.Canceled) && s.ctx.Err() != nil {
 		return
 	}
-	var data []byte
+	buf := getBuffer()
 	var encErr error
 	if err != nil {
-		data, encErr = encodeResponse(j.req.ID, nil, ErrorObject(err))
+		encErr = appendResponse(buf, j.req.ID, nil, ErrorObject(err))
 	} else {
-		data, encErr = encodeResponse(j.req.ID, res, nil)
+		encErr = appendResponse(buf, j.req.ID, res, nil)
 	}
 	if encErr != nil {
 		e.log.Error("encode response", "method", j.req.Method, "err", encErr)
-		data, _ = encodeResponse(j.req.ID, nil, ErrorObject(encErr))
+		_ = appendResponse(buf, j.req.ID, nil, ErrorObject(encErr))
 	}
-	s.enqueue(Outgoing{Data: data, Route: j.req.route, Response: true, release: true})
+	out := Outgoing{Data: buf.Bytes(), Route: j.req.route, Response: true, release: true}
+	if s.recycle {
+		out.buf = buf // back to the pool once the sink has copied it
+	} else {
+		out.Data = bytes.Clone(out.Data)
+		putBuffer(buf)
+	}
+	s.enqueue(out)
 }
 
 // call runs the handler, turning a panic into an internal error so one bad

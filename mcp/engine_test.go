@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -624,5 +625,89 @@ func TestNonBlockingSinkNeedsNoGoroutine(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // let burst workers go idle
 	if grown := runtime.NumGoroutine() - before; grown > 16 {
 		t.Fatalf("%d more goroutines for 300 idle sessions", grown)
+	}
+}
+
+// keepingSink retains every message's Data as a transport that writes
+// later would, with a copy taken at Send to compare against; copying
+// makes it a CopyingSink, which keeps only the copies.
+type keepingSink struct {
+	copying bool
+	mu      sync.Mutex
+	kept    [][]byte
+	copies  [][]byte
+}
+
+func (k *keepingSink) Send(msgs []mcp.Outgoing) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range msgs {
+		if m.Data == nil {
+			continue
+		}
+		if !k.copying {
+			k.kept = append(k.kept, m.Data)
+		}
+		k.copies = append(k.copies, bytes.Clone(m.Data))
+	}
+	return nil
+}
+func (k *keepingSink) Close() {}
+func (k *keepingSink) count() int {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return len(k.copies)
+}
+
+type copyingSink struct{ *keepingSink }
+
+func (copyingSink) CopiesData() {}
+
+// TestResponseBuffersAreRecycledOnlyForCopyingSinks: responses to a sink
+// that keeps Data are never written over by later responses, and a
+// CopyingSink, whose buffers are recycled, still gets every response whole.
+func TestResponseBuffersAreRecycledOnlyForCopyingSinks(t *testing.T) {
+	for _, copying := range []bool{false, true} {
+		t.Run(fmt.Sprintf("copying=%v", copying), func(t *testing.T) {
+			e, _ := testServer(t, mcp.EngineOptions{})
+			k := &keepingSink{copying: copying}
+			var sink mcp.Sink = k
+			if copying {
+				sink = copyingSink{k}
+			}
+			s := e.NewSession(sink)
+			t.Cleanup(s.Close)
+			s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
+			const n = 500
+			for i := 1; i <= n; i++ {
+				s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)), nil)
+			}
+			deadline := time.Now().Add(mcptest.Wait)
+			for k.count() < n+1 && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			if len(k.copies) != n+1 {
+				t.Fatalf("%d responses, want %d", len(k.copies), n+1)
+			}
+			seen := map[string]bool{}
+			for i, c := range k.copies {
+				var m struct {
+					ID     json.RawMessage `json:"id"`
+					Result json.RawMessage `json:"result"`
+				}
+				if err := json.Unmarshal(c, &m); err != nil || m.Result == nil {
+					t.Fatalf("response %d is not whole: %q", i, c)
+				}
+				if seen[string(m.ID)] {
+					t.Fatalf("id %s answered twice", m.ID)
+				}
+				seen[string(m.ID)] = true
+				if !copying && !bytes.Equal(k.kept[i], c) {
+					t.Fatalf("response %d changed after Send: %q, was %q", i, k.kept[i], c)
+				}
+			}
+		})
 	}
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -34,7 +35,8 @@ type Outgoing struct {
 	// receive it, so other transports need not know about it.
 	EndStream bool
 
-	release bool // frees the request's in-flight slot once written
+	release bool          // frees the request's in-flight slot once written
+	buf     *bytes.Buffer // Data's pooled buffer, recycled after Send by a CopyingSink
 }
 
 // Resumable is implemented by a transport's route value (see Deliver)
@@ -62,6 +64,15 @@ type Sink interface {
 type NonBlockingSink interface {
 	Sink
 	NonBlocking()
+}
+
+// CopyingSink is a Sink that is done with every message's Data when Send
+// returns (it writes or copies it and keeps nothing). Responses to its
+// session are then encoded into recycled buffers instead of a fresh
+// allocation each.
+type CopyingSink interface {
+	Sink
+	CopiesData()
 }
 
 // Request is one request being handled.
@@ -150,6 +161,7 @@ type Session struct {
 	unwritten  atomic.Int64
 	writing    atomic.Bool // a writeLoop runs (or the sink is being closed)
 	inline     bool        // the sink never blocks: write on the pushing goroutine
+	recycle    bool        // the sink copies Data: encode responses into pooled buffers
 	writerDone chan struct{}
 
 	state      atomic.Int32
@@ -675,6 +687,9 @@ func (s *Session) flush() bool {
 		for i := range batch {
 			if batch[i].release {
 				<-s.slots
+			}
+			if batch[i].buf != nil {
+				putBuffer(batch[i].buf)
 			}
 			batch[i] = Outgoing{}
 		}

@@ -159,6 +159,19 @@ func idKey(id json.RawMessage) string {
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
 
+// maxPooledBuffer: a buffer grown past this (a 100 KB prompt) is left to
+// the garbage collector rather than kept for every later message.
+const maxPooledBuffer = 64 << 10
+
+func getBuffer() *bytes.Buffer { return bufPool.Get().(*bytes.Buffer) }
+
+func putBuffer(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledBuffer {
+		b.Reset()
+		bufPool.Put(b)
+	}
+}
+
 // encodeJSON appends v's compact JSON without HTML escaping (prompts are
 // full of <, > and &; escaping them bloats every message).
 func encodeJSON(buf *bytes.Buffer, v any) error {
@@ -181,8 +194,17 @@ func encodeJSON(buf *bytes.Buffer, v any) error {
 
 // encodeResponse builds one response message.
 func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]byte, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
+	buf := getBuffer()
+	defer putBuffer(buf)
+	if err := appendResponse(buf, id, result, rpcErr); err != nil {
+		return nil, err
+	}
+	return bytes.Clone(buf.Bytes()), nil
+}
+
+// appendResponse writes one response message into buf, replacing what it
+// held.
+func appendResponse(buf *bytes.Buffer, id json.RawMessage, result any, rpcErr *jsonrpc2.Error) error {
 	buf.Reset()
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	if id == nil {
@@ -192,7 +214,7 @@ func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]b
 	if rpcErr != nil {
 		buf.WriteString(`,"error":`)
 		if err := encodeJSON(buf, rpcErr); err != nil {
-			return nil, err
+			return err
 		}
 	} else {
 		buf.WriteString(`,"result":`)
@@ -201,18 +223,17 @@ func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]b
 		} else if fast, ok := appendFast(buf.AvailableBuffer(), result); ok {
 			buf.Write(fast)
 		} else if err := encodeJSON(buf, result); err != nil {
-			return nil, fmt.Errorf("encode result: %w", err)
+			return fmt.Errorf("encode result: %w", err)
 		}
 	}
 	buf.WriteByte('}')
-	return bytes.Clone(buf.Bytes()), nil
+	return nil
 }
 
 // encodeRequest builds a notification (id < 0 means none) or a server→client request.
 func encodeRequest(id int64, method string, params any) ([]byte, error) {
-	buf := bufPool.Get().(*bytes.Buffer)
-	defer bufPool.Put(buf)
-	buf.Reset()
+	buf := getBuffer()
+	defer putBuffer(buf)
 	buf.WriteString(`{"jsonrpc":"2.0",`)
 	if id >= 0 {
 		buf.WriteString(`"id":`)

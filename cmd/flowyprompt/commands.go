@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -116,6 +117,13 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	s, err := load(ctx, fs, args, stderr, lookup, true)
 	if err != nil {
 		return err
+	}
+	if s.cfg.CPUProfile != "" {
+		stop, err := startCPUProfile(s.cfg.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
 	}
 	a := newApp(s)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
@@ -479,4 +487,20 @@ func templateFiles(dir string) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// startCPUProfile profiles the process into path until stop is called.
+func startCPUProfile(path string) (stop func(), err error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("cannot write the CPU profile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cannot start the CPU profile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }

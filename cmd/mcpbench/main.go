@@ -67,6 +67,7 @@ type options struct {
 	settle     time.Duration
 	caveat     string
 	cpuprofile string
+	fpArgs     []string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -90,6 +91,10 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "idle sessions: wait before and after opening them")
 	fs.StringVar(&o.caveat, "caveat", "", "a note for the report, e.g. that the machine was busy")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write the load generator's own CPU profile here (it shares the machine with the servers, so its cost matters)")
+	fs.Func("flowyprompt-args", "extra `arguments` for flowyprompt serve, space-separated (e.g. '--cpuprofile /tmp/fp.pprof' with one scenario and -reps 1)", func(v string) error {
+		o.fpArgs = strings.Fields(v)
+		return nil
+	})
 	if err := fs.Parse(args); err != nil {
 		return o, fmt.Errorf("%w: %w", errUsage, err)
 	}
@@ -161,7 +166,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	all := servers(bin, dir)
+	all := servers(bin, dir, o.fpArgs)
 	var chosen []*server
 	for _, s := range all {
 		if slices.Contains(o.servers, s.name) {

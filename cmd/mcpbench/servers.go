@@ -30,18 +30,21 @@ const (
 )
 
 // servers returns every server the harness knows, in report order, with
-// binaries in bin and the templates in dir.
-func servers(bin, dir string) []*server {
+// binaries in bin and the templates in dir; fpArgs are added to
+// flowyprompt's command line.
+func servers(bin, dir string, fpArgs []string) []*server {
 	fp := filepath.Join(bin, "flowyprompt")
 	mg := filepath.Join(bin, "peer-mcpgo")
 	gs := filepath.Join(bin, "peer-gosdk")
 	return []*server{
 		{
-			name:  flowyprompt,
-			stdio: func() []string { return []string{fp, "serve", "--templates", dir, "--log-level", "error"} },
+			name: flowyprompt,
+			stdio: func() []string {
+				return append([]string{fp, "serve", "--templates", dir, "--log-level", "error"}, fpArgs...)
+			},
 			// flowyprompt serves /sse and /mcp from one HTTP listener.
 			listen: func(_, addr string) []string {
-				return []string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}
+				return append([]string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}, fpArgs...)
 			},
 			tool: "flowyprompt_render_template",
 		},

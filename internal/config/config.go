@@ -42,6 +42,10 @@ type Config struct {
 	KeepAlive      time.Duration
 	IdleTimeout    time.Duration
 	MaxSessions    int
+
+	// CPUProfile, when set, is where serve writes a CPU profile of its
+	// whole run (for performance reports).
+	CPUProfile string
 }
 
 // Env is the environment lookup (os.LookupEnv in production).
@@ -147,6 +151,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	}
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", size, "largest inbound JSON-RPC message in `bytes` (env MCP_MAX_MESSAGE_SIZE)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Minute, "deadline for one request")
+	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file`, for `go tool pprof` (performance reports)")
 	return errors.Join(errs...)
 }
 

@@ -135,6 +135,8 @@ func (c *conn) Send(msgs []mcp.Outgoing) error {
 	buf := (*bp)[:0]
 	for _, m := range msgs {
 		if rt, ok := m.Route.(*directRoute); ok && m.Response {
+			// The POST /sse handler writes it later: it needs its own copy.
+			m.Data = bytes.Clone(m.Data)
 			rt.deliver(m)
 			continue
 		}
@@ -153,6 +155,10 @@ func (c *conn) Send(msgs []mcp.Outgoing) error {
 	}
 	return err
 }
+
+// CopiesData: Send copies every message into an event buffer (or, for
+// POST /sse, into a copy of its own), so the session may recycle them.
+func (c *conn) CopiesData() {}
 
 // Close ends the stream when the session ends first (idle expiry,
 // shutdown, a failed write).

@@ -41,6 +41,9 @@ func (k *sink) Send(msgs []mcp.Outgoing) error {
 	return k.w.Flush()
 }
 
+// CopiesData: Send copies every message into the buffered writer.
+func (k *sink) CopiesData() {}
+
 func (k *sink) Close() {
 	k.mu.Lock()
 	defer k.mu.Unlock()
