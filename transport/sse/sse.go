@@ -23,6 +23,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -402,10 +403,9 @@ func (h *Handler) endpointURL(r *http.Request, id string) string {
 
 // message serves POST /sse/message: validate, enqueue, 202.
 func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
-	q := r.URL.Query()
-	id := q.Get("session_id")
+	id := queryValue(r.URL.RawQuery, "session_id")
 	if id == "" {
-		id = q.Get("sessionId") // what the TypeScript SDK's own server names it
+		id = queryValue(r.URL.RawQuery, "sessionId") // what the TypeScript SDK's own server names it
 	}
 	if id == "" {
 		httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeSessionRequired,
@@ -547,4 +547,25 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session,
 	case <-s.Done():
 		httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
 	}
+}
+
+// queryValue is url.Values.Get on a raw query, without building the map
+// for the plain `session_id=…` every posted message carries.
+func queryValue(raw, key string) string {
+	if strings.ContainsAny(raw, "%+;") {
+		return parseQuery(raw).Get(key)
+	}
+	for raw != "" {
+		var pair string
+		pair, raw, _ = strings.Cut(raw, "&")
+		if k, v, _ := strings.Cut(pair, "="); k == key {
+			return v
+		}
+	}
+	return ""
+}
+
+func parseQuery(raw string) url.Values {
+	q, _ := url.ParseQuery(raw)
+	return q
 }

@@ -357,6 +357,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+var (
+	jsonContentType = []string{"application/json"}
+	noStore         = []string{"no-store"}
+)
+
 // respond waits for rt's answer and writes it, as JSON or as a stream.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, rt *route, fresh, acceptJSON bool) {
 	defer rt.abandon()
@@ -402,10 +407,13 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 			if fresh && ss.s.Initialized() {
 				w.Header().Set(HeaderSession, ss.id)
 			}
-			w.Header().Set("Content-Type", "application/json")
-			w.Header().Set("Cache-Control", "no-store")
+			h := w.Header()
+			// Shared value slices: net/http only reads them, and this is
+			// every JSON answer.
+			h["Content-Type"] = jsonContentType
+			h["Cache-Control"] = noStore
 			// A length spares net/http chunking answers over its 2 KB buffer.
-			w.Header().Set("Content-Length", strconv.Itoa(len(m.Data)))
+			h["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
 			w.WriteHeader(http.StatusOK)
 			w.Write(m.Data)
 		}

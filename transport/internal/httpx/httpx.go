@@ -146,6 +146,9 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 			Why: err.Error(), How: "send the whole JSON-RPC message as the body", Err: err})
 		return nil, false
 	}
+	// Closed at EOF, the body needs no discarding by net/http after the
+	// handler (which otherwise copies the rest of it to io.Discard).
+	r.Body.Close()
 	return buf.Bytes(), true
 }
 
@@ -175,6 +178,18 @@ func Accepts(r *http.Request) (json, events bool) {
 	if len(values) == 0 {
 		return true, true
 	}
+	if len(values) == 1 {
+		// What the SDKs send, answered without parsing media types on
+		// every request.
+		switch values[0] {
+		case "application/json, text/event-stream", "text/event-stream, application/json":
+			return true, true
+		case "application/json":
+			return true, false
+		case "text/event-stream":
+			return false, true
+		}
+	}
 	for _, v := range values {
 		for _, part := range strings.Split(v, ",") {
 			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
@@ -203,7 +218,7 @@ func Accepts(r *http.Request) (json, events bool) {
 // absent (curl and some clients omit it; the body is checked anyway).
 func JSONContentType(r *http.Request) bool {
 	ct := r.Header.Get("Content-Type")
-	if ct == "" {
+	if ct == "" || ct == "application/json" {
 		return true
 	}
 	mt, _, err := mime.ParseMediaType(ct)
