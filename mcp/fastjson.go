@@ -130,14 +130,24 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			structured = buf.Bytes()
 		}
 		dst = append(dst, `{"content":[`...)
+		var first []byte // the first text block as written, quotes included
 		for i, c := range r.Content {
 			if i > 0 {
 				dst = append(dst, ',')
 			}
+			start := len(dst) + len(`{"type":"text","text":`)
 			dst = appendTextContent(dst, c.Text)
+			if i == 0 && c.Text != "" {
+				first = dst[start : len(dst)-1]
+			}
 		}
 		dst = append(dst, ']')
+		echoing, echoes := r.StructuredContent.(EchoingJSONAppender)
 		switch {
+		case echoes && first != nil:
+			dst = append(dst, `,"structuredContent":`...)
+			// first still holds its bytes if dst grows: append copies.
+			dst = echoing.AppendJSONEchoing(dst, first)
 		case selfEncoding:
 			dst = append(dst, `,"structuredContent":`...)
 			dst = appender.AppendJSON(dst)
@@ -157,6 +167,16 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 // (compact JSON, no HTML escaping), skipping encoding/json's reflection.
 type JSONAppender interface {
 	AppendJSON(dst []byte) []byte
+}
+
+// EchoingJSONAppender is a JSONAppender whose JSON repeats part of the
+// result's first text block (a rendered prompt is both in the text for
+// people and models and in structuredContent). It is handed that block as
+// already written, a JSON string with its quotes, so it can copy the part
+// instead of escaping it a second time.
+type EchoingJSONAppender interface {
+	JSONAppender
+	AppendJSONEchoing(dst, quotedText []byte) []byte
 }
 
 // AppendString appends s as a JSON string the way encoding/json does with

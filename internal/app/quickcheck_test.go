@@ -6,6 +6,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/xeipuuv/gojsonschema"
 )
@@ -113,6 +114,27 @@ func FuzzRuneCount(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
 			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
+		}
+	})
+}
+
+// FuzzRenderedEcho: the prompt copied out of the escaped report is exactly
+// the prompt escaped on its own, whatever the prompt holds.
+func FuzzRenderedEcho(f *testing.F) {
+	for _, s := range []string{"plain", "line\nbreak \"quoted\" \\ back", "한국어 \u2028 \u2029", "ends invalid \xe2\x82", "\xff", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		prefix := "## Result\nRendered template T v1 (3 characters).\n\n<<<PROMPT\n"
+		report := prefix + text + "\nPROMPT>>>\n\n## Metadata\n- Arguments used: 1"
+		r := &rendered{name: "T", text: text, report: report, at: len(prefix)}
+		quoted := mcp.AppendString(nil, report)
+		got := r.appendJSON(nil, r.echo(quoted))
+		if r.echo(quoted) == nil {
+			t.Fatalf("%q: no echo found", text)
+		}
+		if want := r.AppendJSON(nil); string(got) != string(want) {
+			t.Fatalf("%q:\necho  %s\nplain %s", text, got, want)
 		}
 	})
 }

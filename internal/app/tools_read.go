@@ -1,6 +1,7 @@
 package app
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -756,6 +757,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	b.WriteString(" (")
 	b.WriteString(strconv.Itoa(runeCount(text)))
 	b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
+	at := b.Len()
 	b.WriteString(text)
 	b.WriteString("\nPROMPT>>>\n\n## Metadata\n- Arguments used: ")
 	b.WriteString(strconv.Itoa(len(used)))
@@ -775,8 +777,10 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 		return &toolResult{text: strings.TrimRight(b.String(), "\n"), structured: structured}, nil
 	}
-	return &toolResult{text: strings.TrimRight(b.String(), "\n"),
-		structured: &rendered{name: t.Metadata.Name, text: text, used: used, defaults: defaults, unknown: unknown}}, nil
+	report := strings.TrimRight(b.String(), "\n")
+	return &toolResult{text: report,
+		structured: &rendered{name: t.Metadata.Name, text: text, used: used, defaults: defaults, unknown: unknown,
+			report: report, at: at}}, nil
 }
 
 // rendered is the render tool's structuredContent. It encodes itself: the
@@ -785,11 +789,45 @@ type rendered struct {
 	name, text        string
 	used              map[string]string
 	defaults, unknown []string
+	// report is the result's text block, which holds text at
+	// report[at:at+len(text)].
+	report string
+	at     int
 }
 
 // AppendJSON writes the object with its keys in the order encoding/json
 // would sort a map's.
-func (r *rendered) AppendJSON(dst []byte) []byte {
+func (r *rendered) AppendJSON(dst []byte) []byte { return r.appendJSON(dst, nil) }
+
+// AppendJSONEchoing is AppendJSON given the report as written into the
+// response, from which the escaped prompt is copied.
+func (r *rendered) AppendJSONEchoing(dst, quotedReport []byte) []byte {
+	return r.appendJSON(dst, r.echo(quotedReport))
+}
+
+// echo returns the prompt's escaped form inside quotedReport, the report
+// escaped as a JSON string, or nil when it cannot vouch for it. JSON
+// escaping goes character by character, so escaping the report is
+// escaping what precedes the prompt, the prompt, and what follows, one
+// after the other: the cuts fall on newlines, which no character spans.
+// Both ends are checked byte for byte all the same.
+func (r *rendered) echo(quotedReport []byte) []byte {
+	end := r.at + len(r.text)
+	if r.report == "" || end > len(r.report) || r.report[r.at:end] != r.text {
+		return nil
+	}
+	var scratch [512]byte
+	before := mcp.AppendString(scratch[:0], r.report[:r.at]) // "…"
+	before = before[:len(before)-1]                          // the opening quote and the escaped text before
+	after := mcp.AppendString(before[len(before):], r.report[end:])
+	after = after[1:] // the escaped text after and the closing quote
+	if len(quotedReport) < len(before)+len(after) || !bytes.HasPrefix(quotedReport, before) || !bytes.HasSuffix(quotedReport, after) {
+		return nil
+	}
+	return quotedReport[len(before) : len(quotedReport)-len(after)]
+}
+
+func (r *rendered) appendJSON(dst, escapedText []byte) []byte {
 	dst = append(dst, `{"arguments_used":{`...)
 	keys := make([]string, 0, len(r.used))
 	for k := range r.used {
@@ -809,7 +847,13 @@ func (r *rendered) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `,"name":`...)
 	dst = mcp.AppendString(dst, r.name)
 	dst = append(dst, `,"text":`...)
-	dst = mcp.AppendString(dst, r.text)
+	if escapedText != nil {
+		dst = append(dst, '"')
+		dst = append(dst, escapedText...)
+		dst = append(dst, '"')
+	} else {
+		dst = mcp.AppendString(dst, r.text)
+	}
 	dst = append(dst, `,"unknown_arguments":`...)
 	dst = appendStrings(dst, r.unknown)
 	return append(dst, '}')
