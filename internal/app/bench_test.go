@@ -40,7 +40,11 @@ func benchSession(b *testing.B) (*mcp.Session, countSink) {
 	return s, sink
 }
 
-func benchRequests(b *testing.B, method string, params any) {
+// benchRequests sends b.N requests with inFlight of them outstanding at a
+// time. With one, ns/op is a round trip through three goroutines (mostly
+// hand-off latency); with many, the engine stays busy and ns/op is close
+// to the CPU one request costs on this machine.
+func benchRequests(b *testing.B, method string, params any, inFlight int) {
 	s, sink := benchSession(b)
 	p, err := json.Marshal(params)
 	if err != nil {
@@ -52,21 +56,36 @@ func benchRequests(b *testing.B, method string, params any) {
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
+	sent := 0
+	for ; sent < inFlight && sent < b.N; sent++ {
+		s.Deliver(msgs[sent%len(msgs)], nil)
+	}
 	for i := 0; i < b.N; i++ {
-		s.Deliver(msgs[i%len(msgs)], nil)
 		<-sink
+		if sent < b.N {
+			s.Deliver(msgs[sent%len(msgs)], nil)
+			sent++
+		}
 	}
 }
 
+var (
+	promptsGet = map[string]any{"name": bench.PromptName, "arguments": bench.Arguments}
+	renderCall = map[string]any{"name": "flowyprompt_render_template",
+		"arguments": map[string]any{"name": bench.PromptName, "arguments": bench.Arguments}}
+)
+
 // BenchmarkEnginePromptsGet is one prompts/get of a 2 KB template through
 // the engine: decode, dispatch, render, encode, outbox.
-func BenchmarkEnginePromptsGet(b *testing.B) {
-	benchRequests(b, "prompts/get", map[string]any{"name": bench.PromptName, "arguments": bench.Arguments})
-}
+func BenchmarkEnginePromptsGet(b *testing.B) { benchRequests(b, "prompts/get", promptsGet, 1) }
 
 // BenchmarkEngineToolsCallRender is one tools/call of the render tool,
 // schema validation included.
-func BenchmarkEngineToolsCallRender(b *testing.B) {
-	benchRequests(b, "tools/call", map[string]any{"name": "flowyprompt_render_template",
-		"arguments": map[string]any{"name": bench.PromptName, "arguments": bench.Arguments}})
+func BenchmarkEngineToolsCallRender(b *testing.B) { benchRequests(b, "tools/call", renderCall, 1) }
+
+// BenchmarkEnginePipelined keeps 32 requests in flight, as the stdio load
+// scenarios do.
+func BenchmarkEnginePipelined(b *testing.B) {
+	b.Run("method=prompts/get", func(b *testing.B) { benchRequests(b, "prompts/get", promptsGet, 32) })
+	b.Run("method=tools/call", func(b *testing.B) { benchRequests(b, "tools/call", renderCall, 32) })
 }
