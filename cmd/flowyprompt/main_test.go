@@ -145,3 +145,24 @@ func TestServeStdoutIsProtocolOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestServeCPUProfile: serve --cpuprofile leaves a profile (gzip, as
+// pprof writes it) once the session ends, and a path it cannot write is
+// refused before serving.
+func TestServeCPUProfile(t *testing.T) {
+	in := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n"
+	path := filepath.Join(t.TempDir(), "serve.pprof")
+	stdout, stderr, code := runCLI(t, nil, in, "serve", "--cpuprofile", path)
+	if code != 0 || !strings.Contains(stdout, `"id":1`) {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Fatalf("profile: %d bytes, %v; want a gzip-compressed profile", len(b), err)
+	}
+
+	_, stderr, code = runCLI(t, nil, in, "serve", "--cpuprofile", filepath.Join(t.TempDir(), "missing", "p.pprof"))
+	if code == 0 || !strings.Contains(stderr, "cannot write the CPU profile") {
+		t.Fatalf("unwritable path: exit %d, stderr %q", code, stderr)
+	}
+}

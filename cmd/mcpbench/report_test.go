@@ -200,6 +200,11 @@ func TestParseFlags(t *testing.T) {
 			return o.reps == 2 && cmp.Equal(o.only, []string{"stdio-get-1", "http-idle-1000"})
 		}},
 		{"servers", []string{"-servers", "mcp-go,go-sdk"}, false, func(o options) bool { return cmp.Equal(o.servers, []string{mcpGo, goSDK}) }},
+		{"extra flowyprompt arguments", []string{"-flowyprompt-args", " --cpuprofile  /tmp/p.pprof "}, false, func(o options) bool {
+			fp := servers("bin", "tpl", o.fpArgs)[0]
+			return fp.name == flowyprompt && cmp.Equal(fp.stdio()[len(fp.stdio())-2:], []string{"--cpuprofile", "/tmp/p.pprof"}) &&
+				cmp.Equal(fp.listen("", "127.0.0.1:1")[len(fp.listen("", "127.0.0.1:1"))-2:], []string{"--cpuprofile", "/tmp/p.pprof"})
+		}},
 		{"unknown scenario", []string{"-scenarios", "nope"}, true, nil},
 		{"unknown server", []string{"-servers", "other"}, true, nil},
 		{"zero reps", []string{"-reps", "0"}, true, nil},
