@@ -113,7 +113,13 @@ func NewEngine(srv *Server, opts EngineOptions) *Engine {
 func (e *Engine) Options() EngineOptions { return e.opts }
 
 // NewSession registers a session whose messages leave through sink.
-func (e *Engine) NewSession(sink Sink) *Session {
+func (e *Engine) NewSession(sink Sink) *Session { return e.TryNewSession(sink, 0) }
+
+// TryNewSession is NewSession under a cap: it registers the session only
+// while the engine holds fewer than max live sessions (0: no cap), and
+// returns nil otherwise. Checking and registering are one step, so a
+// burst of clients cannot overshoot the cap.
+func (e *Engine) TryNewSession(sink Sink, max int) *Session {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Session{
 		id:         newSessionID(),
@@ -133,6 +139,11 @@ func (e *Engine) NewSession(sink Sink) *Session {
 	s.logLevel.Store(int32(DefaultLogLevel))
 	s.Touch()
 	e.mu.Lock()
+	if max > 0 && len(e.sessions) >= max {
+		e.mu.Unlock()
+		cancel()
+		return nil
+	}
 	e.sessions[s.id] = s
 	e.mu.Unlock()
 	return s

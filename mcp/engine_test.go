@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -709,5 +710,42 @@ func TestResponseBuffersAreRecycledOnlyForCopyingSinks(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestTryNewSessionCap: under a burst of concurrent opens, exactly the cap
+// is admitted, and a closed session frees its place.
+func TestTryNewSessionCap(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	const max, tries = 50, 400
+	var admitted atomic.Int32
+	var wg sync.WaitGroup
+	sessions := make(chan *mcp.Session, tries)
+	for range tries {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if s := e.TryNewSession(&inlineSink{}, max); s != nil {
+				admitted.Add(1)
+				sessions <- s
+			}
+		}()
+	}
+	wg.Wait()
+	close(sessions)
+	if n := admitted.Load(); n != max || e.SessionCount() != max {
+		t.Fatalf("admitted %d, engine holds %d; want %d", n, e.SessionCount(), max)
+	}
+	if e.TryNewSession(&inlineSink{}, max) != nil {
+		t.Fatal("a session was admitted over the cap")
+	}
+	(<-sessions).Close()
+	s := e.TryNewSession(&inlineSink{}, max)
+	if s == nil {
+		t.Fatal("no place after a session closed")
+	}
+	s.Close()
+	for s := range sessions {
+		s.Close()
 	}
 }

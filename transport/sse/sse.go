@@ -255,22 +255,22 @@ func (h *Handler) lookup(id string) *conn {
 // client stays connected. Where the connection cannot be taken over
 // (HTTP/2), the stream is served as an ordinary response.
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
-	if !httpx.Admit(w, h.e, h.opts.MaxSessions) {
-		return
-	}
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache, no-transform")
-	hdr.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
-	rc := http.NewResponseController(w)
-
 	c := &conn{h: h}
 	// Held until the endpoint event is out: the engine may broadcast to
 	// the session as soon as it exists, and nothing may precede the
 	// response's head and the endpoint event.
 	c.mu.Lock()
-	s := h.e.NewSession(c)
+	s := httpx.OpenSession(w, h.e, c, h.opts.MaxSessions)
+	if s == nil {
+		c.mu.Unlock()
+		return
+	}
 	c.s, c.id = s, s.ID()
+	hdr := w.Header()
+	hdr.Set("Content-Type", "text/event-stream")
+	hdr.Set("Cache-Control", "no-cache, no-transform")
+	hdr.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
+	rc := http.NewResponseController(w)
 	first := appendEvent(make([]byte, 0, 256), "endpoint", []byte(h.endpointURL(r, c.id)))
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -511,10 +511,10 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 			How: "post it to the endpoint URL of a GET /sse stream"})
 		return
 	}
-	if !httpx.Admit(w, h.e, h.opts.MaxSessions) {
+	s := httpx.OpenSession(w, h.e, oneShot{}, h.opts.MaxSessions)
+	if s == nil {
 		return
 	}
-	s := h.e.NewSession(oneShot{})
 	defer s.Close()
 	// Initialize is answered synchronously in Deliver's bookkeeping, so
 	// the request that follows finds the session ready.

@@ -230,9 +230,12 @@ func (rt *route) abandon() {
 	rt.msgs = nil
 }
 
-func (h *Handler) newSession() *session {
+// newSession opens a session, or answers 503 and returns nil at the cap.
+func (h *Handler) newSession(w http.ResponseWriter) *session {
 	ss := &session{wake: make(chan struct{}, 1)}
-	ss.s = h.e.NewSession(ss)
+	if ss.s = httpx.OpenSession(w, h.e, ss, h.opts.MaxSessions); ss.s == nil {
+		return nil
+	}
 	ss.id = ss.s.ID()
 	h.mu.Lock()
 	h.sessions[ss.id] = ss
@@ -336,10 +339,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 				How:  "send initialize first and echo the " + HeaderSession + " header of its response"})
 			return
 		}
-		if !httpx.Admit(w, h.e, h.opts.MaxSessions) {
+		if ss = h.newSession(w); ss == nil {
 			return
 		}
-		ss = h.newSession()
 		h.log.Debug("mcp session opened", "session", ss.id)
 	}
 	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}

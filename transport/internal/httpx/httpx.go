@@ -158,17 +158,18 @@ func ParseError() *fault.Error {
 		Why: "a message must be one JSON-RPC object", How: `send one object such as {"jsonrpc":"2.0","id":1,"method":"ping"}`}
 }
 
-// Admit enforces the cap on live sessions: when e already has max sessions
-// (0 means no cap) it answers 503 with Retry-After and returns false.
-func Admit(w http.ResponseWriter, e *mcp.Engine, max int) bool {
-	if max <= 0 || e.SessionCount() < max {
-		return true
+// OpenSession starts a session on e for sink under the cap on live
+// sessions (0: no cap). At the cap it answers 503 with Retry-After and
+// returns nil.
+func OpenSession(w http.ResponseWriter, e *mcp.Engine, sink mcp.Sink, max int) *mcp.Session {
+	if s := e.TryNewSession(sink, max); s != nil {
+		return s
 	}
 	WriteError(w, http.StatusServiceUnavailable, &fault.Error{Code: CodeTooManySessions,
 		What: "too many sessions", Why: fmt.Sprintf("the server already holds its maximum of %d live sessions", max),
 		How: "retry later, close sessions you no longer use, or raise --max-sessions", RetryAfter: 10 * time.Second,
 		Details: map[string]any{"max_sessions": max}})
-	return false
+	return nil
 }
 
 // Accepts reports which of JSON and an event stream the Accept header
