@@ -384,6 +384,34 @@ func TestSaveOpen(t *testing.T) {
 	}
 }
 
+// TestOpenShorterTTL: entries saved under a longer TTL than the one the
+// cache is opened with are fresh for at most the new TTL; shorter expiries
+// and entries that never expire are kept as they are.
+func TestOpenShorterTTL(t *testing.T) {
+	clk := newClock()
+	path := filepath.Join(t.TempDir(), "cache.json")
+	c := New(Options{TTL: time.Hour, Now: clk.Now})
+	c.Set("long", []byte("1"), "")
+	c.Put(Entry{Key: "soon", Value: []byte("2"), ExpiresAt: clk.Now().Add(time.Minute)})
+	c.Put(Entry{Key: "blob", Value: []byte("3")})
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	got, err := Open(path, Options{TTL: 15 * time.Minute, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for key, want := range map[string]time.Time{
+		"long": clk.Now().Add(15 * time.Minute),
+		"soon": clk.Now().Add(time.Minute),
+		"blob": {},
+	} {
+		if e := mustPeek(t, got, key); !e.ExpiresAt.Equal(want) {
+			t.Errorf("%s expires at %v, want %v", key, e.ExpiresAt, want)
+		}
+	}
+}
+
 func assertMode(t *testing.T, path string, want os.FileMode) {
 	t.Helper()
 	fi, err := os.Stat(path)

@@ -120,12 +120,18 @@ func Open(path string, opts Options) (*Cache, error) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	// An entry saved under a longer TTL than today's (CACHE_TTL_MS was
+	// lowered) is fresh for at most today's TTL from now.
+	latest := c.now().Add(c.ttl)
 	// Oldest first, so the most recently used entry ends at the front and
 	// eviction order survives a restart.
 	for i := len(f.Entries) - 1; i >= 0; i-- {
 		e := f.Entries[i]
 		if e.Key == "" {
 			continue
+		}
+		if !e.ExpiresAt.IsZero() && e.ExpiresAt.After(latest) {
+			e.ExpiresAt = latest
 		}
 		c.put(&e)
 	}
