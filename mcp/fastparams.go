@@ -14,46 +14,39 @@ type fastDecoder interface {
 }
 
 func (p *GetPromptParams) decodeFast(data []byte) bool {
+	name, args, ok := nameAndArguments(data)
+	if !ok {
+		return false
+	}
 	// Filled apart and kept only on success: encoding/json must start
 	// from the zero value when the fast path gives up half way.
-	var q GetPromptParams
-	s := &scanner{data: data}
-	var seenName, seenArgs bool
-	ok := s.fields(func(key []byte) bool {
-		switch string(key) {
-		case `"name"`:
-			if seenName {
-				return false
-			}
-			seenName = true
-			var ok bool
-			q.Name, ok = s.stringValue()
-			return ok
-		case `"arguments"`:
-			if seenArgs {
-				return false
-			}
-			seenArgs = true
-			var ok bool
-			q.Arguments, ok = s.stringMap()
-			return ok
+	q := GetPromptParams{Name: name}
+	if args != nil {
+		s := scanner{data: args}
+		if q.Arguments, ok = s.stringMap(); !ok {
+			return false
 		}
-		return false
-	})
-	if !ok || s.end() != nil {
-		return false
 	}
 	*p = q
 	return true
 }
 
 func (p *CallToolParams) decodeFast(data []byte) bool {
-	// Filled apart and kept only on success: encoding/json must start
-	// from the zero value when the fast path gives up half way.
-	var q CallToolParams
+	name, args, ok := nameAndArguments(data)
+	if !ok || (args != nil && args[0] != '{') {
+		return false
+	}
+	*p = CallToolParams{Name: name, Arguments: args}
+	return true
+}
+
+// nameAndArguments reads {"name": "…", "arguments": …}, each member at
+// most once, in any order, and returns the name and the arguments' JSON
+// (nil when absent).
+func nameAndArguments(data []byte) (name string, args []byte, ok bool) {
 	s := &scanner{data: data}
-	var seenName, seenArgs bool
-	ok := s.fields(func(key []byte) bool {
+	var seenName bool
+	ok = s.fields(func(key []byte) bool {
 		switch string(key) {
 		case `"name"`:
 			if seenName {
@@ -61,27 +54,22 @@ func (p *CallToolParams) decodeFast(data []byte) bool {
 			}
 			seenName = true
 			var ok bool
-			q.Name, ok = s.stringValue()
+			name, ok = s.stringValue()
 			return ok
 		case `"arguments"`:
-			if seenArgs || s.i >= len(s.data) || s.data[s.i] != '{' {
+			if args != nil {
 				return false
 			}
-			seenArgs = true
 			start := s.i
 			if s.value(1) != nil {
 				return false
 			}
-			q.Arguments = s.data[start:s.i:s.i]
+			args = s.data[start:s.i:s.i]
 			return true
 		}
 		return false
 	})
-	if !ok || s.end() != nil {
-		return false
-	}
-	*p = q
-	return true
+	return name, args, ok && s.end() == nil
 }
 
 // DecodeStringObject decodes data when it is a JSON object whose values
