@@ -19,7 +19,8 @@ import (
 // Outgoing is one message leaving a session.
 type Outgoing struct {
 	// Data is one compact JSON-RPC message, without a trailing newline. It
-	// is never modified after it is handed to a Sink and may be retained.
+	// is never modified after it is handed to a Sink and may be retained,
+	// except by a CopyingSink: its buffer is reused once Send returns.
 	Data []byte
 	// Route is what the transport passed to Deliver with the request this
 	// message answers or belongs to (progress, logs, server→client requests

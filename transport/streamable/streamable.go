@@ -409,13 +409,13 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 			if fresh && ss.s.Initialized() {
 				w.Header().Set(HeaderSession, ss.id)
 			}
-			h := w.Header()
+			hdr := w.Header()
 			// Shared value slices: net/http only reads them, and this is
 			// every JSON answer.
-			h["Content-Type"] = jsonContentType
-			h["Cache-Control"] = noStore
+			hdr["Content-Type"] = jsonContentType
+			hdr["Cache-Control"] = noStore
 			// A length spares net/http chunking answers over its 2 KB buffer.
-			h["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
+			hdr["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
 			w.WriteHeader(http.StatusOK)
 			w.Write(m.Data)
 		}
