@@ -749,3 +749,50 @@ func TestTryNewSessionCap(t *testing.T) {
 		s.Close()
 	}
 }
+
+// TestDeliverJSON: malformed JSON comes back as the parse error, with
+// nothing said on the session; JSON that is no valid message is answered
+// on the session as Deliver answers it.
+func TestDeliverJSON(t *testing.T) {
+	tests := []struct {
+		name    string
+		msg     string
+		wantErr bool
+		want    int // messages delivered
+	}{
+		{"malformed", `{"jsonrpc":`, true, 0},
+		{"empty", ``, true, 0},
+		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, false, 1},
+		{"no message", `{"hello":"world"}`, false, 1},
+		{"a ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, false, 1},
+		{"a notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, 0},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _ := testServer(t, mcp.EngineOptions{})
+			k := &inlineSink{}
+			s := e.NewSession(k)
+			t.Cleanup(s.Close)
+			n, err := s.DeliverJSON([]byte(tc.msg), nil)
+			if (err != nil) != tc.wantErr || n != tc.want {
+				t.Fatalf("DeliverJSON = %d, %v; want %d, error %v", n, err, tc.want, tc.wantErr)
+			}
+			if tc.wantErr {
+				if code := mcp.ErrorObject(err).Code; code != int64(-32700) {
+					t.Errorf("error code %d, want %d", code, int64(-32700))
+				}
+				if k.count() != 0 {
+					t.Errorf("%d messages on the session, want none", k.count())
+				}
+				return
+			}
+			deadline := time.Now().Add(mcptest.Wait)
+			for k.count() < n && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			if k.count() != n {
+				t.Errorf("%d messages on the session, want %d", k.count(), n)
+			}
+		})
+	}
+}

@@ -283,41 +283,57 @@ func (s *Session) subscribe(uri string, on bool) {
 // when the session already has its maximum of requests in flight, which is
 // how a client that floods us is slowed down instead of buffered without end.
 func (s *Session) Deliver(data []byte, route any) int {
+	n, _ := s.deliver(data, route, false)
+	return n
+}
+
+// DeliverJSON is Deliver for transports that refuse malformed JSON
+// themselves (HTTP answers it with 400): a message that is not valid JSON
+// is not answered on the session, and its parse error is returned instead.
+// It spares those transports a validation pass of their own.
+func (s *Session) DeliverJSON(data []byte, route any) (int, error) {
+	return s.deliver(data, route, true)
+}
+
+func (s *Session) deliver(data []byte, route any, refuseMalformed bool) (int, error) {
 	s.Touch()
 	if s.state.Load() == stateClosed {
-		return 0
+		return 0, nil
 	}
 	if max := s.engine.opts.MaxMessageSize; len(data) > max {
 		s.replyErr(nullID, route, tooLarge(len(data), max))
-		return 1
+		return 1, nil
 	}
 	f, answerID, err := decodeFrame(data)
 	if err != nil {
+		if fe := fault.As(err); refuseMalformed && fe != nil && fe.Code == CodeParseError {
+			return 0, err
+		}
 		s.replyErr(answerID, route, err)
-		return 1
+		return 1, nil
 	}
 	switch f.kind {
 	case kindResponse:
 		s.resolve(f)
-		return 0
+		return 0, nil
 	case kindNotification:
 		s.notification(f)
-		return 0
+		return 0, nil
 	}
 	if f.method == MethodInitialize {
 		s.initialize(f, route)
-		return 1
+		return 1, nil
 	}
 	m, ok := s.engine.methods[f.method]
 	if !ok {
 		s.replyErr(f.id, route, protocolError(CodeMethodNotFound, fmt.Sprintf("unknown method %q", f.method),
 			"this server does not implement it", "see the capabilities returned by initialize"))
-		return 1
+		return 1, nil
 	}
 	if !m.beforeInit && s.state.Load() != stateReady {
 		s.replyErr(f.id, route, protocolError(CodeNotInitialized, fmt.Sprintf("%s before initialize", f.method),
 			"only ping is allowed before the session is initialized", "send initialize first"))
-		return 1
+		return 1, nil
 	}
 	key := idKey(f.id)
 	s.mu.Lock()
@@ -326,12 +342,12 @@ func (s *Session) Deliver(data []byte, route any) int {
 	if dup {
 		s.replyErr(f.id, route, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", f.id),
 			"a request with this id is still in flight on this session", "use a fresh id for every request"))
-		return 1
+		return 1, nil
 	}
 	select {
 	case s.slots <- struct{}{}:
 	case <-s.done:
-		return 0
+		return 0, nil
 	}
 	ctx, cancel := context.WithTimeout(s.ctx, s.engine.opts.RequestTimeout)
 	fl := &inflight{cancel: cancel}
@@ -346,7 +362,7 @@ func (s *Session) Deliver(data []byte, route any) int {
 		s.replyErr(f.id, route, protocolError(CodeInvalidRequest, "the server is shutting down",
 			"it no longer accepts requests", "reconnect once it is back"))
 	}
-	return 1
+	return 1, nil
 }
 
 func tooLarge(size, max int) error {

@@ -424,11 +424,10 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !json.Valid(body) {
+	if _, err := c.s.DeliverJSON(body, nil); err != nil {
 		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
 		return
 	}
-	c.s.Deliver(body, nil)
 	w.WriteHeader(http.StatusAccepted)
 }
 

@@ -324,11 +324,11 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !json.Valid(body) {
-		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
-		return
-	}
 	if fresh {
+		if !json.Valid(body) {
+			httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
+			return
+		}
 		var peek struct {
 			Method string `json:"method"`
 		}
@@ -345,7 +345,12 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug("mcp session opened", "session", ss.id)
 	}
 	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}
-	if ss.s.Deliver(body, rt) == 0 {
+	n, err := ss.s.DeliverJSON(body, rt)
+	if err != nil {
+		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
+		return
+	}
+	if n == 0 {
 		if ended(ss.s) {
 			httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
 			return
