@@ -140,11 +140,9 @@ func (r *runner) run(ctx context.Context, sc scenario, srv *server) (map[string]
 	if err != nil {
 		return nil, err
 	}
+	work := loadgen.Work{Method: method, Params: params, Requests: sc.requests, Warmup: sc.warmup, Expect: expect}
 	if sc.kind == kindStdio {
-		st, err := loadgen.Stdio(ctx, loadgen.StdioConfig{
-			Command: srv.stdio(), Method: method, Params: params,
-			Requests: sc.requests, Warmup: sc.warmup, Inflight: sc.concurrency, Expect: expect,
-		})
+		st, err := loadgen.Stdio(ctx, loadgen.StdioConfig{Command: srv.stdio(), Work: work, Inflight: sc.concurrency})
 		if err != nil {
 			return nil, err
 		}
@@ -172,19 +170,13 @@ func (r *runner) run(ctx context.Context, sc scenario, srv *server) (map[string]
 
 	switch sc.kind {
 	case kindSSE:
-		st, err := loadgen.SSE(ctx, loadgen.SSEConfig{
-			URL: url, Method: method, Params: params, Sessions: sc.concurrency,
-			Requests: sc.requests, Warmup: sc.warmup, Expect: expect, PID: p.PID(),
-		})
+		st, err := loadgen.SSE(ctx, loadgen.SSEConfig{URL: url, Work: work, Sessions: sc.concurrency, PID: p.PID()})
 		if err != nil {
 			return nil, withOutput(err, p)
 		}
 		return statsMetrics(st), nil
 	case kindStreamable:
-		st, err := loadgen.Streamable(ctx, loadgen.StreamableConfig{
-			URL: url, Method: method, Params: params, Clients: sc.concurrency,
-			Requests: sc.requests, Warmup: sc.warmup, Expect: expect, PID: p.PID(),
-		})
+		st, err := loadgen.Streamable(ctx, loadgen.StreamableConfig{URL: url, Work: work, Clients: sc.concurrency, PID: p.PID()})
 		if err != nil {
 			return nil, withOutput(err, p)
 		}

@@ -115,8 +115,8 @@ func TestSSE(t *testing.T) {
 				warmup = 0 // a failing method fails warmup by design
 			}
 			st, err := SSE(ctx, SSEConfig{
-				URL: srv.URL + "/sse", Method: tt.method, Params: []byte(`{}`),
-				Sessions: 4, Requests: 25, Warmup: warmup, Expect: expect, PID: os.Getpid(),
+				URL: srv.URL + "/sse", Sessions: 4, PID: os.Getpid(),
+				Work: Work{Method: tt.method, Params: []byte(`{}`), Requests: 25, Warmup: warmup, Expect: expect},
 			})
 			if tt.wantFailed != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
@@ -170,8 +170,8 @@ func TestStreamable(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			st, err := Streamable(ctx, StreamableConfig{
-				URL: srv.URL + "/mcp", Method: tt.method, Params: []byte(`{"a":1}`),
-				Clients: 3, Requests: 20,
+				URL: srv.URL + "/mcp", Clients: 3,
+				Work: Work{Method: tt.method, Params: []byte(`{"a":1}`), Requests: 20},
 			})
 			if tt.wantFailed != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
@@ -198,7 +198,7 @@ func TestStreamable(t *testing.T) {
 
 func TestStreamableUnknownEndpoint(t *testing.T) {
 	_, srv := newFakeServer(t, fakeOptions{})
-	_, err := Streamable(context.Background(), StreamableConfig{URL: srv.URL + "/nothing", Method: "echo", Clients: 2, Requests: 1})
+	_, err := Streamable(context.Background(), StreamableConfig{URL: srv.URL + "/nothing", Clients: 2, Work: Work{Method: "echo", Requests: 1}})
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("err = %v, want a 404 from initialize", err)
 	}

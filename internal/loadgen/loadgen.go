@@ -65,12 +65,19 @@ func summarize(lat []time.Duration, errs int, elapsed time.Duration) Stats {
 
 // StdioConfig describes a stdio run.
 type StdioConfig struct {
-	Command  []string        // server command line
+	Command []string // server command line
+	Work
+	Inflight int // requests kept outstanding
+}
+
+// Work is what a run asks of a server, whatever the transport: one method
+// with the same params, warm-up requests first, and a check of every
+// answer.
+type Work struct {
 	Method   string          // e.g. "prompts/get"
 	Params   json.RawMessage // the request params
-	Requests int             // measured requests
-	Warmup   int             // unmeasured requests first
-	Inflight int             // requests kept outstanding
+	Requests int             // measured requests (over HTTP: per session)
+	Warmup   int             // unmeasured requests first (over HTTP: per session)
 	// Expect, when set, must appear in every successful response.
 	Expect []byte
 }

@@ -38,9 +38,9 @@ func TestStdioLoadEveryRequestAnswered(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	st, err := loadgen.Stdio(ctx, loadgen.StdioConfig{
-		Command: []string{bin, "serve", "--templates", bench.TemplatesDir(), "--log-level", "error"},
-		Method:  "prompts/get", Params: promptsGetParams(t),
-		Requests: 2000, Warmup: 100, Inflight: 32, Expect: []byte("platform engineers"),
+		Command:  []string{bin, "serve", "--templates", bench.TemplatesDir(), "--log-level", "error"},
+		Work:     loadgen.Work{Method: "prompts/get", Params: promptsGetParams(t), Requests: 2000, Warmup: 100, Expect: []byte("platform engineers")},
+		Inflight: 32,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -59,8 +59,9 @@ func BenchmarkStdioPromptsGet(b *testing.B) {
 		b.Run(map[int]string{1: "inflight=1", 32: "inflight=32"}[inflight], func(b *testing.B) {
 			st, err := loadgen.Stdio(context.Background(), loadgen.StdioConfig{
 				Command: []string{bin, "serve", "--templates", bench.TemplatesDir(), "--log-level", "error"},
-				Method:  "prompts/get", Params: promptsGetParams(b),
-				Requests: max(b.N, 1000), Warmup: 500, Inflight: inflight, Expect: []byte("platform engineers"),
+				Work: loadgen.Work{Method: "prompts/get", Params: promptsGetParams(b), Requests: max(b.N, 1000), Warmup: 500,
+					Expect: []byte("platform engineers")},
+				Inflight: inflight,
 			})
 			if err != nil {
 				b.Fatal(err)

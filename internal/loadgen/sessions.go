@@ -29,11 +29,7 @@ type opener func(ctx context.Context) (rpcSession, error)
 // load is one concurrent run: n sessions, each with one request in flight.
 type load struct {
 	sessions int
-	method   string
-	params   json.RawMessage
-	requests int // measured, per session
-	warmup   int // per session
-	expect   []byte
+	work     Work // Requests and Warmup per session
 	pid      int
 	open     opener
 }
@@ -66,7 +62,7 @@ func (l load) run(ctx context.Context) (Stats, error) {
 	lats := make([][]time.Duration, l.sessions)
 	errs := make([]int, l.sessions)
 	firstErrs := make([]string, l.sessions)
-	prefix := requestPrefix(l.method, l.params)
+	prefix := requestPrefix(l.work.Method, l.work.Params)
 
 	for i := range l.sessions {
 		go func() {
@@ -85,7 +81,7 @@ func (l load) run(ctx context.Context) (Stats, error) {
 			defer s.close()
 			buf := make([]byte, 0, len(prefix)+16)
 			id := 0
-			for range l.warmup {
+			for range l.work.Warmup {
 				id++
 				buf = appendRequest(buf[:0], prefix, id)
 				resp, err := s.call(ctx, id, buf)
@@ -93,7 +89,7 @@ func (l load) run(ctx context.Context) (Stats, error) {
 					fail(fmt.Errorf("session %d warmup: %w", i, err))
 					return
 				}
-				if bad := check(resp, l.expect); bad != "" {
+				if bad := check(resp, l.work.Expect); bad != "" {
 					fail(fmt.Errorf("session %d warmup: bad response %s", i, bad))
 					return
 				}
@@ -105,8 +101,8 @@ func (l load) run(ctx context.Context) (Stats, error) {
 			case <-ctx.Done():
 				return
 			}
-			lat := make([]time.Duration, 0, l.requests)
-			for range l.requests {
+			lat := make([]time.Duration, 0, l.work.Requests)
+			for range l.work.Requests {
 				id++
 				buf = appendRequest(buf[:0], prefix, id)
 				t0 := time.Now()
@@ -116,7 +112,7 @@ func (l load) run(ctx context.Context) (Stats, error) {
 					return
 				}
 				lat = append(lat, time.Since(t0))
-				if bad := check(resp, l.expect); bad != "" {
+				if bad := check(resp, l.work.Expect); bad != "" {
 					if errs[i] == 0 {
 						firstErrs[i] = bad
 					}

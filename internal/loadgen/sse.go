@@ -3,7 +3,6 @@ package loadgen
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -18,17 +17,12 @@ import (
 // POSTs its requests there, and reads the responses as "message" events on
 // its stream.
 type SSEConfig struct {
-	URL      string          // the stream endpoint, e.g. http://127.0.0.1:3000/sse
-	Method   string          // e.g. "prompts/get"
-	Params   json.RawMessage // the request params
-	Sessions int             // concurrent sessions, one request in flight each
-	Requests int             // measured requests per session
-	Warmup   int             // unmeasured requests per session first
+	URL string // the stream endpoint, e.g. http://127.0.0.1:3000/sse
+	Work
+	Sessions int // concurrent sessions, one request in flight each
 	// Protocol is the protocolVersion sent in initialize; default
 	// "2024-11-05", the revision that defined this transport.
 	Protocol string
-	// Expect, when set, must appear in every successful response.
-	Expect []byte
 	// PID, when set, is the server process to read CPU and memory from.
 	PID int
 }
@@ -48,8 +42,7 @@ func SSE(ctx context.Context, cfg SSEConfig) (Stats, error) {
 		proto = "2024-11-05"
 	}
 	return load{
-		sessions: cfg.Sessions, method: cfg.Method, params: cfg.Params,
-		requests: cfg.Requests, warmup: cfg.Warmup, expect: cfg.Expect, pid: cfg.PID,
+		sessions: cfg.Sessions, work: cfg.Work, pid: cfg.PID,
 		open: func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, ctx, hc, base, proto) },
 	}.run(ctx)
 }

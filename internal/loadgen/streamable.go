@@ -17,18 +17,13 @@ import (
 // Mcp-Session-Id the server assigns, and POSTs its requests with it; a
 // response body is JSON or an event stream carrying the response.
 type StreamableConfig struct {
-	URL      string          // the MCP endpoint, e.g. http://127.0.0.1:3000/mcp
-	Method   string          // e.g. "prompts/get"
-	Params   json.RawMessage // the request params
-	Clients  int             // concurrent clients (sessions), one request in flight each
-	Requests int             // measured requests per client
-	Warmup   int             // unmeasured requests per client first
+	URL string // the MCP endpoint, e.g. http://127.0.0.1:3000/mcp
+	Work
+	Clients int // concurrent clients (sessions), one request in flight each
 	// Protocol is the protocolVersion asked for in initialize; default
 	// "2025-06-18". Later requests carry the version the server chose in
 	// the MCP-Protocol-Version header.
 	Protocol string
-	// Expect, when set, must appear in every successful response.
-	Expect []byte
 	// PID, when set, is the server process to read CPU and memory from.
 	PID int
 }
@@ -45,8 +40,7 @@ func Streamable(ctx context.Context, cfg StreamableConfig) (Stats, error) {
 		proto = "2025-06-18"
 	}
 	return load{
-		sessions: cfg.Clients, method: cfg.Method, params: cfg.Params,
-		requests: cfg.Requests, warmup: cfg.Warmup, expect: cfg.Expect, pid: cfg.PID,
+		sessions: cfg.Clients, work: cfg.Work, pid: cfg.PID,
 		open: func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, hc, cfg.URL, proto) },
 	}.run(ctx)
 }

@@ -17,8 +17,9 @@ func TestStdioReportsServerUsage(t *testing.T) {
 	defer cancel()
 	cmd := []string{bin, "serve", "--templates", bench.TemplatesDir(), "--log-level", "error"}
 	st, err := loadgen.Stdio(ctx, loadgen.StdioConfig{
-		Command: cmd, Method: "prompts/get", Params: promptsGetParams(t),
-		Requests: 3000, Warmup: 100, Inflight: 8, Expect: []byte("platform engineers"),
+		Command:  cmd,
+		Work:     loadgen.Work{Method: "prompts/get", Params: promptsGetParams(t), Requests: 3000, Warmup: 100, Expect: []byte("platform engineers")},
+		Inflight: 8,
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -32,8 +33,9 @@ func TestStdioReportsServerUsage(t *testing.T) {
 
 	// A missing required argument is an error response: counted, quoted.
 	st, err = loadgen.Stdio(ctx, loadgen.StdioConfig{
-		Command: cmd, Method: "prompts/get", Params: []byte(`{"name":"` + bench.PromptName + `","arguments":{"topic":"x"}}`),
-		Requests: 50, Inflight: 4,
+		Command:  cmd,
+		Work:     loadgen.Work{Method: "prompts/get", Params: []byte(`{"name":"` + bench.PromptName + `","arguments":{"topic":"x"}}`), Requests: 50},
+		Inflight: 4,
 	})
 	if err != nil {
 		t.Fatal(err)
