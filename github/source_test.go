@@ -411,15 +411,7 @@ func TestRestartWithDiskCache(t *testing.T) {
 	})
 
 	t.Run("after the TTL", func(t *testing.T) {
-		h.clock.Add(DefaultTTL + time.Second)
-		h.fake.Reset()
-		s := h.source()
-		bg := watchBackground(s)
-		cat, err := s.Load(ctxT(t))
-		if err != nil || cat.Len() != first.Len() {
-			t.Fatalf("Load = %d templates, %v", cat.Len(), err)
-		}
-		waitFor(t, bg, "background revalidation")
+		restartPastTTL(t, h, first.Len())
 		c := h.costs()
 		t.Logf("restart after the TTL: %v", c)
 		if c.Total > 2 || c.Total != c.Status[http.StatusNotModified] {
@@ -428,19 +420,11 @@ func TestRestartWithDiskCache(t *testing.T) {
 	})
 
 	t.Run("GitHub unreachable", func(t *testing.T) {
-		h.clock.Add(DefaultTTL + time.Second)
 		h.fake.SetDown(true)
 		defer h.fake.SetDown(false)
-		h.fake.Reset()
-		s := h.source()
-		bg := watchBackground(s)
-		cat, err := s.Load(ctxT(t))
-		if err != nil || cat.Len() != first.Len() {
-			t.Fatalf("Load while GitHub is down = %d templates, %v; want the cached catalog", cat.Len(), err)
-		}
-		waitFor(t, bg, "background revalidation")
+		s := restartPastTTL(t, h, first.Len())
 		t.Logf("restart with GitHub unreachable: %v", h.costs())
-		cat, _ = s.Load(ctxT(t))
+		cat, _ := s.Load(ctxT(t))
 		if st := cat.Stale(); st == nil || st.Code != fault.NetworkError {
 			t.Errorf("staleness = %+v, want NETWORK_ERROR", st)
 		}
@@ -488,6 +472,24 @@ func TestRestartWithDiskCache(t *testing.T) {
 		}
 		t.Logf("start over a corrupt cache file: %v", h.costs())
 	})
+}
+
+// restartPastTTL starts a source on the disk cache once the TTL has
+// passed: Load must answer at once with the cached catalog (want
+// templates), and the revalidation it starts in the background is waited
+// for. Requests are counted from the restart.
+func restartPastTTL(t *testing.T, h *harness, want int) *Source {
+	t.Helper()
+	h.clock.Add(DefaultTTL + time.Second)
+	h.fake.Reset()
+	s := h.source()
+	bg := watchBackground(s)
+	cat, err := s.Load(ctxT(t))
+	if err != nil || cat.Len() != want {
+		t.Fatalf("Load after a restart = %d templates, %v; want the %d cached", cat.Len(), err, want)
+	}
+	waitFor(t, bg, "background revalidation")
+	return s
 }
 
 func TestPinnedCommit(t *testing.T) {

@@ -60,6 +60,22 @@ func newEngine(t testing.TB, lib *templates.Library, opts mcp.EngineOptions) (*m
 // start runs a server on a free loopback port until the test ends.
 func start(t testing.TB, e *mcp.Engine, opts httpserver.Options) (*httpserver.Server, *client) {
 	t.Helper()
+	srv, served, c := listen(t, e, opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
+		defer cancel()
+		_ = srv.Shutdown(ctx)
+		if err := <-served; err != nil {
+			t.Errorf("Serve: %v", err)
+		}
+	})
+	return srv, c
+}
+
+// listen serves e on a loopback port and returns the server, what Serve
+// returned once it has, and a client of it; shutting down is the caller's.
+func listen(t testing.TB, e *mcp.Engine, opts httpserver.Options) (*httpserver.Server, <-chan error, *client) {
+	t.Helper()
 	opts.Addr = "127.0.0.1:0"
 	if opts.Logger == nil {
 		opts.Logger = quiet
@@ -73,17 +89,9 @@ func start(t testing.TB, e *mcp.Engine, opts httpserver.Options) (*httpserver.Se
 	}
 	served := make(chan error, 1)
 	go func() { served <- srv.Serve() }()
-	tr := &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		defer cancel()
-		_ = srv.Shutdown(ctx)
-		if err := <-served; err != nil {
-			t.Errorf("Serve: %v", err)
-		}
-		tr.CloseIdleConnections()
-	})
-	return srv, &client{base: srv.URL(), c: &http.Client{Transport: tr}}
+	tr := &http.Transport{MaxIdleConnsPerHost: 512}
+	t.Cleanup(tr.CloseIdleConnections)
+	return srv, served, &client{base: srv.URL(), c: &http.Client{Transport: tr}}
 }
 
 // client talks to one server.

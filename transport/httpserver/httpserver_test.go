@@ -374,18 +374,7 @@ func repoRoot(t *testing.T) string {
 // Serve returns nil.
 func TestShutdown(t *testing.T) {
 	e, _, hk := newEngine(t, nil, mcp.EngineOptions{})
-	srv, err := httpserver.New(e, httpserver.Options{Addr: "127.0.0.1:0", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	c := &client{base: srv.URL(), c: &http.Client{Transport: tr}}
+	srv, served, c := listen(t, e, httpserver.Options{})
 
 	sseEv, _ := c.openSSE(t, "")
 	id := c.openMCP(t)
@@ -431,18 +420,7 @@ func TestShutdown(t *testing.T) {
 func TestShutdownBounded(t *testing.T) {
 	e, _, hk := newEngine(t, nil, mcp.EngineOptions{})
 	defer close(hk.release)
-	srv, err := httpserver.New(e, httpserver.Options{Addr: "127.0.0.1:0", Logger: quiet})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := srv.Listen(); err != nil {
-		t.Fatal(err)
-	}
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve() }()
-	tr := &http.Transport{}
-	defer tr.CloseIdleConnections()
-	c := &client{base: srv.URL(), c: &http.Client{Transport: tr}}
+	srv, served, c := listen(t, e, httpserver.Options{})
 	id := c.openMCP(t)
 	go func() {
 		req, _ := http.NewRequest(http.MethodPost, c.base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"test/hold"}`))

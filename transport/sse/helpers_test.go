@@ -175,6 +175,17 @@ func post(t testing.TB, c *http.Client, url, body string) (int, string) {
 
 const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"test","version":"0"}}}`
 
+// initialized opens a stream at url and initializes its session; the
+// stream is closed at cleanup.
+func initialized(t testing.TB, c *http.Client, url string) (*stream, string) {
+	t.Helper()
+	s := openStream(t, c, url)
+	t.Cleanup(s.close)
+	endpoint := s.endpoint(t)
+	handshake(t, c, s, endpoint)
+	return s, endpoint
+}
+
 // handshake initializes the session behind a stream.
 func handshake(t testing.TB, c *http.Client, s *stream, endpoint string) {
 	t.Helper()

@@ -203,10 +203,7 @@ func TestMessageErrors(t *testing.T) {
 func TestDirectPost(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
 	_, ts, c := serve(t, e, sse.Options{})
-	s := openStream(t, c, ts.URL+"/sse")
-	defer s.close()
-	endpoint := s.endpoint(t)
-	handshake(t, c, s, endpoint)
+	s, endpoint := initialized(t, c, ts.URL+"/sse")
 	id := endpointRE.FindStringSubmatch(endpoint)[1]
 
 	tests := []struct {
@@ -350,10 +347,7 @@ func TestSessionEndsStream(t *testing.T) {
 func TestIdleExpiryKeptAliveByStream(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{IdleTimeout: 100 * time.Millisecond})
 	_, ts, c := serve(t, e, sse.Options{KeepAlive: 10 * time.Millisecond})
-	s := openStream(t, c, ts.URL+"/sse")
-	defer s.close()
-	endpoint := s.endpoint(t)
-	handshake(t, c, s, endpoint)
+	s, endpoint := initialized(t, c, ts.URL+"/sse")
 	// Four idle timeouts' worth of keep-alives.
 	for n := 0; n < 40; {
 		if ev := s.next(t); ev == ": ping\n\n" {
@@ -370,9 +364,7 @@ func TestIdleExpiryKeptAliveByStream(t *testing.T) {
 func TestBroadcastReachesStream(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
 	_, ts, c := serve(t, e, sse.Options{})
-	s := openStream(t, c, ts.URL+"/sse")
-	defer s.close()
-	handshake(t, c, s, s.endpoint(t))
+	s, _ := initialized(t, c, ts.URL+"/sse")
 	e.Notify(mcp.NotificationPromptsListChanged, nil)
 	if m := s.message(t); m["method"] != mcp.NotificationPromptsListChanged {
 		t.Fatalf("got %v, want %s", m, mcp.NotificationPromptsListChanged)
@@ -384,10 +376,7 @@ func TestBroadcastReachesStream(t *testing.T) {
 func TestProgressOnStream(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
 	_, ts, c := serve(t, e, sse.Options{})
-	s := openStream(t, c, ts.URL+"/sse")
-	defer s.close()
-	endpoint := s.endpoint(t)
-	handshake(t, c, s, endpoint)
+	s, endpoint := initialized(t, c, ts.URL+"/sse")
 	post(t, c, endpoint, `{"jsonrpc":"2.0","id":5,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`)
 	if m := s.message(t); m["method"] != mcp.NotificationProgress {
 		t.Fatalf("first = %v, want progress", m)
