@@ -128,7 +128,7 @@ func (r *Request) Call(ctx context.Context, method string, params, result any) e
 }
 
 type inflight struct {
-	cancel    context.CancelFunc
+	ctx       *requestContext
 	cancelled atomic.Bool
 }
 
@@ -349,8 +349,8 @@ func (s *Session) deliver(data []byte, route any, refuseMalformed bool) (int, er
 	case <-s.done:
 		return 0, nil
 	}
-	ctx, cancel := context.WithTimeout(s.ctx, s.engine.opts.RequestTimeout)
-	fl := &inflight{cancel: cancel}
+	ctx := newRequestContext(s.ctx, s.engine.opts.RequestTimeout)
+	fl := &inflight{ctx: ctx}
 	s.mu.Lock()
 	s.inflight[key] = fl
 	s.mu.Unlock()
@@ -428,7 +428,7 @@ func (s *Session) notification(f frame) {
 		s.mu.Unlock()
 		if fl != nil {
 			fl.cancelled.Store(true)
-			fl.cancel()
+			fl.ctx.cancel()
 		}
 	default:
 		// notifications/initialized, roots/list_changed and anything unknown
@@ -457,7 +457,7 @@ func (s *Session) finish(j *job) bool {
 		delete(s.inflight, j.key)
 	}
 	s.mu.Unlock()
-	j.fl.cancel()
+	j.fl.ctx.cancel()
 	return j.fl.cancelled.Load()
 }
 
