@@ -290,6 +290,8 @@ func (e *Engine) run(j *job) {
 		err = j.ctx.Err()
 	}
 	cancelled := s.finish(j)
+	// Whatever happens to res below, nothing reads it afterwards.
+	defer j.req.releaseScratch()
 	if cancelled || s.state.Load() == stateClosed {
 		// The client gave up on it: no response, but the route still learns
 		// that this request is over.

@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/golden"
@@ -795,4 +796,58 @@ func TestDeliverJSON(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestScratchLivesUntilEncoded: results made of scratch memory are encoded
+// before the buffer goes back to the pool, so with many requests at once on
+// many sessions every response still carries its own text.
+func TestScratchLivesUntilEncoded(t *testing.T) {
+	e := mcp.NewEngine(&mcp.Server{Methods: map[string]mcp.Handler{
+		"test/scratch": func(_ context.Context, r *mcp.Request) (any, error) {
+			b := r.Scratch()
+			if len(*b) != 0 {
+				return nil, fmt.Errorf("scratch starts with %d bytes", len(*b))
+			}
+			start := len(*b)
+			*b = append(*b, "request "...)
+			*b = append(*b, r.ID...)
+			*b = append(*b, strings.Repeat(" padding", 200)...)
+			text := unsafe.String(&(*b)[start], len(*b)-start)
+			runtime.Gosched() // let other requests take buffers meanwhile
+			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}}, nil
+		},
+	}}, mcp.EngineOptions{MaxInflightPerSession: 64})
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	const sessions, perSession = 8, 300
+	var wg sync.WaitGroup
+	for range sessions {
+		c := mcptest.Connect(t, e)
+		c.Initialize(t, mcp.LatestVersion)
+		wg.Go(func() {
+			for j := range perSession {
+				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/scratch"}`, j))
+			}
+			deadline := time.Now().Add(mcptest.Wait)
+			for c.Len() < perSession && time.Now().Before(deadline) {
+				time.Sleep(time.Millisecond)
+			}
+			msgs := c.All()
+			if len(msgs) != perSession {
+				t.Errorf("%d responses, want %d", len(msgs), perSession)
+				return
+			}
+			for _, m := range msgs {
+				var res mcp.CallToolResult
+				if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || len(res.Content) != 1 {
+					t.Errorf("bad response %s", m.Raw)
+					return
+				}
+				if want := "request " + string(m.ID) + strings.Repeat(" padding", 200); res.Content[0].Text != want {
+					t.Errorf("id %s answered %.40q…, another request's bytes", m.ID, res.Content[0].Text)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
 }

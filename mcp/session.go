@@ -85,6 +85,43 @@ type Request struct {
 
 	progressToken json.RawMessage
 	route         any
+	scratch       *[]byte
+}
+
+// Scratch returns the request's buffer for the bytes of the handler's
+// result (a rendered prompt, say), so a hot handler need not allocate
+// them: it comes from a pool, empty, and goes back to it once the result
+// is encoded. The handler appends to it and stores the grown slice back;
+// later calls return it as left. Nothing may keep the buffer, or strings
+// made from its memory, past the encoding of the result: after that the
+// memory holds another request's bytes.
+func (r *Request) Scratch() *[]byte {
+	if r == nil {
+		b := make([]byte, 0, scratchSize)
+		return &b
+	}
+	if r.scratch == nil {
+		r.scratch = scratchPool.Get().(*[]byte)
+		*r.scratch = (*r.scratch)[:0]
+	}
+	return r.scratch
+}
+
+// scratchSize fits a 2 KB prompt's text, its escaping and the render
+// tool's report around both.
+const scratchSize = 16 << 10
+
+var scratchPool = sync.Pool{New: func() any { b := make([]byte, 0, scratchSize); return &b }}
+
+// releaseScratch returns the scratch buffer once the result is encoded.
+func (r *Request) releaseScratch() {
+	if r.scratch == nil {
+		return
+	}
+	if cap(*r.scratch) <= maxPooledBuffer {
+		scratchPool.Put(r.scratch)
+	}
+	r.scratch = nil
 }
 
 // ProgressToken returns the request's progress token, or nil.

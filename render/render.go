@@ -13,6 +13,7 @@ import (
 	"unsafe"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -132,50 +133,102 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 }
 
 func write(dst []byte, t *templates.Template, args map[string]string, values []string) []byte {
-	sections := t.Sections()
 	start := len(dst)
+	walk(t, args, values, func(raw, _ string) { dst = append(dst, raw...) })
+	// The seed trims the finished prompt; only its end can carry
+	// whitespace (a section ending in a newline).
+	return trimRightSpace(dst, start)
+}
+
+// AppendPromptJSON appends the rendered prompt to dst (as AppendPrompt),
+// then the same text escaped for a JSON string, without quotes: the form a
+// response carries it in. It returns the extended buffer and the prompt's
+// length n: the prompt is out[len(dst):len(dst)+n], its escaping the rest.
+// On error dst is returned unchanged.
+//
+// The template's fixed text was escaped when it was loaded
+// (templates.Part.JSON), so only the values are escaped here; for a 2 KB
+// prompt, escaping it whole costs more than rendering it.
+func AppendPromptJSON(dst []byte, t *templates.Template, args map[string]string) (out []byte, n int, err error) {
+	var small [16]string
+	values, _, err := resolve(t, args, small[:0])
+	if err != nil {
+		return dst, 0, err
+	}
+	start := len(dst)
+	out = write(dst, t, args, values)
+	n = len(out) - start
+	// Escaping goes rune by rune, so pieces escaped apart join into the
+	// escaping of the whole, as long as each piece is valid UTF-8; left is
+	// what remains of the trimmed text, so the trailing white space the
+	// trim removed is not written.
+	left, valid := n, true
+	walk(t, args, values, func(raw, esc string) {
+		switch {
+		case left <= 0:
+			return
+		case len(raw) > left:
+			raw, esc = raw[:left], ""
+		}
+		left -= len(raw)
+		if esc == "" {
+			valid = valid && utf8.ValidString(raw)
+			out = jsonstr.AppendEscaped(out, raw)
+			return
+		}
+		out = append(out, esc...)
+	})
+	if !valid {
+		text := out[start : start+n]
+		out = out[:start+n]
+		out = jsonstr.AppendEscaped(out, unsafe.String(unsafe.SliceData(text), len(text)))
+	}
+	return out, n, nil
+}
+
+// walk hands put the rendered prompt piece by piece, untrimmed: each
+// piece's text, and its JSON escaping when it is known in advance ("" when
+// not, or when the piece is empty).
+func walk(t *templates.Template, args map[string]string, values []string, put func(raw, esc string)) {
 	md := &t.Metadata
-	dst = append(dst, "# "...)
-	dst = append(dst, md.Name...)
-	dst = append(dst, "\n\n"...)
-	dst = append(dst, md.Description...)
-	dst = append(dst, "\n\n**Version**: "...)
-	dst = append(dst, md.Version...)
-	dst = append(dst, '\n')
+	put("# ", "# ")
+	put(md.Name, "")
+	put("\n\n", `\n\n`)
+	put(md.Description, "")
+	put("\n\n**Version**: ", `\n\n**Version**: `)
+	put(md.Version, "")
+	put("\n", `\n`)
 	if len(md.Tags) > 0 {
-		dst = append(dst, "**Tags**: "...)
+		put("**Tags**: ", "**Tags**: ")
 		for i, tag := range md.Tags {
 			if i > 0 {
-				dst = append(dst, ", "...)
+				put(", ", ", ")
 			}
-			dst = append(dst, tag...)
+			put(tag, "")
 		}
-		dst = append(dst, '\n')
+		put("\n", `\n`)
 	}
-	for i, s := range sections {
+	for i, s := range t.Sections() {
 		if i == 0 {
-			dst = append(dst, "\n---\n\n"...)
+			put("\n---\n\n", `\n---\n\n`)
 		} else {
-			dst = append(dst, "\n\n---\n\n"...)
+			put("\n\n---\n\n", `\n\n---\n\n`)
 		}
 		for _, p := range s.Parts() {
 			switch {
 			case p.Var >= 0:
-				dst = append(dst, values[p.Var]...)
+				put(values[p.Var], "")
 			case p.IsPlaceholder():
 				if val := args[p.Name]; val != "" {
-					dst = append(dst, val...)
+					put(val, "")
 				} else {
-					dst = append(dst, p.Text...)
+					put(p.Text, p.JSON)
 				}
 			default:
-				dst = append(dst, p.Text...)
+				put(p.Text, p.JSON)
 			}
 		}
 	}
-	// The seed trims the finished prompt; only its end can carry
-	// whitespace (a section ending in a newline).
-	return trimRightSpace(dst, start)
 }
 
 // Unknown returns the argument names, sorted, that name neither a variable

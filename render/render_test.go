@@ -1,6 +1,7 @@
 package render
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/golden"
+	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 )
@@ -425,6 +427,9 @@ func FuzzPrompt(f *testing.F) {
 	f.Add("no placeholders {{}} {{a-b}}", "", "")
 	f.Add("{{ghost}} {{note}}", "", "{{ghost}}")
 	f.Add("ends with space \n", "v", "n")
+	f.Add("value ends the prompt: {{note}}", "v", "trailing \u2028 \t\n")
+	f.Add("{{company}}{{note}}", "\xe2", "\x82\xac")
+	f.Add("quotes \" and \\ and \x01 {{company}}\r\n", "한국어\n", "")
 	f.Fuzz(func(t *testing.T, content, company, note string) {
 		if strings.TrimSpace(content) == "" {
 			return // the schema refuses blank sections
@@ -448,6 +453,9 @@ func FuzzPrompt(f *testing.F) {
 			if fault.CodeOf(err) != fault.MissingRequiredVariable {
 				t.Fatalf("missing company: err = %v", err)
 			}
+			if _, _, err := promptJSON(tp, args); fault.CodeOf(err) != fault.MissingRequiredVariable {
+				t.Fatalf("missing company: AppendPromptJSON err = %v", err)
+			}
 			return
 		}
 		if len(company) > MaxValueLength || len(note) > MaxValueLength {
@@ -464,6 +472,13 @@ func FuzzPrompt(f *testing.F) {
 		if got != want {
 			t.Fatalf("content %q company %q note %q:\ngot  %q\nwant %q", content, company, note, got, want)
 		}
+		text, escaped, err := promptJSON(tp, args)
+		if err != nil || text != got {
+			t.Fatalf("AppendPromptJSON = %q, %v; Prompt gave %q", text, err, got)
+		}
+		if wantEsc := jsonstr.AppendEscaped(nil, got); !bytes.Equal(escaped, wantEsc) {
+			t.Fatalf("PromptJSON escaped %q as %s, want %s", got, escaped, wantEsc)
+		}
 		// With no placeholders, the section comes out exactly as written.
 		if len(templates.ExtractPlaceholders(content)) == 0 {
 			if !strings.HasSuffix(got+"\x00", strings.TrimRightFunc(content, isSpace)+"\x00") {
@@ -471,6 +486,76 @@ func FuzzPrompt(f *testing.F) {
 			}
 		}
 	})
+}
+
+// promptJSON calls AppendPromptJSON after a prefix, which must survive,
+// and splits what it appended.
+func promptJSON(tp *templates.Template, args map[string]string) (string, []byte, error) {
+	const prefix = "kept"
+	out, n, err := AppendPromptJSON([]byte(prefix), tp, args)
+	if string(out[:len(prefix)]) != prefix {
+		return "", nil, fmt.Errorf("the prefix became %q", out[:len(prefix)])
+	}
+	if err != nil {
+		if len(out) != len(prefix) {
+			return "", nil, fmt.Errorf("failed with %v, but appended %q", err, out[len(prefix):])
+		}
+		return "", nil, err
+	}
+	return string(out[len(prefix) : len(prefix)+n]), out[len(prefix)+n:], nil
+}
+
+// TestPromptJSON: the escaped text AppendPromptJSON assembles from pieces is
+// the escaping of the whole prompt, where metadata, tags, values or the
+// trim at the end could make them differ.
+func TestPromptJSON(t *testing.T) {
+	tests := []struct {
+		name string
+		tp   *templates.Template
+		args map[string]string
+	}{
+		{"seed example", loadFile(t, "brand_positioning_strategy.json"), nil},
+		{"metadata to escape", &templates.Template{
+			Metadata:  templates.Metadata{Name: "q\"t", Description: "line one\nline \\two\u2028", Version: "1.0.0", Tags: []string{"a\tb", "한국어"}},
+			Variables: []templates.Variable{{Name: "x", Required: true}},
+			Results:   []templates.Result{{Name: "S", Content: "say \"{{x}}\"\n\n"}}}, map[string]string{"x": "<&>"}},
+		{"a value ends the prompt in white space", &templates.Template{
+			Metadata:  templates.Metadata{Name: "v", Description: "d", Version: "1"},
+			Variables: []templates.Variable{{Name: "x", Required: true}},
+			Results:   []templates.Result{{Name: "S", Content: "value: {{x}}"}}}, map[string]string{"x": "ends here\u00a0\t\n "}},
+		{"the last section is all white space", &templates.Template{
+			Metadata: templates.Metadata{Name: "w", Description: "d", Version: "1"},
+			Results:  []templates.Result{{Name: "A", Content: "a"}, {Name: "B", Content: "{{gone}}"}}}, map[string]string{"gone": " \n "}},
+		{"no sections", &templates.Template{Metadata: templates.Metadata{Name: "n", Description: "d", Version: "1"}}, nil},
+		{"invalid UTF-8 split over two values", &templates.Template{
+			Metadata:  templates.Metadata{Name: "u", Description: "d", Version: "1"},
+			Variables: []templates.Variable{{Name: "a", Required: true}, {Name: "b", Required: true}},
+			Results:   []templates.Result{{Name: "S", Content: "{{a}}{{b}}"}}}, map[string]string{"a": "\xe2", "b": "\x82\xac"}},
+	}
+	if tests[0].args == nil {
+		tests[0].args = map[string]string{}
+		for _, v := range tests[0].tp.Variables {
+			tests[0].args[v.Name] = "value of " + v.Name + " with \"quotes\"\n"
+		}
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			want, err := Prompt(tc.tp, tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text, escaped, err := promptJSON(tc.tp, tc.args)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text != want {
+				t.Errorf("text = %q, want Prompt's %q", text, want)
+			}
+			if wantEsc := jsonstr.AppendEscaped(nil, want); !bytes.Equal(escaped, wantEsc) {
+				t.Errorf("escaped = %s\nwant      %s", escaped, wantEsc)
+			}
+		})
+	}
 }
 
 func isSpace(r rune) bool { return strings.TrimSpace(string(r)) == "" }
@@ -523,6 +608,29 @@ func benchRender(b *testing.B, size int) {
 			if _, err := Prompt(tp, args); err != nil {
 				b.Fatal(err)
 			}
+		}
+	})
+	b.Run("AppendPromptJSON", func(b *testing.B) {
+		b.SetBytes(int64(len(out)))
+		b.ReportAllocs()
+		buf := make([]byte, 0, 3*len(out))
+		for b.Loop() {
+			var err error
+			if buf, _, err = AppendPromptJSON(buf[:0], tp, args); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("Prompt+escape", func(b *testing.B) {
+		b.SetBytes(int64(len(out)))
+		b.ReportAllocs()
+		buf := make([]byte, 0, 2*len(out))
+		for b.Loop() {
+			text, err := Prompt(tp, args)
+			if err != nil {
+				b.Fatal(err)
+			}
+			buf = jsonstr.AppendEscaped(buf[:0], text)
 		}
 	})
 	b.Run("AppendPrompt", func(b *testing.B) {

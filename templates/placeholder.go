@@ -1,6 +1,10 @@
 package templates
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
+)
 
 // Placeholders are scanned by hand rather than with a regular expression:
 // the scanner runs over every section of every template at load time and its
@@ -25,6 +29,9 @@ type Part struct {
 	Text string
 	// Name is the placeholder's variable name; empty for literal text.
 	Name string
+	// JSON is Text escaped for a JSON string, without quotes, so renderers
+	// writing JSON copy it instead of escaping it on every render.
+	JSON string
 	// Var is the index in Template.Variables of the variable Name refers to,
 	// or -1 for literal text and for a placeholder the template defines no
 	// variable for.
@@ -99,17 +106,19 @@ func compileParts(content string, varIndex func(string) int) []Part {
 			break
 		}
 		if start > lit {
-			parts = append(parts, Part{Text: content[lit:start], Var: -1})
+			parts = append(parts, literal(content[lit:start]))
 		}
 		name := content[nameStart:nameEnd]
-		parts = append(parts, Part{Text: content[start:end], Name: name, Var: varIndex(name)})
+		parts = append(parts, Part{Text: content[start:end], JSON: jsonstr.Escaped(content[start:end]), Name: name, Var: varIndex(name)})
 		lit, i = end, end
 	}
 	if lit < len(content) {
-		parts = append(parts, Part{Text: content[lit:], Var: -1})
+		parts = append(parts, literal(content[lit:]))
 	}
 	return parts
 }
+
+func literal(text string) Part { return Part{Text: text, JSON: jsonstr.Escaped(text), Var: -1} }
 
 // nextPlaceholder finds the first placeholder at or after from. start:end is
 // the whole placeholder (the braces it takes included), nameStart:nameEnd its

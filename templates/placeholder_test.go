@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -107,6 +108,14 @@ func TestCompileParts(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got := compileParts(tt.content, vars)
+			if tt.name == "not placeholders stay literal" && got[0].JSON != got[0].Text {
+				t.Errorf("text with nothing to escape: JSON %q, want the text itself", got[0].JSON)
+			}
+			for i := range tt.want {
+				// Every part carries its text escaped for JSON (checked
+				// against encoding/json by the jsonstr fuzz tests).
+				tt.want[i].JSON = jsonstr.Escaped(tt.want[i].Text)
+			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("compileParts(%q) mismatch (-want +got):\n%s", tt.content, diff)
 			}
@@ -201,5 +210,18 @@ func TestExtractPlaceholdersManyNames(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("mismatch (-want +got):\n%s", diff)
+	}
+}
+
+func TestCompilePartsEscapesJSON(t *testing.T) {
+	parts := compileParts("line one\n\"quoted\" {{x}}\tend", func(string) int { return 0 })
+	want := []string{`line one\n\"quoted\" `, "{{x}}", `\tend`}
+	if len(parts) != len(want) {
+		t.Fatalf("got %d parts, want %d", len(parts), len(want))
+	}
+	for i, p := range parts {
+		if p.JSON != want[i] {
+			t.Errorf("part %d (%q): JSON %q, want %q", i, p.Text, p.JSON, want[i])
+		}
 	}
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -56,12 +55,12 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		return nil, templates.NotFound(p.Name, cat)
 	}
-	text, err := render.Prompt(e.Template, p.Arguments)
+	text, escaped, err := renderInto(r, e.Template, p.Arguments)
 	if err != nil {
 		return nil, err
 	}
 	a.remember(r, e.Template, p.Arguments)
-	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}
+	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.EscapedTextContent(text, escaped)}}
 	if len(e.Template.Resources) > 0 {
 		extra, err := a.embeddedResources(ctx, e.Template)
 		if err != nil {

@@ -1,7 +1,6 @@
 package app
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,8 +10,10 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -719,7 +720,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		return nil, err
 	}
 	t := e.Template
-	text, err := render.Prompt(t, args.Arguments)
+	text, escaped, err := renderInto(r, t, args.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
 		// Ask the user for what is missing when the client can show a form.
 		missing, _ := f.Details["missing"].([]string)
@@ -729,7 +730,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 			return nil, askErr
 		case merged != nil:
 			args.Arguments = merged
-			text, err = render.Prompt(t, merged)
+			text, escaped, err = renderInto(r, t, merged)
 		}
 	}
 	if err != nil {
@@ -746,88 +747,95 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 	}
 	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
-	// Built by hand, not with fmt: this is the hot tool, and the prompt
-	// is most of the report.
-	var b strings.Builder
-	b.Grow(len(text) + 320)
-	b.WriteString("## Result\nRendered template ")
-	b.WriteString(t.Metadata.Name)
-	b.WriteString(" v")
-	b.WriteString(t.Metadata.Version)
-	b.WriteString(" (")
-	b.WriteString(strconv.Itoa(runeCount(text)))
-	b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
-	at := b.Len()
-	b.WriteString(text)
-	b.WriteString("\nPROMPT>>>\n\n## Metadata\n- Arguments used: ")
-	b.WriteString(strconv.Itoa(len(used)))
-	b.WriteString("\n")
-	if len(defaults) > 0 {
-		fmt.Fprintf(&b, "- Defaults applied: %s\n", strings.Join(defaults, ", "))
-	}
-	if len(unknown) > 0 {
-		fmt.Fprintf(&b, "- ⚠️ Ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
-	}
 	note, staleData := staleNote(cat)
-	b.WriteString(note)
+	report, escapedReport := renderReport(r, t, text, escaped, len(used), defaults, unknown, note)
 	if staleData != nil {
 		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
 		for k, v := range staleData {
 			structured[k] = v
 		}
-		return &toolResult{text: strings.TrimRight(b.String(), "\n"), structured: structured}, nil
+		return &toolResult{text: report, escaped: escapedReport, structured: structured}, nil
 	}
-	report := strings.TrimRight(b.String(), "\n")
-	return &toolResult{text: report,
-		structured: &rendered{name: t.Metadata.Name, text: text, used: used, defaults: defaults, unknown: unknown,
-			report: report, at: at}}, nil
+	return &toolResult{text: report, escaped: escapedReport,
+		structured: &rendered{name: t.Metadata.Name, text: text, escaped: escaped, used: used, defaults: defaults, unknown: unknown}}, nil
 }
 
+// renderReport writes the render tool's report into the request's scratch
+// buffer, and then the report escaped for JSON. The report is the prompt
+// between a head and a tail, so its escaping is assembled from theirs and
+// the prompt's, which render escaped already. Built by hand, not with fmt:
+// this is the hot tool.
+func renderReport(r *mcp.Request, t *templates.Template, text string, escaped []byte, used int, defaults, unknown []string, note string) (report string, escapedReport []byte) {
+	b := r.Scratch()
+	start := len(*b)
+	*b = append(*b, "## Result\nRendered template "...)
+	*b = append(*b, t.Metadata.Name...)
+	*b = append(*b, " v"...)
+	*b = append(*b, t.Metadata.Version...)
+	*b = append(*b, " ("...)
+	*b = strconv.AppendInt(*b, int64(runeCount(text)), 10)
+	*b = append(*b, " characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n"...)
+	headEnd := len(*b)
+	*b = append(*b, text...)
+	tailStart := len(*b)
+	*b = append(*b, "\nPROMPT>>>\n\n## Metadata\n- Arguments used: "...)
+	*b = strconv.AppendInt(*b, int64(used), 10)
+	*b = append(*b, '\n')
+	if len(defaults) > 0 {
+		*b = append(*b, "- Defaults applied: "...)
+		*b = append(*b, strings.Join(defaults, ", ")...)
+		*b = append(*b, '\n')
+	}
+	if len(unknown) > 0 {
+		*b = append(*b, "- ⚠️ Ignored arguments that name no variable: "...)
+		*b = append(*b, strings.Join(unknown, ", ")...)
+		*b = append(*b, '\n')
+	}
+	*b = append(*b, note...)
+	// The tail always holds "- Arguments used", so trimming it trims the
+	// whole report.
+	for (*b)[len(*b)-1] == '\n' {
+		*b = (*b)[:len(*b)-1]
+	}
+	report = bytesString((*b)[start:])
+	escStart := len(*b)
+	*b = jsonstr.AppendEscaped(*b, report[:headEnd-start])
+	*b = append(*b, escaped...)
+	*b = jsonstr.AppendEscaped(*b, report[tailStart-start:])
+	return report, (*b)[escStart:]
+}
+
+// renderInto renders t into the request's scratch buffer (see
+// mcp.Request.Scratch): the text, and the text escaped for JSON. Both are
+// valid until the result is encoded, which is all a result needs.
+func renderInto(r *mcp.Request, t *templates.Template, args map[string]string) (text string, escaped []byte, err error) {
+	b := r.Scratch()
+	start := len(*b)
+	out, n, err := render.AppendPromptJSON(*b, t, args)
+	if err != nil {
+		return "", nil, err
+	}
+	*b = out
+	return bytesString(out[start : start+n]), out[start+n : len(out) : len(out)], nil
+}
+
+// bytesString views b as a string without copying; b must not change
+// while the string is in use.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
 // rendered is the render tool's structuredContent. It encodes itself: the
-// render tool is the hot tool, and its payload is mostly one long string.
+// render tool is the hot tool, and its payload is mostly one long string,
+// which render has escaped already.
 type rendered struct {
 	name, text        string
+	escaped           []byte // text escaped for JSON, or nil
 	used              map[string]string
 	defaults, unknown []string
-	// report is the result's text block, which holds text at
-	// report[at:at+len(text)].
-	report string
-	at     int
 }
 
 // AppendJSON writes the object with its keys in the order encoding/json
 // would sort a map's.
-func (r *rendered) AppendJSON(dst []byte) []byte { return r.appendJSON(dst, nil) }
-
-// AppendJSONEchoing is AppendJSON given the report as written into the
-// response, from which the escaped prompt is copied.
-func (r *rendered) AppendJSONEchoing(dst, quotedReport []byte) []byte {
-	return r.appendJSON(dst, r.echo(quotedReport))
-}
-
-// echo returns the prompt's escaped form inside quotedReport, the report
-// escaped as a JSON string, or nil when it cannot vouch for it. JSON
-// escaping goes character by character, so escaping the report is
-// escaping what precedes the prompt, the prompt, and what follows, one
-// after the other: the cuts fall on newlines, which no character spans.
-// Both ends are checked byte for byte all the same.
-func (r *rendered) echo(quotedReport []byte) []byte {
-	end := r.at + len(r.text)
-	if r.report == "" || end > len(r.report) || r.report[r.at:end] != r.text {
-		return nil
-	}
-	var scratch [512]byte
-	before := mcp.AppendString(scratch[:0], r.report[:r.at]) // "…"
-	before = before[:len(before)-1]                          // the opening quote and the escaped text before
-	after := mcp.AppendString(before[len(before):], r.report[end:])
-	after = after[1:] // the escaped text after and the closing quote
-	if len(quotedReport) < len(before)+len(after) || !bytes.HasPrefix(quotedReport, before) || !bytes.HasSuffix(quotedReport, after) {
-		return nil
-	}
-	return quotedReport[len(before) : len(quotedReport)-len(after)]
-}
-
-func (r *rendered) appendJSON(dst, escapedText []byte) []byte {
+func (r *rendered) AppendJSON(dst []byte) []byte {
 	dst = append(dst, `{"arguments_used":{`...)
 	keys := make([]string, 0, len(r.used))
 	for k := range r.used {
@@ -847,9 +855,9 @@ func (r *rendered) appendJSON(dst, escapedText []byte) []byte {
 	dst = append(dst, `,"name":`...)
 	dst = mcp.AppendString(dst, r.name)
 	dst = append(dst, `,"text":`...)
-	if escapedText != nil {
+	if r.escaped != nil {
 		dst = append(dst, '"')
-		dst = append(dst, escapedText...)
+		dst = append(dst, r.escaped...)
 		dst = append(dst, '"')
 	} else {
 		dst = mcp.AppendString(dst, r.text)

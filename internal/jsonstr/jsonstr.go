@@ -1,0 +1,119 @@
+// Package jsonstr escapes strings for JSON exactly as encoding/json does
+// with HTML escaping off, but faster on the text prompts are made of.
+//
+// It is shared by the protocol encoder (mcp), which escapes results, and
+// by templates and render, which escape a template's fixed text once when
+// it is loaded so that rendering can copy it already escaped. Both sides
+// must escape alike for the copies to be right, hence one package.
+package jsonstr
+
+import (
+	"encoding/binary"
+	"unicode/utf8"
+	"unsafe"
+)
+
+const hexDigits = "0123456789abcdef"
+
+// safe marks the ASCII bytes that need no escaping inside a JSON string.
+var safe = func() (t [utf8.RuneSelf]bool) {
+	for i := 0x20; i < utf8.RuneSelf; i++ {
+		t[i] = i != '"' && i != '\\'
+	}
+	return t
+}()
+
+// Append appends s as a JSON string, quotes included.
+func Append(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	dst = AppendEscaped(dst, s)
+	return append(dst, '"')
+}
+
+// AppendEscaped appends the inside of s's JSON string, without quotes:
+// control characters, quotes and backslashes escaped, invalid UTF-8 as
+// U+FFFD, and U+2028/U+2029 escaped.
+//
+// Escaping works rune by rune, so the escaping of a concatenation of
+// valid UTF-8 strings is the concatenation of their escapings; that is what
+// lets a caller assemble escaped text from pieces escaped earlier.
+func AppendEscaped(dst []byte, s string) []byte {
+	// Read the string's bytes in place, eight at a time: prompt text is
+	// mostly plain ASCII, and skipping whole words of it is what makes this
+	// faster than encoding/json.
+	raw := unsafe.Slice(unsafe.StringData(s), len(s))
+	start := 0
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(raw[i:])) {
+			i += 8
+			continue
+		}
+		if b := s[i]; b < utf8.RuneSelf {
+			if safe[b] {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[b>>4], hexDigits[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	return append(dst, s[start:]...)
+}
+
+// Escaped returns AppendEscaped(nil, s) as a string, sharing s's memory
+// when nothing needed escaping.
+func Escaped(s string) string {
+	b := AppendEscaped(nil, s)
+	if len(b) == len(s) {
+		return s
+	}
+	return string(b)
+}
+
+const (
+	lo7   = 0x0101010101010101
+	hi    = 0x8080808080808080
+	quote = lo7 * '"'
+	bslsh = lo7 * '\\'
+)
+
+// plainWord reports whether none of the eight bytes in w needs escaping or
+// UTF-8 decoding: no byte below 0x20, no '"', no '\\', no byte >= 0x80.
+func plainWord(w uint64) bool {
+	zeroByte := func(x uint64) uint64 { return (x - lo7) &^ x & hi }
+	return (w|(w-lo7*0x20)|zeroByte(w^quote)|zeroByte(w^bslsh))&hi == 0
+}

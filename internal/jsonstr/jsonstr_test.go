@@ -1,0 +1,68 @@
+package jsonstr
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func stdString(t testing.TB, s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(s); err != nil {
+		t.Fatal(err)
+	}
+	return bytes.TrimSuffix(buf.Bytes(), []byte{'\n'})
+}
+
+var seeds = []string{"", "plain ascii text, long enough for words", "quote\" back\\slash", "\x00\x01\x1f\x7f",
+	"한국어 텍스트", "\u2028\u2029", "bad \xff utf8 \xc3", "<html>&amp;</html>", strings.Repeat("a\"b", 20),
+	"12345678\n12345678", "\t\r\b\f"}
+
+// FuzzAppend: the hand-written string encoder produces exactly what
+// encoding/json does (HTML escaping off), for any input.
+func FuzzAppend(f *testing.F) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		got := Append(nil, s)
+		if want := stdString(t, s); !bytes.Equal(got, want) {
+			t.Fatalf("Append(%q) = %s, want %s", s, got, want)
+		}
+		if e := Escaped(s); "\""+e+"\"" != string(got) {
+			t.Fatalf("Escaped(%q) = %s, want the inside of %s", s, e, got)
+		}
+	})
+}
+
+// FuzzConcatenation: for valid UTF-8, escaping two strings one after the
+// other gives the escaping of their concatenation, which is what render
+// relies on when it copies fixed text escaped in advance.
+func FuzzConcatenation(f *testing.F) {
+	for i, s := range seeds {
+		f.Add(s, seeds[(i+1)%len(seeds)])
+	}
+	f.Fuzz(func(t *testing.T, a, b string) {
+		if !utf8.ValidString(a) || !utf8.ValidString(b) {
+			return // only valid UTF-8 is assembled from pieces
+		}
+		whole := AppendEscaped(nil, a+b)
+		pieces := AppendEscaped(AppendEscaped(nil, a), b)
+		if !bytes.Equal(whole, pieces) {
+			t.Fatalf("escape(%q+%q) = %s, pieces give %s", a, b, whole, pieces)
+		}
+	})
+}
+
+func BenchmarkAppend2KB(b *testing.B) {
+	s := strings.Repeat("Consider the constraints, the trade-offs and the people affected.\n", 30)
+	buf := make([]byte, 0, 4096)
+	b.SetBytes(int64(len(s)))
+	for b.Loop() {
+		buf = Append(buf[:0], s)
+	}
+}
