@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -42,7 +43,8 @@ func TestEventReader(t *testing.T) {
 				if err != nil {
 					t.Fatalf("next: %v", err)
 				}
-				got = append(got, ev)
+				// The data is only valid until the next event.
+				got = append(got, event{ev.name, bytes.Clone(ev.data)})
 			}
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(event{})); diff != "" {
 				t.Errorf("events (-want +got):\n%s", diff)

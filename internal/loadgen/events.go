@@ -19,7 +19,8 @@ type event struct {
 // "event: X" and "data: Y", comments starting with ':', and a blank line
 // ending each event. Data lines are joined with '\n', as the format says.
 type eventReader struct {
-	r *bufio.Reader
+	r    *bufio.Reader
+	data []byte // the last event's data, reused
 }
 
 // newEventReader keeps its buffer small (an idle-sessions run holds a
@@ -32,11 +33,15 @@ func newEventReader(r io.Reader) *eventReader {
 // make the load generator grow without limit.
 const maxEvent = 16 << 20
 
+// reset reads r from now on, keeping the buffers.
+func (e *eventReader) reset(r io.Reader) { e.r.Reset(r) }
+
 // next returns the next event with data; events with none (keep-alive
-// comments, a lone "event:" line) are skipped.
+// comments, a lone "event:" line) are skipped. The event's data is valid
+// until the next call.
 func (e *eventReader) next() (event, error) {
 	var ev event
-	var data []byte
+	data := e.data[:0]
 	hasData := false
 	for {
 		line, err := e.r.ReadSlice('\n')
@@ -67,6 +72,7 @@ func (e *eventReader) next() (event, error) {
 					ev.name = "message"
 				}
 				ev.data = data
+				e.data = data
 				return ev, nil
 			}
 			ev = event{}
@@ -82,7 +88,14 @@ func (e *eventReader) next() (event, error) {
 		value = bytes.TrimPrefix(value, []byte(" "))
 		switch string(field) {
 		case "event":
-			ev.name = string(value)
+			switch string(value) { // compared without allocating
+			case "message":
+				ev.name = "message"
+			case "endpoint":
+				ev.name = "endpoint"
+			default:
+				ev.name = string(value)
+			}
 		case "data":
 			if hasData {
 				data = append(data, '\n')

@@ -68,8 +68,6 @@ func Idle(ctx context.Context, cfg IdleConfig) (IdleStats, error) {
 	life, end := context.WithCancel(ctx)
 	defer end()
 	var open opener
-	hc := newHTTPClient(cfg.Parallel)
-	defer hc.CloseIdleConnections()
 	switch cfg.Transport {
 	case "sse":
 		base, err := url.Parse(cfg.URL)
@@ -80,13 +78,17 @@ func Idle(ctx context.Context, cfg IdleConfig) (IdleStats, error) {
 		if proto == "" {
 			proto = "2024-11-05"
 		}
-		open = func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, life, hc, base, proto) }
+		open = func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, life, base, proto) }
 	case "http":
+		u, err := url.Parse(cfg.URL)
+		if err != nil {
+			return IdleStats{}, fmt.Errorf("streamable url: %w", err)
+		}
 		proto := cfg.Protocol
 		if proto == "" {
 			proto = "2025-06-18"
 		}
-		open = func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, hc, cfg.URL, proto) }
+		open = func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, life, u, proto) }
 	default:
 		return IdleStats{}, fmt.Errorf("idle sessions: unknown transport %q (want sse or http)", cfg.Transport)
 	}
@@ -107,6 +109,10 @@ func Idle(ctx context.Context, cfg IdleConfig) (IdleStats, error) {
 		if err != nil {
 			return fmt.Errorf("session %d: %w", i, err)
 		}
+		// An idle client holds only what the transport needs to hear from
+		// the server: the SSE stream, and nothing at all for Streamable
+		// HTTP. Connections for requests come back when the pings need them.
+		s.idle()
 		sessions[i] = s
 		return nil
 	}); err != nil {

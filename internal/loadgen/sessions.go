@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"time"
@@ -19,6 +17,9 @@ import (
 type rpcSession interface {
 	// call sends a request and returns the server's response to it.
 	call(ctx context.Context, id int, msg []byte) ([]byte, error)
+	// idle drops the connections the session does not need to hear from
+	// the server; the next call dials again.
+	idle()
 	// close ends the session (SSE: drop the stream; Streamable: DELETE).
 	close()
 }
@@ -215,28 +216,6 @@ func (env envelope) answers(id int) error {
 		return fmt.Errorf("response id %s, want %d: a response reached the wrong request", env.ID, id)
 	}
 	return nil
-}
-
-// newHTTPClient returns a client that keeps a connection per session alive
-// (Go's default keeps two per host, which would churn connections and fill
-// the machine with TIME_WAIT sockets under load) and never asks for
-// compression, which none of the servers measured would use.
-func newHTTPClient(conns int) *http.Client {
-	tr := &http.Transport{
-		Proxy:               nil,
-		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        2*conns + 16,
-		MaxIdleConnsPerHost: 2*conns + 16,
-		IdleConnTimeout:     90 * time.Second,
-		DisableCompression:  true,
-		ForceAttemptHTTP2:   false,
-	}
-	return &http.Client{Transport: tr}
-}
-
-// errStatus describes an unexpected HTTP status with the start of the body.
-func errStatus(what string, resp *http.Response, body []byte) error {
-	return fmt.Errorf("%s: HTTP %s: %.200s", what, resp.Status, bytes.TrimSpace(body))
 }
 
 var errStreamEnded = errors.New("the server closed the event stream")

@@ -6,10 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net/http"
 	"net/url"
-	"sync"
-	"time"
 )
 
 // SSEConfig describes a run over the legacy HTTP+SSE transport
@@ -35,68 +32,51 @@ func SSE(ctx context.Context, cfg SSEConfig) (Stats, error) {
 	if err != nil {
 		return Stats{}, fmt.Errorf("sse url: %w", err)
 	}
-	hc := newHTTPClient(cfg.Sessions)
-	defer hc.CloseIdleConnections()
 	proto := cfg.Protocol
 	if proto == "" {
 		proto = "2024-11-05"
 	}
 	return load{
 		sessions: cfg.Sessions, work: cfg.Work, pid: cfg.PID,
-		open: func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, ctx, hc, base, proto) },
+		open: func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, ctx, base, proto) },
 	}.run(ctx)
 }
 
-// response is a response message with its envelope, parsed once.
-type response struct {
-	data []byte
-	env  envelope
-}
-
 // sseSession is one legacy SSE session: a GET stream for server messages and
-// an endpoint to POST client messages to.
+// an endpoint to POST client messages to, each on a connection of its own.
+// With one request in flight, one goroutine does both: it posts, then
+// reads the stream until the answer comes.
 type sseSession struct {
-	hc       *http.Client
-	endpoint string
-	sctx     context.Context // the stream's lifetime
+	stream   *httpConn
+	events   *eventReader
+	post     *httpConn
+	endpoint string // request target of the endpoint (path and query)
+	headers  []header
 	stop     context.CancelFunc
-	msgs     chan response // responses, in arrival order
-	done     chan struct{} // closed when the stream ends
-	mu       sync.Mutex
-	readErr  error
 }
 
 // openSSE opens the stream, learns the endpoint and completes the MCP
 // handshake within ctx. The stream lives until close or until life ends.
-func openSSE(ctx, life context.Context, hc *http.Client, base *url.URL, proto string) (*sseSession, error) {
+func openSSE(ctx, life context.Context, base *url.URL, proto string) (*sseSession, error) {
 	sctx, stop := context.WithCancel(life)
-	s := &sseSession{hc: hc, sctx: sctx, stop: stop, msgs: make(chan response, 8), done: make(chan struct{})}
-	req, err := http.NewRequestWithContext(sctx, http.MethodGet, base.String(), nil)
-	if err != nil {
-		stop()
-		return nil, err
-	}
-	// The handshake deadline (ctx) bounds the wait for the stream's
-	// headers and endpoint event too.
-	unbind := context.AfterFunc(ctx, stop)
-	defer unbind()
-	req.Header.Set("Accept", "text/event-stream")
-	resp, err := hc.Do(req)
+	s := &sseSession{stream: newHTTPConn(sctx, base), stop: stop,
+		headers: []header{{"Content-Type", "application/json"}}}
+	resp, err := s.stream.do(ctx, "GET", base.RequestURI(), []header{{"Accept", "text/event-stream"}}, nil, true)
 	if err != nil {
 		stop()
 		return nil, fmt.Errorf("open stream: %w", err)
 	}
-	if resp.StatusCode != http.StatusOK {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		resp.Body.Close()
+	if resp.status != 200 || resp.stream == nil {
 		stop()
-		return nil, errStatus("open stream", resp, body)
+		if resp.status == 200 {
+			return nil, fmt.Errorf("open stream: the answer is not an event stream")
+		}
+		return nil, statusError("open stream", resp)
 	}
-	er := newEventReader(resp.Body)
+	s.events = newEventReader(resp.stream)
 	for s.endpoint == "" {
-		ev, err := er.next()
+		ev, err := s.events.next()
 		if err != nil {
-			resp.Body.Close()
 			stop()
 			return nil, fmt.Errorf("waiting for the endpoint event: %w", err)
 		}
@@ -105,14 +85,12 @@ func openSSE(ctx, life context.Context, hc *http.Client, base *url.URL, proto st
 		}
 		u, err := base.Parse(string(bytes.TrimSpace(ev.data)))
 		if err != nil {
-			resp.Body.Close()
 			stop()
 			return nil, fmt.Errorf("endpoint event %q: %w", ev.data, err)
 		}
-		s.endpoint = u.String()
+		s.endpoint = u.RequestURI()
+		s.post = newHTTPConn(sctx, u)
 	}
-	go s.read(resp.Body, er)
-
 	if err := s.handshake(ctx, proto); err != nil {
 		s.close()
 		return nil, err
@@ -128,102 +106,65 @@ func (s *sseSession) handshake(ctx context.Context, proto string) error {
 	if isFailure(resp) {
 		return fmt.Errorf("initialize: %.300s", resp)
 	}
-	if err := s.post(ctx, initializedNotification); err != nil {
+	if err := s.send(ctx, initializedNotification); err != nil {
 		return fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return nil
 }
 
-// read delivers responses to msgs and answers the server's own requests
-// (ping) with an empty result, as a client must; notifications are dropped.
-func (s *sseSession) read(body io.ReadCloser, er *eventReader) {
-	defer close(s.done)
-	defer body.Close()
+// send posts one message to the session endpoint and expects a 2xx answer;
+// a response, if any, comes on the stream.
+func (s *sseSession) send(ctx context.Context, msg []byte) error {
+	resp, err := s.post.do(ctx, "POST", s.endpoint, s.headers, msg, false)
+	if err != nil {
+		return err
+	}
+	if resp.status/100 != 2 {
+		return statusError("post", resp)
+	}
+	return nil
+}
+
+// call posts a request and reads the stream until its response, answering
+// the server's own requests (ping) with an empty result, as a client must;
+// notifications are skipped. The response is valid until the next call.
+func (s *sseSession) call(ctx context.Context, id int, msg []byte) ([]byte, error) {
+	if err := s.send(ctx, msg); err != nil {
+		return nil, err
+	}
 	for {
-		ev, err := er.next()
+		ev, err := s.events.next()
 		if err != nil {
-			s.mu.Lock()
-			s.readErr = err
-			s.mu.Unlock()
-			return
+			if errors.Is(err, io.EOF) {
+				err = errStreamEnded
+			}
+			return nil, err
 		}
 		if ev.name != "message" {
 			continue
 		}
 		env, err := parseEnvelope(ev.data)
 		if err != nil {
-			s.mu.Lock()
-			s.readErr = err
-			s.mu.Unlock()
-			return
+			return nil, err
 		}
 		switch {
 		case env.isResponse():
-			select {
-			case s.msgs <- response{ev.data, env}:
-			case <-s.sctx.Done():
-				return
-			}
+			return ev.data, env.answers(id)
 		case len(env.ID) > 0 && string(env.ID) != "null":
 			reply := []byte(`{"jsonrpc":"2.0","id":` + string(env.ID) + `,"result":{}}`)
-			go func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-				defer cancel()
-				_ = s.post(ctx, reply)
-			}()
+			if err := s.send(ctx, reply); err != nil {
+				return nil, fmt.Errorf("answering the server's %s: %w", env.Method, err)
+			}
 		}
 	}
 }
 
-// post sends one message to the session endpoint and expects a 2xx answer
-// with the response, if any, to come on the stream.
-func (s *sseSession) post(ctx context.Context, msg []byte) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.endpoint, bytes.NewReader(msg))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return errStatus("post", resp, body)
-	}
-	// Drain, so the connection goes back to the pool.
-	_, err = io.Copy(io.Discard, resp.Body)
-	return err
-}
-
-func (s *sseSession) call(ctx context.Context, id int, msg []byte) ([]byte, error) {
-	if err := s.post(ctx, msg); err != nil {
-		return nil, err
-	}
-	select {
-	case resp := <-s.msgs:
-		return resp.data, resp.env.answers(id)
-	case <-s.done:
-		// A response may have arrived just before the stream ended.
-		select {
-		case resp := <-s.msgs:
-			return resp.data, resp.env.answers(id)
-		default:
-		}
-		s.mu.Lock()
-		err := s.readErr
-		s.mu.Unlock()
-		if err == nil || errors.Is(err, io.EOF) {
-			err = errStreamEnded
-		}
-		return nil, err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}
+func (s *sseSession) idle() { s.post.Close() }
 
 func (s *sseSession) close() {
 	s.stop()
-	<-s.done
+	s.stream.Close()
+	if s.post != nil {
+		s.post.Close()
+	}
 }

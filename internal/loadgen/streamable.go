@@ -1,14 +1,12 @@
 package loadgen
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"mime"
-	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -33,33 +31,41 @@ type StreamableConfig struct {
 // POST to having read the response; the rest of the body is then drained so
 // the connection is reused.
 func Streamable(ctx context.Context, cfg StreamableConfig) (Stats, error) {
-	hc := newHTTPClient(cfg.Clients)
-	defer hc.CloseIdleConnections()
+	u, err := url.Parse(cfg.URL)
+	if err != nil {
+		return Stats{}, fmt.Errorf("streamable url: %w", err)
+	}
 	proto := cfg.Protocol
 	if proto == "" {
 		proto = "2025-06-18"
 	}
 	return load{
 		sessions: cfg.Clients, work: cfg.Work, pid: cfg.PID,
-		open: func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, hc, cfg.URL, proto) },
+		open: func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, ctx, u, proto) },
 	}.run(ctx)
 }
 
-// httpSession is one Streamable HTTP session.
+// httpSession is one Streamable HTTP session on a connection of its own.
 type httpSession struct {
-	hc       *http.Client
-	url      string
-	id       string // Mcp-Session-Id; empty for a server that keeps no sessions
-	protocol string // negotiated, sent as MCP-Protocol-Version
+	conn    *httpConn
+	target  string // request target of the endpoint
+	headers []header
+	events  *eventReader // for answers that come as event streams
+	session bool         // the server assigned a session id (headers[2])
+	stop    context.CancelFunc
 }
 
-func openStreamable(ctx context.Context, hc *http.Client, url, proto string) (*httpSession, error) {
-	s := &httpSession{hc: hc, url: url}
-	resp, hdr, err := s.exchange(ctx, 0, initializeRequest(proto))
+func openStreamable(ctx, life context.Context, u *url.URL, proto string) (*httpSession, error) {
+	sctx, stop := context.WithCancel(life)
+	s := &httpSession{conn: newHTTPConn(sctx, u), target: u.RequestURI(), stop: stop,
+		headers: []header{{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}}}
+	resp, sessionID, err := s.exchange(ctx, 0, initializeRequest(proto))
 	if err != nil {
+		s.close()
 		return nil, fmt.Errorf("initialize: %w", err)
 	}
 	if isFailure(resp) {
+		s.close()
 		return nil, fmt.Errorf("initialize: %.300s", resp)
 	}
 	var init struct {
@@ -68,11 +74,18 @@ func openStreamable(ctx context.Context, hc *http.Client, url, proto string) (*h
 		} `json:"result"`
 	}
 	if err := json.Unmarshal(resp, &init); err != nil {
+		s.close()
 		return nil, fmt.Errorf("initialize result: %w", err)
 	}
-	s.id = hdr.Get("Mcp-Session-Id")
-	s.protocol = init.Result.ProtocolVersion
+	if sessionID != "" {
+		s.headers = append(s.headers, header{"Mcp-Session-Id", sessionID})
+		s.session = true
+	}
+	if v := init.Result.ProtocolVersion; v != "" {
+		s.headers = append(s.headers, header{"MCP-Protocol-Version", v})
+	}
 	if _, _, err := s.exchange(ctx, -1, initializedNotification); err != nil {
+		s.close()
 		return nil, fmt.Errorf("notifications/initialized: %w", err)
 	}
 	return s, nil
@@ -84,58 +97,47 @@ func (s *httpSession) call(ctx context.Context, id int, msg []byte) ([]byte, err
 }
 
 // exchange POSTs msg and, for a request (id >= 0), returns the response
-// from the body; for a notification (id < 0) it expects 202 Accepted (any
-// 2xx is taken) and no response.
-func (s *httpSession) exchange(ctx context.Context, id int, msg []byte) ([]byte, http.Header, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.url, bytes.NewReader(msg))
+// from the body (valid until the next exchange); for a notification
+// (id < 0) it expects 202 Accepted (any 2xx is taken) and no response.
+func (s *httpSession) exchange(ctx context.Context, id int, msg []byte) ([]byte, string, error) {
+	resp, err := s.conn.do(ctx, "POST", s.target, s.headers, msg, id >= 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, "", err
 	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json, text/event-stream")
-	if s.id != "" {
-		req.Header.Set("Mcp-Session-Id", s.id)
-	}
-	if s.protocol != "" {
-		req.Header.Set("MCP-Protocol-Version", s.protocol)
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode/100 != 2 {
-		body, _ := io.ReadAll(io.LimitReader(resp.Body, 512))
-		return nil, nil, errStatus("post", resp, body)
+	if resp.status/100 != 2 {
+		if resp.stream != nil {
+			_ = s.conn.drain(resp.stream)
+		}
+		return nil, "", statusError("post", resp)
 	}
 	if id < 0 {
-		_, err := io.Copy(io.Discard, resp.Body)
-		return nil, resp.Header, err
+		return nil, resp.sessionID, nil
 	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	var out []byte
-	if mt == "text/event-stream" {
-		out, err = responseFromStream(resp.Body, id)
+	if resp.stream == nil {
+		return resp.body, resp.sessionID, parseResponse(resp.body, id)
+	}
+	if s.events == nil {
+		s.events = newEventReader(resp.stream)
 	} else {
-		out, err = io.ReadAll(io.LimitReader(resp.Body, maxEvent))
-		if err == nil {
-			err = parseResponse(out, id)
-		}
+		s.events.reset(resp.stream)
 	}
+	out, err := responseFromStream(s.events, id)
 	if err != nil {
-		return nil, nil, err
+		s.conn.Close()
+		return nil, "", err
 	}
 	// Drain what follows (the end of the stream), so the connection is
-	// reused rather than closed.
-	_, _ = io.Copy(io.Discard, resp.Body)
-	return out, resp.Header, nil
+	// reused rather than closed; the event reader may hold some of it.
+	if err := s.conn.drain(s.events.r); err != nil {
+		s.conn.Close()
+	}
+	return out, resp.sessionID, nil
 }
 
 // responseFromStream reads events until the response to id; notifications
 // and server requests before it are skipped (a POST stream cannot carry a
 // reply back, and the servers measured send none).
-func responseFromStream(body io.Reader, id int) ([]byte, error) {
-	er := newEventReader(body)
+func responseFromStream(er *eventReader, id int) ([]byte, error) {
 	for {
 		ev, err := er.next()
 		if err != nil {
@@ -161,26 +163,17 @@ func responseFromStream(body io.Reader, id int) ([]byte, error) {
 	}
 }
 
+func (s *httpSession) idle() { s.conn.Close() }
+
 // close ends the session with DELETE, as a well-behaved client does; a
 // server that does not support it (405) is fine.
 func (s *httpSession) close() {
-	if s.id == "" {
-		return
+	defer s.stop()
+	defer s.conn.Close()
+	if !s.session {
+		return // no session to end
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodDelete, s.url, nil)
-	if err != nil {
-		return
-	}
-	req.Header.Set("Mcp-Session-Id", s.id)
-	if s.protocol != "" {
-		req.Header.Set("MCP-Protocol-Version", s.protocol)
-	}
-	resp, err := s.hc.Do(req)
-	if err != nil {
-		return
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
+	_, _ = s.conn.do(ctx, "DELETE", s.target, s.headers[2:], nil, false)
 }
