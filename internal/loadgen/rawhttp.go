@@ -28,12 +28,12 @@ import (
 
 // httpConn is one keep-alive HTTP/1.1 connection to a server.
 type httpConn struct {
-	addr string // host:port dialled, and sent as Host
-	life context.Context
-	conn net.Conn
-	br   *bufio.Reader
-	req  []byte // the request being written, reused
-	body []byte // the last response body read whole, reused
+	addr    string // host:port dialled, and sent as Host
+	life    context.Context
+	conn    net.Conn
+	br      *bufio.Reader
+	req     []byte // the request being written, reused
+	body    []byte // the last response body read whole, reused
 	scratch []byte // for draining bodies
 	// reused says the connection already carried an exchange, so a
 	// failure to read the next answer may be the server closing an idle
