@@ -28,6 +28,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/h1"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
@@ -85,6 +86,7 @@ type Server struct {
 	sse    *sse.Handler
 	mcp    *streamable.Handler
 	srv    *http.Server
+	front  *h1.Server
 	ln     net.Listener
 	public *url.URL
 
@@ -173,6 +175,12 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	}
 	// No ReadTimeout or WriteTimeout: streams live for hours. Bodies are
 	// capped in size, and stream writes carry their own deadlines.
+	maxBody := opts.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = int64(e.Options().MaxMessageSize)
+	}
+	s.front = &h1.Server{Handler: s.handler, Fallback: s.srv, Fast: fastPath, MaxBodyBytes: maxBody,
+		ReadHeaderTimeout: s.srv.ReadHeaderTimeout, IdleTimeout: s.srv.IdleTimeout, Logger: s.log}
 	s.setHosts(listenPort(opts.Addr))
 	return s, nil
 }
@@ -212,7 +220,7 @@ func (s *Server) Serve() error {
 			return err
 		}
 	}
-	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := s.front.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
@@ -225,18 +233,25 @@ func (s *Server) Serve() error {
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
 	done := make(chan error, 1)
-	go func() { done <- s.srv.Shutdown(ctx) }()
+	go func() { done <- s.front.Shutdown(ctx) }()
 	eerr := s.e.Shutdown(ctx)
 	herr := <-done
 	if herr != nil {
 		// The deadline passed with handlers still running: cut them off.
-		s.srv.Close()
+		s.front.Close()
 		herr = fmt.Errorf("http shutdown: %w", herr)
 	}
 	if eerr != nil {
 		eerr = fmt.Errorf("engine shutdown: %w", eerr)
 	}
 	return errors.Join(eerr, herr)
+}
+
+// fastPath picks the requests h1's light path serves: the posted messages
+// that are nearly all of a busy server's requests. Streams, DELETE,
+// /healthz and everything else take net/http's full path.
+func fastPath(method, path string) bool {
+	return method == http.MethodPost && (path == "/mcp" || path == "/sse/message")
 }
 
 // Sessions returns the live sessions of each transport.

@@ -1,0 +1,197 @@
+package h1
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"sync/atomic"
+	"time"
+)
+
+// conn is one connection on the light path.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	br     *bufio.Reader
+	remote string
+	ctx    context.Context
+	cancel context.CancelFunc
+	state  atomic.Int32
+	since  atomic.Int64 // UnixNano of the last state change
+
+	reqHeader http.Header // reused: handlers do not keep the header
+	fields    []field
+	w         response
+	body      bodyReader
+}
+
+func newConn(s *Server, nc net.Conn) *conn {
+	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String()}
+	c.ctx, c.cancel = context.WithCancel(context.Background())
+	c.ctx = context.WithValue(c.ctx, http.LocalAddrContextKey, nc.LocalAddr())
+	c.setState(stateIdle)
+	return c
+}
+
+func (c *conn) setState(st int32) {
+	c.state.Store(st)
+	c.since.Store(time.Now().UnixNano())
+}
+
+func (c *conn) serve() {
+	handed := false
+	defer func() {
+		c.cancel()
+		c.s.forget(c)
+		if !handed {
+			c.nc.Close()
+			if c.br != nil {
+				c.br.Reset(nil)
+				readerPool.Put(c.br)
+			}
+		}
+	}()
+	c.br = readerPool.Get().(*bufio.Reader)
+	c.br.Reset(c.nc)
+	for {
+		if c.s.closing.Load() {
+			return
+		}
+		// The first byte of the next request, or the client leaving.
+		if _, err := c.br.Peek(1); err != nil {
+			return
+		}
+		c.setState(stateHead)
+		h, ok := c.readHead()
+		if !ok || !c.s.Fast(h.method, h.path) || h.contentLength > c.s.MaxBodyBytes {
+			handed = c.handOver()
+			return
+		}
+		c.setState(stateActive)
+		c.s.active.Add(1)
+		keep := c.serveRequest(&h)
+		c.s.active.Done()
+		c.setState(stateIdle)
+		if !keep {
+			return
+		}
+	}
+}
+
+// readHead peeks at the buffered bytes, reading more as needed, until a
+// whole head is there (or the buffer is full), and parses it. Nothing is
+// consumed: the bytes stay for net/http when the light path declines.
+func (c *conn) readHead() (head, bool) {
+	for {
+		buf, _ := c.br.Peek(c.br.Buffered())
+		if end := bytes.Index(buf, []byte("\r\n\r\n")); end >= 0 {
+			h, ok := parseHead(buf[:end+4], c.fields)
+			c.fields = h.fields[:0]
+			return h, ok
+		}
+		if len(buf) >= readBufferSize {
+			return head{}, false // a head this large is net/http's to judge
+		}
+		if _, err := c.br.Peek(len(buf) + 1); err != nil {
+			return head{}, false // let net/http answer whatever is there
+		}
+	}
+}
+
+// handOver gives the connection, unread bytes and all, to net/http.
+func (c *conn) handOver() bool {
+	hc := &handedConn{Conn: c.nc, br: c.br}
+	select {
+	case c.s.handoff.conns <- hc:
+		c.br = nil
+		return true
+	case <-c.s.handoff.done:
+		return false
+	}
+}
+
+// serveRequest runs the handler on one request; it reports whether the
+// connection stays open for another.
+func (c *conn) serveRequest(h *head) bool {
+	if _, err := c.br.Discard(h.size); err != nil {
+		return false
+	}
+	if c.reqHeader == nil {
+		c.reqHeader = make(http.Header, len(h.fields))
+	}
+	hdr := c.reqHeader
+	clear(hdr)
+	for _, f := range h.fields {
+		hdr[f.name] = append(hdr[f.name], f.value)
+	}
+	// The body is read whole before the handler runs: it was announced
+	// with its length, and handlers read it whole anyway.
+	n := int(h.contentLength)
+	var body []byte
+	if n <= c.br.Size() {
+		b, err := c.br.Peek(n)
+		if err != nil {
+			return false
+		}
+		body = b
+	} else {
+		body = make([]byte, n)
+		if _, err := io.ReadFull(c.br, body); err != nil {
+			return false
+		}
+	}
+	c.body.reset(body)
+	r := &http.Request{
+		Method:        h.method,
+		URL:           &url.URL{Path: h.path, RawQuery: h.query},
+		Proto:         "HTTP/1.1",
+		ProtoMajor:    1,
+		ProtoMinor:    1,
+		Header:        hdr,
+		Body:          &c.body,
+		ContentLength: h.contentLength,
+		Host:          h.host,
+		RemoteAddr:    c.remote,
+		RequestURI:    h.target,
+		Close:         h.close,
+	}
+	r = r.WithContext(c.ctx)
+	w := &c.w
+	w.reset(c, h.close || c.s.closing.Load())
+	c.s.Handler.ServeHTTP(w, r)
+	err := w.finish()
+	if n <= c.br.Size() {
+		c.br.Discard(n) // the body was read in place
+	}
+	return err == nil && !w.closeAfter
+}
+
+// bodyReader is a request body already in memory.
+type bodyReader struct {
+	b   []byte
+	off int
+}
+
+func (r *bodyReader) reset(b []byte) { r.b, r.off = b, 0 }
+
+func (r *bodyReader) Read(p []byte) (int, error) {
+	if r.off >= len(r.b) {
+		return 0, io.EOF
+	}
+	n := copy(p, r.b[r.off:])
+	r.off += n
+	return n, nil
+}
+
+func (r *bodyReader) Close() error { return nil }
+
+// WriteTo lets io.Copy and bytes.Buffer.ReadFrom take the body in one go.
+func (r *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	n, err := w.Write(r.b[r.off:])
+	r.off += n
+	return int64(n), err
+}

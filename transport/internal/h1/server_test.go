@@ -1,0 +1,274 @@
+package h1
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// echo answers with what it saw, so the light path and net/http can be
+// compared on the handler's side as well as on the wire.
+func echo(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if r.URL.Query().Has("stream") {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for i := range 3 {
+			fmt.Fprintf(w, "data: %d\n\n", i)
+			w.(http.Flusher).Flush()
+		}
+		return
+	}
+	if r.URL.Query().Has("accepted") {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	hdr := r.Header.Clone()
+	hdr.Del("Connection") // net/http's own bookkeeping differs here, not what handlers use
+	seen := map[string]any{"method": r.Method, "path": r.URL.Path, "query": r.URL.RawQuery, "host": r.Host,
+		"uri": r.RequestURI, "header": hdr, "body": string(body), "length": r.ContentLength,
+		"remote": r.RemoteAddr != "", "local": r.Context().Value(http.LocalAddrContextKey) != nil}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("X-Echo", "yes")
+	w.WriteHeader(http.StatusCreated)
+	json.NewEncoder(w).Encode(seen)
+}
+
+type testServer struct {
+	addr    string
+	handed  atomic.Int64 // connections net/http got
+	srv     *Server
+	serveCh chan error
+}
+
+func startServer(t *testing.T, fast func(method, path string) bool, tune func(*Server)) *testServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts := &testServer{addr: ln.Addr().String(), serveCh: make(chan error, 1)}
+	fb := &http.Server{Handler: http.HandlerFunc(echo), ConnState: func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			ts.handed.Add(1)
+		}
+	}}
+	ts.srv = &Server{Handler: http.HandlerFunc(echo), Fallback: fb, Fast: fast, MaxBodyBytes: 1 << 20}
+	if tune != nil {
+		tune(ts.srv)
+	}
+	go func() { ts.serveCh <- ts.srv.Serve(ln) }()
+	t.Cleanup(func() { ts.srv.Close() })
+	return ts
+}
+
+func always(string, string) bool { return true }
+func never(string, string) bool  { return false }
+
+// exchange sends raw requests on one connection and reads an answer to
+// each.
+func exchange(t *testing.T, addr string, reqs ...string) []*http.Response {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	var out []*http.Response
+	for _, r := range reqs {
+		if _, err := io.WriteString(c, r); err != nil {
+			t.Fatal(err)
+		}
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("answer to %q: %v", r, err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatalf("body of the answer to %q: %v", r, err)
+		}
+		resp.Body = io.NopCloser(strings.NewReader(string(body)))
+		out = append(out, resp)
+	}
+	return out
+}
+
+// summary is what a client sees of an answer. How the body is framed is
+// left out: net/http chunks an answer over 2 KB that the handler gave no
+// length, where the light path, which holds the whole answer, sends its
+// length (TestStreamedAnswer checks the chunking of flushed answers).
+func summary(t *testing.T, r *http.Response) map[string]any {
+	body, _ := io.ReadAll(r.Body)
+	hdr := r.Header.Clone()
+	hdr.Del("Date")
+	hdr.Del("Content-Length")
+	return map[string]any{"status": r.StatusCode, "header": hdr, "body": string(body), "close": r.Close}
+}
+
+// TestLightPathAnswersAsNetHTTP: for the requests the light path takes,
+// handler and client see what they would with net/http alone.
+func TestLightPathAnswersAsNetHTTP(t *testing.T) {
+	light := startServer(t, always, nil)
+	plain := startServer(t, never, nil)
+	reqs := []string{
+		mcpPost,
+		"POST /sse/message?session_id=abc HTTP/1.1\r\nHost: localhost\r\nContent-Length: 5\r\n\r\nhello",
+		"POST /x?accepted HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n",
+		"POST /x?stream HTTP/1.1\r\nHost: localhost\r\nContent-Length: 0\r\n\r\n",
+		"POST /x HTTP/1.1\r\nHost: localhost\r\nAccept: a\r\naccept: b\r\nContent-Length: 0\r\n\r\n",
+		"POST /x HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\nContent-Length: 1\r\n\r\nz",
+		"POST /big HTTP/1.1\r\nHost: localhost\r\nContent-Length: 10000\r\n\r\n" + strings.Repeat("b", 10000),
+	}
+	for _, r := range reqs {
+		t.Run(strings.SplitN(r, "\r\n", 2)[0], func(t *testing.T) {
+			got := summary(t, exchange(t, light.addr, r)[0])
+			want := summary(t, exchange(t, plain.addr, r)[0])
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("(-net/http +light path):\n%s", diff)
+			}
+		})
+	}
+	if n := light.handed.Load(); n != 0 {
+		t.Errorf("%d connections went to net/http; the light path should have taken them all", n)
+	}
+}
+
+// TestHandOver: on one connection, requests the light path declines (and
+// everything after them) go to net/http with nothing lost.
+func TestHandOver(t *testing.T) {
+	ts := startServer(t, func(method, path string) bool { return method == "POST" && path == "/fast" }, nil)
+	post := "POST /fast HTTP/1.1\r\nHost: h\r\nContent-Length: 3\r\n\r\nabc"
+	get := "GET /slow?x=1 HTTP/1.1\r\nHost: h\r\n\r\n"
+	chunked := "POST /fast HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nxyz\r\n0\r\n\r\n"
+	resps := exchange(t, ts.addr, post, post, get, post)
+	for i, r := range resps {
+		if r.StatusCode != http.StatusCreated {
+			t.Fatalf("answer %d: %s", i, r.Status)
+		}
+	}
+	if n := ts.handed.Load(); n != 1 {
+		t.Errorf("%d connections handed over, want 1 (at the GET)", n)
+	}
+	// A chunked body goes to net/http, which reads it.
+	r := exchange(t, ts.addr, chunked)[0]
+	var seen map[string]any
+	if err := json.NewDecoder(r.Body).Decode(&seen); err != nil || seen["body"] != "xyz" {
+		t.Errorf("chunked body: %v %v", seen, err)
+	}
+	// A body over the cap is net/http's (whose handler answers it) too.
+	ts2 := startServer(t, always, func(s *Server) { s.MaxBodyBytes = 4 })
+	exchange(t, ts2.addr, post+"", "POST /fast HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello")
+	if n := ts2.handed.Load(); n != 1 {
+		t.Errorf("a body over MaxBodyBytes: %d connections handed over, want 1", n)
+	}
+}
+
+// TestStreamedAnswer: a handler that flushes gets a chunked stream.
+func TestStreamedAnswer(t *testing.T) {
+	ts := startServer(t, always, nil)
+	r := exchange(t, ts.addr, "POST /x?stream HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n",
+		"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+	body, _ := io.ReadAll(r[0].Body)
+	if string(body) != "data: 0\n\ndata: 1\n\ndata: 2\n\n" || fmt.Sprint(r[0].TransferEncoding) != "[chunked]" {
+		t.Errorf("stream %q, transfer encoding %v", body, r[0].TransferEncoding)
+	}
+	if r[1].StatusCode != http.StatusCreated {
+		t.Errorf("after the stream: %s", r[1].Status)
+	}
+}
+
+// TestIdleConnectionsClosed: a kept-alive connection left unused, and a
+// head that never ends, are closed.
+func TestIdleConnectionsClosed(t *testing.T) {
+	ts := startServer(t, always, func(s *Server) {
+		s.IdleTimeout = 200 * time.Millisecond
+		s.ReadHeaderTimeout = 200 * time.Millisecond
+	})
+	for _, sent := range []string{"POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n", "POST /x HTTP/1.1\r\nHost: h\r\n"} {
+		c, err := net.Dial("tcp", ts.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(c, sent)
+		c.SetReadDeadline(time.Now().Add(10 * time.Second))
+		_, err = io.ReadAll(c) // the answer, if any, then the close
+		if err != nil {
+			t.Errorf("%q: %v, want the server to close the connection", sent, err)
+		}
+		c.Close()
+	}
+}
+
+// TestShutdown: idle connections close, a request in progress finishes
+// and its connection closes after it, and Serve returns.
+func TestShutdown(t *testing.T) {
+	release := make(chan struct{})
+	started := make(chan struct{})
+	ts := startServer(t, always, func(s *Server) {
+		s.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/slow" {
+				close(started)
+				<-release
+			}
+			w.WriteHeader(http.StatusAccepted)
+		})
+	})
+	idle, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	exchangeOn := func(c net.Conn, req string) (*http.Response, error) {
+		if _, err := io.WriteString(c, req); err != nil {
+			return nil, err
+		}
+		return http.ReadResponse(bufio.NewReader(c), nil)
+	}
+	if _, err := exchangeOn(idle, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	busy, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	answer := make(chan *http.Response, 1)
+	go func() {
+		r, _ := exchangeOn(busy, "POST /slow HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+		answer <- r
+	}()
+	<-started
+	done := make(chan error, 1)
+	go func() { done <- ts.srv.Shutdown(context.Background()) }()
+	idle.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if _, err := idle.Read(make([]byte, 1)); !errors.Is(err, io.EOF) {
+		t.Errorf("idle connection: read %v, want EOF", err)
+	}
+	close(release)
+	r := <-answer
+	if r == nil || r.StatusCode != http.StatusAccepted || !r.Close {
+		t.Fatalf("request in progress: %+v, want 202 with Connection: close", r)
+	}
+	if err := <-done; err != nil {
+		t.Fatalf("Shutdown: %v", err)
+	}
+	if err := <-ts.serveCh; !errors.Is(err, http.ErrServerClosed) {
+		t.Fatalf("Serve: %v", err)
+	}
+}
