@@ -52,14 +52,14 @@ type Server struct {
 	MaxBodyBytes int64
 	Logger       *slog.Logger
 
-	mu       sync.Mutex
-	conns    map[*conn]struct{}
-	ln       net.Listener
-	handoff  *handoffListener
-	closing  atomic.Bool
-	active   sync.WaitGroup // light-path requests in progress
-	fbDone   chan error
-	stop     chan struct{}
+	mu      sync.Mutex
+	conns   map[*conn]struct{}
+	ln      net.Listener
+	handoff *handoffListener
+	closing atomic.Bool
+	active  sync.WaitGroup // light-path requests in progress
+	fbDone  chan error
+	stop    chan struct{}
 }
 
 // Serve accepts connections until Shutdown or Close; it returns
@@ -273,4 +273,3 @@ func (c *handedConn) CloseWrite() error {
 	}
 	return nil
 }
-
