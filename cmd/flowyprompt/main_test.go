@@ -166,3 +166,33 @@ func TestServeCPUProfile(t *testing.T) {
 		t.Fatalf("unwritable path: exit %d, stderr %q", code, stderr)
 	}
 }
+
+func TestProcs(t *testing.T) {
+	tests := []struct {
+		name      string
+		flag      int
+		env       string
+		cpus      int
+		want      int
+		wantApply bool
+	}{
+		{"half of two cores", 0, "", 2, 1, true},
+		{"half of sixteen", 0, "", 16, 8, true},
+		{"at least one", 0, "", 1, 1, true},
+		{"an odd count rounds down", 0, "", 3, 1, true},
+		{"--procs wins", 3, "", 16, 3, true},
+		{"--procs wins over GOMAXPROCS", 2, "6", 16, 2, true},
+		{"GOMAXPROCS is left alone", 0, "6", 16, 0, false},
+	}
+	for _, tc := range tests {
+		n, apply := procs(tc.flag, tc.env, tc.cpus)
+		if n != tc.want || apply != tc.wantApply {
+			t.Errorf("%s: procs(%d, %q, %d) = %d, %v; want %d, %v", tc.name, tc.flag, tc.env, tc.cpus, n, apply, tc.want, tc.wantApply)
+		}
+	}
+	// A negative count is refused at start, with what to use instead.
+	_, stderr, code := runCLI(t, nil, "", "serve", "--procs", "-1")
+	if code == 0 || !strings.Contains(stderr, "--procs must be 0") {
+		t.Errorf("serve --procs -1: exit %d, stderr %q", code, stderr)
+	}
+}

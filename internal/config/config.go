@@ -46,6 +46,9 @@ type Config struct {
 	// CPUProfile, when set, is where serve writes a CPU profile of its
 	// whole run (for performance reports).
 	CPUProfile string
+	// Procs is how many CPUs serve runs Go code on at once (GOMAXPROCS);
+	// 0 picks half the machine's, at least one.
+	Procs int
 }
 
 // Env is the environment lookup (os.LookupEnv in production).
@@ -151,6 +154,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	}
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", size, "largest inbound JSON-RPC message in `bytes` (env MCP_MAX_MESSAGE_SIZE)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Minute, "deadline for one request")
+	fs.IntVar(&c.Procs, "procs", 0, "CPUs to run on at once (0: half the machine's, at least 1; the GOMAXPROCS variable, when set, wins)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file`, for `go tool pprof` (performance reports)")
 	return errors.Join(errs...)
 }
@@ -163,6 +167,9 @@ func (c *Config) Check() error {
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
 		errs = append(errs, err)
+	}
+	if c.Procs < 0 {
+		errs = append(errs, fmt.Errorf("--procs must be 0 (half the machine's CPUs) or more (got %d)", c.Procs))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
