@@ -101,3 +101,16 @@ func FuzzParseHeadAgreesWithNetHTTP(f *testing.F) {
 		agreeWithNetHTTP(t, in, h)
 	})
 }
+
+func BenchmarkParseHead(b *testing.B) {
+	head := []byte(mcpPost[:strings.Index(mcpPost, "\r\n\r\n")+4])
+	var fields []field
+	b.ReportAllocs()
+	for b.Loop() {
+		h, ok := parseHead(head, fields)
+		if !ok {
+			b.Fatal("refused")
+		}
+		fields = h.fields
+	}
+}
