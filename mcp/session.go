@@ -213,7 +213,7 @@ type Session struct {
 	inflight   map[string]*inflight
 	pending    map[int64]chan frame
 	subs       map[string]struct{}
-	values     map[string][]string
+	values     map[rememberKey][]string
 	nextCallID int64
 }
 
@@ -261,16 +261,17 @@ func (s *Session) ClientCapabilities() ClientCapabilities {
 // Touch marks the session active (idle expiry counts from the last touch).
 func (s *Session) Touch() { s.lastActive.Store(time.Now().UnixNano()) }
 
-// Remember records a value the client used for a key, most recent first
-// (argument completion offers them back).
-func (s *Session) Remember(key, value string) {
+// Remember records a value the client used for name in scope (a template's
+// variable), most recent first; argument completion offers them back.
+func (s *Session) Remember(scope, name, value string) {
 	if value == "" {
 		return
 	}
+	key := rememberKey{scope, name}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.values == nil {
-		s.values = make(map[string][]string)
+		s.values = make(map[rememberKey][]string)
 	}
 	old := s.values[key]
 	if len(old) > 0 && old[0] == value {
@@ -286,11 +287,16 @@ func (s *Session) Remember(key, value string) {
 	s.values[key] = vals
 }
 
-// Remembered returns the values recorded for key, most recent first.
-func (s *Session) Remembered(key string) []string {
+// rememberKey is a key of remembered values in two parts, so callers
+// need not join them into a new string on every request.
+type rememberKey struct{ scope, name string }
+
+// Remembered returns the values recorded for scope and name, most recent
+// first.
+func (s *Session) Remembered(scope, name string) []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return append([]string(nil), s.values[key]...)
+	return append([]string(nil), s.values[rememberKey{scope, name}]...)
 }
 
 // Subscribed reports whether the client subscribed to uri.

@@ -41,7 +41,7 @@ func (a *App) Complete(_ context.Context, r *mcp.Request, p *mcp.CompleteParams)
 	}
 	if len(v.Enum) == 0 && r != nil && r.Session != nil {
 		// Free-form values: what this session used before is a good guess.
-		cands = append(cands, r.Session.Remembered(e.Template.Metadata.Name+"/"+v.Name)...)
+		cands = append(cands, r.Session.Remembered(e.Template.Metadata.Name, v.Name)...)
 	}
 	return completion(cands, p.Argument.Value), nil
 }

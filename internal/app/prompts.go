@@ -78,7 +78,7 @@ func (a *App) remember(r *mcp.Request, t *templates.Template, args map[string]st
 	}
 	for k, v := range args {
 		if _, ok := t.Variable(k); ok {
-			r.Session.Remember(t.Metadata.Name+"/"+k, v)
+			r.Session.Remember(t.Metadata.Name, k, v)
 		}
 	}
 }

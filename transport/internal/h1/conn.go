@@ -26,6 +26,7 @@ type conn struct {
 	base      *http.Request // empty but for the connection's context
 	reqHeader http.Header   // reused: handlers do not keep the header
 	fields    []field
+	lines     lineCache
 	w         response
 	body      bodyReader
 }
@@ -90,7 +91,7 @@ func (c *conn) readHead() (head, bool) {
 	for {
 		buf, _ := c.br.Peek(c.br.Buffered())
 		if end := bytes.Index(buf, []byte("\r\n\r\n")); end >= 0 {
-			h, ok := parseHead(buf[:end+4], c.fields)
+			h, ok := parseHead(buf[:end+4], c.fields, &c.lines)
 			c.fields = h.fields[:0]
 			return h, ok
 		}

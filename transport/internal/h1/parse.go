@@ -1,6 +1,7 @@
 package h1
 
 import (
+	"bytes"
 	"net/textproto"
 	"strconv"
 	"strings"
@@ -28,41 +29,58 @@ type field struct{ name, value string }
 // Upgrade, other Connection options, escapes in the path) is left to
 // net/http: ok is false.
 //
-// The fields are appended to fields, which callers reuse.
-func parseHead(buf []byte, fields []field) (h head, ok bool) {
+// The fields are appended to fields, which callers reuse. cache, when not
+// nil, holds the connection's previous head: a client sends the same lines
+// on every request of a connection, and a line seen before takes the
+// strings made for it then instead of new ones.
+func parseHead(buf []byte, fields []field, cache *lineCache) (h head, ok bool) {
 	h.size = len(buf)
 	h.fields = fields[:0]
-	// One string for the whole head: every field is a substring of it.
-	s := string(buf[:len(buf)-4])
-	line, rest, _ := strings.Cut(s, "\r\n")
-	method, line, ok1 := strings.Cut(line, " ")
-	target, proto, ok2 := strings.Cut(line, " ")
-	if !ok1 || !ok2 || proto != "HTTP/1.1" || !isToken(method) || !validTarget(target) {
-		return head{}, false
-	}
-	h.method, h.target = method, target
-	h.path, h.query, _ = strings.Cut(target, "?")
-	hosts, lengths := 0, 0
-	for rest != "" {
-		var l string
-		l, rest, _ = strings.Cut(rest, "\r\n")
-		name, value, found := strings.Cut(l, ":")
-		if !found || !isToken(name) {
-			return head{}, false // includes folded lines, which start with a space
-		}
-		value = strings.Trim(value, " \t")
-		if !validValue(value) {
+	rest := buf[:len(buf)-4]
+	reqLine, rest := cutLine(rest)
+	if cache != nil && cache.request != "" && string(reqLine) == cache.request {
+		h.method, h.target = cache.method, cache.target
+	} else {
+		method, line, ok1 := bytes.Cut(reqLine, []byte(" "))
+		target, proto, ok2 := bytes.Cut(line, []byte(" "))
+		if !ok1 || !ok2 || string(proto) != "HTTP/1.1" || !isToken(method) || !validTarget(target) {
 			return head{}, false
 		}
-		name = textproto.CanonicalMIMEHeaderKey(name)
-		switch name {
+		h.method, h.target = methodString(method), string(target)
+		if cache != nil {
+			cache.request, cache.method, cache.target = string(reqLine), h.method, h.target
+		}
+	}
+	h.path, h.query, _ = strings.Cut(h.target, "?")
+	hosts, lengths := 0, 0
+	for i := 0; len(rest) > 0; i++ {
+		var l []byte
+		l, rest = cutLine(rest)
+		var f field
+		if cache != nil && i < len(cache.lines) && string(l) == cache.lines[i].raw {
+			f = cache.lines[i].field
+		} else {
+			name, value, found := bytes.Cut(l, []byte(":"))
+			if !found || !isToken(name) {
+				return head{}, false // includes folded lines, which start with a space
+			}
+			value = bytes.Trim(value, " \t")
+			if !validValue(value) {
+				return head{}, false
+			}
+			f = field{textproto.CanonicalMIMEHeaderKey(string(name)), string(value)}
+			if cache != nil {
+				cache.remember(i, l, f)
+			}
+		}
+		switch f.name {
 		case "Host":
 			hosts++
-			h.host = value
+			h.host = f.value
 			continue // net/http keeps it out of the header map too
 		case "Content-Length":
 			lengths++
-			n, ok := parseLength(value)
+			n, ok := parseLength(f.value)
 			if !ok {
 				return head{}, false
 			}
@@ -70,7 +88,7 @@ func parseHead(buf []byte, fields []field) (h head, ok bool) {
 		case "Transfer-Encoding", "Expect", "Upgrade", "Te", "Trailer":
 			return head{}, false
 		case "Connection":
-			for _, opt := range strings.Split(value, ",") {
+			for _, opt := range strings.Split(f.value, ",") {
 				switch strings.ToLower(strings.Trim(opt, " \t")) {
 				case "close":
 					h.close = true
@@ -80,12 +98,54 @@ func parseHead(buf []byte, fields []field) (h head, ok bool) {
 				}
 			}
 		}
-		h.fields = append(h.fields, field{name, value})
+		h.fields = append(h.fields, f)
 	}
 	if hosts != 1 || lengths != 1 || !validHost(h.host) {
 		return head{}, false
 	}
 	return h, true
+}
+
+// lineCache is a connection's previous head, line by line.
+type lineCache struct {
+	request        string // the request line
+	method, target string
+	lines          []cachedLine
+}
+
+type cachedLine struct {
+	raw   string
+	field field
+}
+
+func (c *lineCache) remember(i int, raw []byte, f field) {
+	if i > 64 {
+		return // a head this long is not worth keeping
+	}
+	for len(c.lines) <= i {
+		c.lines = append(c.lines, cachedLine{})
+	}
+	c.lines[i] = cachedLine{string(raw), f}
+}
+
+func cutLine(b []byte) (line, rest []byte) {
+	if i := bytes.Index(b, []byte("\r\n")); i >= 0 {
+		return b[:i], b[i+2:]
+	}
+	return b, nil
+}
+
+// methodString spares an allocation for the methods clients use.
+func methodString(m []byte) string {
+	switch string(m) {
+	case "POST":
+		return "POST"
+	case "GET":
+		return "GET"
+	case "DELETE":
+		return "DELETE"
+	}
+	return string(m)
 }
 
 func parseLength(v string) (int64, bool) {
@@ -102,8 +162,8 @@ func parseLength(v string) (int64, bool) {
 }
 
 // isToken: RFC 9110 tchar.
-func isToken(s string) bool {
-	if s == "" {
+func isToken(s []byte) bool {
+	if len(s) == 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -131,8 +191,8 @@ var tchar = func() (t [256]bool) {
 // validTarget: an absolute path with an optional query, in visible ASCII,
 // with no escapes in the path (the light path compares it as sent, and
 // net/http would unescape it) and no fragment.
-func validTarget(t string) bool {
-	if t == "" || t[0] != '/' {
+func validTarget(t []byte) bool {
+	if len(t) == 0 || t[0] != '/' {
 		return false
 	}
 	inPath := true
@@ -152,7 +212,7 @@ func validTarget(t string) bool {
 }
 
 // validValue: visible ASCII, spaces and tabs.
-func validValue(v string) bool {
+func validValue(v []byte) bool {
 	for i := 0; i < len(v); i++ {
 		if c := v[i]; (c < ' ' && c != '\t') || c >= 0x7f {
 			return false

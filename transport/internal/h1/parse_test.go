@@ -43,7 +43,7 @@ func TestParseHead(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			end := strings.Index(tc.in, "\r\n\r\n") + 4
-			h, ok := parseHead([]byte(tc.in[:end]), nil)
+			h, ok := parseHead([]byte(tc.in[:end]), nil, nil)
 			if ok != tc.ok {
 				t.Fatalf("ok = %v, want %v", ok, tc.ok)
 			}
@@ -91,7 +91,7 @@ func FuzzParseHeadAgreesWithNetHTTP(f *testing.F) {
 		if end < 0 {
 			return
 		}
-		h, ok := parseHead(in[:end+4], nil)
+		h, ok := parseHead(in[:end+4], nil, nil)
 		if !ok {
 			return
 		}
@@ -105,12 +105,46 @@ func FuzzParseHeadAgreesWithNetHTTP(f *testing.F) {
 func BenchmarkParseHead(b *testing.B) {
 	head := []byte(mcpPost[:strings.Index(mcpPost, "\r\n\r\n")+4])
 	var fields []field
+	var cache lineCache
 	b.ReportAllocs()
 	for b.Loop() {
-		h, ok := parseHead(head, fields)
+		h, ok := parseHead(head, fields, &cache)
 		if !ok {
 			b.Fatal("refused")
 		}
 		fields = h.fields
 	}
+}
+
+// FuzzParseHeadCache: a head parsed after another on the same connection,
+// reusing the strings of the lines they share, reads exactly as it does on
+// its own.
+func FuzzParseHeadCache(f *testing.F) {
+	f.Add([]byte(mcpPost), []byte(strings.Replace(mcpPost, "Content-Length: 2", "Content-Length: 3", 1)))
+	f.Add([]byte(mcpPost), []byte("POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:3000\r\nContent-Type: text/plain\r\nContent-Length: 0\r\n\r\n"))
+	f.Add([]byte("GET /x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"), []byte("GET /x HTTP/1.1\r\nHost: h\r\nTransfer-Encoding: chunked\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, first, second []byte) {
+		cut := func(b []byte) []byte {
+			if end := bytes.Index(b, []byte("\r\n\r\n")); end >= 0 {
+				return b[:end+4]
+			}
+			return nil
+		}
+		a, b := cut(first), cut(second)
+		if b == nil {
+			return
+		}
+		var cache lineCache
+		if a != nil {
+			parseHead(a, nil, &cache)
+		}
+		got, gotOK := parseHead(b, nil, &cache)
+		want, wantOK := parseHead(b, nil, nil)
+		if gotOK != wantOK {
+			t.Fatalf("after %q, %q: ok %v, on its own %v", a, b, gotOK, wantOK)
+		}
+		if diff := cmp.Diff(want, got, cmp.AllowUnexported(head{}, field{})); gotOK && diff != "" {
+			t.Fatalf("after %q, %q read differently (-alone +after):\n%s", a, b, diff)
+		}
+	})
 }
