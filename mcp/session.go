@@ -684,8 +684,12 @@ const writerLinger = 250 * time.Millisecond
 // runs at a time (the writing flag). It hands the sink everything that is
 // ready at once, so a burst of responses costs one write.
 func (s *Session) writeLoop() {
+	// The timer is not re-armed after every write, which cost a timer
+	// update per message on a busy session: when it fires, the writer
+	// looks at how long ago it last wrote and waits out the rest.
 	idle := time.NewTimer(writerLinger)
 	defer idle.Stop()
+	var last time.Time
 	for {
 		if !s.flush() {
 			s.finishWriter()
@@ -697,7 +701,8 @@ func (s *Session) writeLoop() {
 			return
 		default:
 		}
-		idle.Reset(writerLinger)
+		last = time.Now()
+	wait:
 		select {
 		case <-s.osignal:
 			continue
@@ -705,7 +710,12 @@ func (s *Session) writeLoop() {
 			s.finishWriter()
 			return
 		case <-idle.C:
+			if rest := writerLinger - time.Since(last); rest > 0 {
+				idle.Reset(rest)
+				goto wait
+			}
 		}
+		idle.Reset(writerLinger) // for the next round, if the writer stays
 		s.writing.Store(false)
 		// A push between our last look and the Store saw a writer and only
 		// signalled: look again, and carry on if we can take the role back.

@@ -179,7 +179,18 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	if maxBody <= 0 {
 		maxBody = int64(e.Options().MaxMessageSize)
 	}
-	s.front = &h1.Server{Handler: s.handler, Fallback: s.srv, Fast: fastPath, MaxBodyBytes: maxBody,
+	// The light path's requests are for exactly /sse/message and /mcp,
+	// which the mux would route to these two: the same security layer in
+	// front of the same handlers, without the route lookup.
+	guardedSSE, guardedMCP := s.guard(s.sse), s.guard(s.mcp)
+	fast := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/mcp" {
+			guardedMCP.ServeHTTP(w, r)
+			return
+		}
+		guardedSSE.ServeHTTP(w, r)
+	})
+	s.front = &h1.Server{Handler: fast, Fallback: s.srv, Fast: fastPath, MaxBodyBytes: maxBody,
 		ReadHeaderTimeout: s.srv.ReadHeaderTimeout, IdleTimeout: s.srv.IdleTimeout, Logger: s.log}
 	s.setHosts(listenPort(opts.Addr))
 	return s, nil
