@@ -136,6 +136,7 @@ func (e *Engine) TryNewSession(sink Sink, max int) *Session {
 	}
 	_, s.inline = sink.(NonBlockingSink)
 	_, s.recycle = sink.(CopyingSink)
+	_, s.releases = sink.(ReleasingSink)
 	s.logLevel.Store(int32(DefaultLogLevel))
 	s.Touch()
 	e.mu.Lock()
@@ -301,7 +302,8 @@ func (e *Engine) run(j *job) {
 	if err != nil && errors.Is(err, context.Canceled) && s.ctx.Err() != nil {
 		return
 	}
-	buf := getBuffer()
+	rb := getRespBuffer()
+	buf := &rb.b
 	var encErr error
 	if err != nil {
 		encErr = appendResponse(buf, j.req.ID, nil, ErrorObject(err))
@@ -313,11 +315,16 @@ func (e *Engine) run(j *job) {
 		_ = appendResponse(buf, j.req.ID, nil, ErrorObject(encErr))
 	}
 	out := Outgoing{Data: buf.Bytes(), Route: j.req.route, Response: true, release: true}
-	if s.recycle {
-		out.buf = buf // back to the pool once the sink has copied it
-	} else {
+	switch {
+	case s.recycle:
+		rb.owner = ownerEngine // back to the pool once the sink has copied it
+		out.buf = rb
+	case s.releases:
+		rb.owner = ownerSink // back to the pool when the sink releases it
+		out.buf = rb
+	default:
 		out.Data = bytes.Clone(out.Data)
-		putBuffer(buf)
+		rb.put()
 	}
 	s.enqueue(out)
 }

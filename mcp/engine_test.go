@@ -851,3 +851,78 @@ func TestScratchLivesUntilEncoded(t *testing.T) {
 	}
 	wg.Wait()
 }
+
+// releasingSink keeps each response's Data until it has checked it, then
+// releases it, as Streamable HTTP does once a POST has written its answer.
+type releasingSink struct {
+	mu   sync.Mutex
+	kept []mcp.Outgoing
+	seen map[string]bool
+	bad  []string
+}
+
+func (k *releasingSink) Send(msgs []mcp.Outgoing) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.kept = append(k.kept, msgs...)
+	// Check and release the older half later, so buffers are kept across
+	// other responses' encoding.
+	if len(k.kept) > 16 {
+		for _, m := range k.kept[:8] {
+			k.check(m)
+		}
+		k.kept = append(k.kept[:0], k.kept[8:]...)
+	}
+	return nil
+}
+
+func (k *releasingSink) check(m mcp.Outgoing) {
+	var v struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if err := json.Unmarshal(m.Data, &v); err != nil {
+		k.bad = append(k.bad, string(m.Data))
+	} else {
+		k.seen[string(v.ID)] = true
+	}
+	m.Release()
+}
+
+func (k *releasingSink) Close()             {}
+func (k *releasingSink) ReleasesResponses() {}
+
+// TestReleasingSinkKeepsResponsesWhole: responses handed to a
+// ReleasingSink stay intact until it releases them, however many others
+// are encoded meanwhile.
+func TestReleasingSinkKeepsResponsesWhole(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	k := &releasingSink{seen: map[string]bool{}}
+	s := e.NewSession(k)
+	t.Cleanup(s.Close)
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
+	const n = 2000
+	for i := 1; i <= n; i++ {
+		s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"pad":%q}}`, i, strings.Repeat("x", i%300))), nil)
+	}
+	deadline := time.Now().Add(mcptest.Wait)
+	for time.Now().Before(deadline) {
+		k.mu.Lock()
+		done := len(k.seen)+len(k.kept) >= n+1
+		k.mu.Unlock()
+		if done {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range k.kept {
+		k.check(m)
+	}
+	if len(k.bad) > 0 {
+		t.Fatalf("%d responses overwritten before release, e.g. %.80q", len(k.bad), k.bad[0])
+	}
+	if len(k.seen) != n+1 {
+		t.Fatalf("%d distinct responses, want %d", len(k.seen), n+1)
+	}
+}

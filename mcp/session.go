@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -36,8 +35,19 @@ type Outgoing struct {
 	// receive it, so other transports need not know about it.
 	EndStream bool
 
-	release bool          // frees the request's in-flight slot once written
-	buf     *bytes.Buffer // Data's pooled buffer, recycled after Send by a CopyingSink
+	release bool        // frees the request's in-flight slot once written
+	buf     *respBuffer // Data's pooled buffer: recycled after Send by a CopyingSink, by Release for a ReleasingSink
+}
+
+// Release gives a response's buffer back for reuse: a ReleasingSink calls
+// it once it has written Data, which must not be used afterwards. It does
+// nothing for other messages. Call it once per response: a second call is
+// ignored until the buffer is reused, and would then free another
+// response's buffer.
+func (o Outgoing) Release() {
+	if o.buf != nil && o.buf.owner == ownerSink {
+		o.buf.put()
+	}
 }
 
 // Resumable is implemented by a transport's route value (see Deliver)
@@ -74,6 +84,16 @@ type NonBlockingSink interface {
 type CopyingSink interface {
 	Sink
 	CopiesData()
+}
+
+// ReleasingSink is a Sink that keeps the Data of responses past Send and
+// hands each one back with Outgoing.Release once written. Responses to its
+// session are then encoded into recycled buffers too, instead of being
+// copied out of one. A response it drops without releasing is left to the
+// garbage collector.
+type ReleasingSink interface {
+	Sink
+	ReleasesResponses()
 }
 
 // Request is one request being handled.
@@ -200,6 +220,7 @@ type Session struct {
 	writing    atomic.Bool // a writeLoop runs (or the sink is being closed)
 	inline     bool        // the sink never blocks: write on the pushing goroutine
 	recycle    bool        // the sink copies Data: encode responses into pooled buffers
+	releases   bool        // the sink releases responses: the same, recycled by Release
 	writerDone chan struct{}
 
 	state      atomic.Int32
@@ -758,8 +779,8 @@ func (s *Session) flush() bool {
 			if batch[i].release {
 				<-s.slots
 			}
-			if batch[i].buf != nil {
-				putBuffer(batch[i].buf)
+			if b := batch[i].buf; b != nil && s.recycle {
+				b.put() // a CopyingSink is done with it (a ReleasingSink's may be back in use)
 			}
 			batch[i] = Outgoing{}
 		}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -169,6 +170,39 @@ func putBuffer(b *bytes.Buffer) {
 	if b.Cap() <= maxPooledBuffer {
 		b.Reset()
 		bufPool.Put(b)
+	}
+}
+
+// respBuffer is a pooled buffer holding an encoded response, and who gives
+// it back: the engine after a CopyingSink's Send, or a ReleasingSink.
+type respBuffer struct {
+	b     bytes.Buffer
+	owner int32
+	out   atomic.Bool // handed out of the pool; put back at most once
+}
+
+const (
+	ownerEngine int32 = iota + 1
+	ownerSink
+)
+
+var respPool = sync.Pool{New: func() any { return new(respBuffer) }}
+
+func getRespBuffer() *respBuffer {
+	rb := respPool.Get().(*respBuffer)
+	rb.owner = 0
+	rb.out.Store(true)
+	return rb
+}
+
+// put returns the buffer to the pool, once however often it is called.
+func (rb *respBuffer) put() {
+	if !rb.out.CompareAndSwap(true, false) {
+		return
+	}
+	if rb.b.Cap() <= maxPooledBuffer {
+		rb.b.Reset()
+		respPool.Put(rb)
 	}
 }
 

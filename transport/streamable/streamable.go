@@ -147,6 +147,11 @@ func (ss *session) Close() {}
 // requests and streams, so it needs no writer goroutine per session.
 func (ss *session) NonBlocking() {}
 
+// ReleasesResponses tells the engine that a response is handed back
+// (Outgoing.Release) once its POST has written it, so responses are
+// encoded into recycled buffers rather than copied out of one.
+func (ss *session) ReleasesResponses() {}
+
 func (ss *session) unsolicited(data []byte) error {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -395,8 +400,10 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 		}
 		return true
 	}
-	// finish writes the response, the last thing this POST carries.
+	// finish writes the response, the last thing this POST carries, and
+	// releases its buffer.
 	finish := func(m mcp.Outgoing) {
+		defer m.Release()
 		switch {
 		case m.Data == nil && ew == nil:
 			// Cancelled by the client: over, with nothing to say.
