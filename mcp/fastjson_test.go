@@ -8,14 +8,6 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 )
 
-func stdString(t testing.TB, s string) []byte {
-	var buf bytes.Buffer
-	if err := encodeJSON(&buf, s); err != nil {
-		t.Fatal(err)
-	}
-	return buf.Bytes()
-}
-
 // TestAppendFastMatchesEncodingJSON: the hand-encoded results are the same
 // bytes encoding/json writes.
 func TestAppendFastMatchesEncodingJSON(t *testing.T) {
