@@ -137,6 +137,7 @@ func (e *Engine) TryNewSession(sink Sink, max int) *Session {
 	_, s.inline = sink.(NonBlockingSink)
 	_, s.recycle = sink.(CopyingSink)
 	_, s.releases = sink.(ReleasingSink)
+	_, s.runHere = sink.(InlineSink)
 	s.logLevel.Store(int32(DefaultLogLevel))
 	s.Touch()
 	e.mu.Lock()
@@ -239,6 +240,18 @@ func (e *Engine) enqueue(j *job) bool {
 	case <-e.stop:
 		return false
 	}
+}
+
+// runInline runs j on the caller's goroutine, counted as a worker so that
+// Shutdown waits for it; false when the engine is shutting down.
+func (e *Engine) runInline(j *job) bool {
+	if e.closing.Load() {
+		return false
+	}
+	e.wg.Add(1)
+	defer e.wg.Done()
+	e.run(j)
+	return true
 }
 
 func (e *Engine) spawn(permanent bool) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -924,5 +925,72 @@ func TestReleasingSinkKeepsResponsesWhole(t *testing.T) {
 	}
 	if len(k.seen) != n+1 {
 		t.Fatalf("%d distinct responses, want %d", len(k.seen), n+1)
+	}
+}
+
+// inlineRecorder is an InlineSink that records the responses it has got.
+type inlineRecorder struct {
+	mu  sync.Mutex
+	ids []string
+}
+
+func (k *inlineRecorder) Send(msgs []mcp.Outgoing) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, m := range msgs {
+		var v struct {
+			ID json.RawMessage `json:"id"`
+		}
+		if json.Unmarshal(m.Data, &v) == nil && v.ID != nil {
+			k.ids = append(k.ids, string(v.ID))
+		}
+	}
+	return nil
+}
+func (k *inlineRecorder) Close()       {}
+func (k *inlineRecorder) NonBlocking() {}
+func (k *inlineRecorder) RunsInline()  {}
+
+func (k *inlineRecorder) has(id string) bool {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return slices.Contains(k.ids, id)
+}
+
+// TestInlineSinkRunsQuickRequestsOnDeliver: for a transport that delivers
+// each request on a goroutine of its own, quick requests are answered
+// before Deliver returns; others (which may wait on the client) still go
+// to a worker, so Deliver returns while they run.
+func TestInlineSinkRunsQuickRequestsOnDeliver(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
+	k := &inlineRecorder{}
+	s := e.NewSession(k)
+	t.Cleanup(s.Close)
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
+	for i, method := range []string{`"prompts/get","params":{"name":"hello"}`, `"prompts/list"`, `"ping"`} {
+		id := fmt.Sprint(i + 1)
+		s.Deliver([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":`+method+`}`), nil)
+		if !k.has(id) {
+			t.Errorf("%s: no answer when Deliver returned", method)
+		}
+	}
+	// test/block is not one of ours: it may ask the client something, so
+	// it runs on a worker while Deliver returns.
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":9,"method":"test/block"}`), nil)
+	select {
+	case <-h.started:
+	case <-time.After(mcptest.Wait):
+		t.Fatal("test/block never started")
+	}
+	if k.has("9") {
+		t.Fatal("test/block answered before it was released")
+	}
+	h.release <- struct{}{}
+	deadline := time.Now().Add(mcptest.Wait)
+	for !k.has("9") && time.Now().Before(deadline) {
+		time.Sleep(time.Millisecond)
+	}
+	if !k.has("9") {
+		t.Fatal("test/block never answered")
 	}
 }

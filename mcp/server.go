@@ -60,6 +60,10 @@ type Handler func(ctx context.Context, r *Request) (any, error)
 type method struct {
 	handle     Handler
 	beforeInit bool // allowed before initialize (only ping)
+	// quick: the handler never waits on the client (no sampling or
+	// elicitation), so a transport that delivers each request on a
+	// goroutine of its own may run it right there (see InlineSink).
+	quick bool
 }
 
 // typed adapts a handler of decoded params.
@@ -228,6 +232,16 @@ func (s *Server) methodTable() map[string]method {
 		t[MethodCompletionComplete] = method{handle: typed(func(ctx context.Context, r *Request, p *CompleteParams) (any, error) {
 			return s.Completion.Complete(ctx, r, p)
 		})}
+	}
+	// Ours, not the ones Methods adds or replaces below, which may ask the
+	// client something.
+	for _, name := range []string{MethodPing, MethodLoggingSetLevel, MethodPromptsList, MethodPromptsGet, MethodToolsList,
+		MethodResourcesList, MethodResourceTemplatesList, MethodResourcesRead, MethodResourcesSubscribe,
+		MethodResourcesUnsubscribe, MethodCompletionComplete} {
+		if m, ok := t[name]; ok {
+			m.quick = true
+			t[name] = m
+		}
 	}
 	for name, h := range s.Methods {
 		t[name] = method{handle: h}

@@ -77,6 +77,19 @@ type NonBlockingSink interface {
 	NonBlocking()
 }
 
+// InlineSink is a Sink whose transport delivers each request on a
+// goroutine of its own that waits for the answer anyway (an HTTP request
+// handler). Requests that never wait on the client (prompts/get, the
+// lists, resources, completion, ping) then run on that goroutine instead of
+// being handed to a worker and back: two goroutine switches fewer per
+// request. Requests that may ask the client something (tools/call) still go
+// to a worker, since their questions travel on the stream the transport
+// only serves once Deliver has returned.
+type InlineSink interface {
+	Sink
+	RunsInline()
+}
+
 // CopyingSink is a Sink that is done with every message's Data when Send
 // returns (it writes or copies it and keeps nothing). Responses to its
 // session are then encoded into recycled buffers instead of a fresh
@@ -221,6 +234,7 @@ type Session struct {
 	inline     bool        // the sink never blocks: write on the pushing goroutine
 	recycle    bool        // the sink copies Data: encode responses into pooled buffers
 	releases   bool        // the sink releases responses: the same, recycled by Release
+	runHere    bool        // the sink's transport delivers on a goroutine per request: run quick ones there
 	writerDone chan struct{}
 
 	state      atomic.Int32
@@ -420,7 +434,13 @@ func (s *Session) deliver(data []byte, route any, refuseMalformed bool) (int, er
 	s.mu.Unlock()
 	j := &job{s: s, m: m, ctx: ctx, fl: fl, key: key,
 		req: Request{Session: s, Method: f.method, ID: f.id, Params: f.params, route: route}}
-	if !s.engine.enqueue(j) {
+	var taken bool
+	if m.quick && s.runHere {
+		taken = s.engine.runInline(j)
+	} else {
+		taken = s.engine.enqueue(j)
+	}
+	if !taken {
 		s.finish(j)
 		<-s.slots
 		s.replyErr(f.id, route, protocolError(CodeInvalidRequest, "the server is shutting down",

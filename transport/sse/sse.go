@@ -161,6 +161,11 @@ func (c *conn) Send(msgs []mcp.Outgoing) error {
 // POST /sse, into a copy of its own), so the session may recycle them.
 func (c *conn) CopiesData() {}
 
+// RunsInline tells the engine that requests come from POST /sse/message
+// handlers, a goroutine each: quick requests run right there, before the
+// 202, instead of on a worker.
+func (c *conn) RunsInline() {}
+
 // Close ends the stream when the session ends first (idle expiry,
 // shutdown, a failed write).
 func (c *conn) Close() {

@@ -147,6 +147,10 @@ func (ss *session) Close() {}
 // requests and streams, so it needs no writer goroutine per session.
 func (ss *session) NonBlocking() {}
 
+// RunsInline tells the engine that each request arrives on its own POST's
+// goroutine, which waits for the answer: quick requests run right there.
+func (ss *session) RunsInline() {}
+
 // ReleasesResponses tells the engine that a response is handed back
 // (Outgoing.Release) once its POST has written it, so responses are
 // encoded into recycled buffers rather than copied out of one.
