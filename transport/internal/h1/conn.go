@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/url"
 	"sync/atomic"
-	"time"
 )
 
 // conn is one connection on the light path.
@@ -21,7 +20,7 @@ type conn struct {
 	ctx    context.Context
 	cancel context.CancelFunc
 	state  atomic.Int32
-	since  atomic.Int64 // UnixNano of the last state change
+	since  atomic.Int64 // Server.now at the last state change
 
 	base      *http.Request // empty but for the connection's context
 	reqHeader http.Header   // reused: handlers do not keep the header
@@ -41,7 +40,7 @@ func newConn(s *Server, nc net.Conn) *conn {
 
 func (c *conn) setState(st int32) {
 	c.state.Store(st)
-	c.since.Store(time.Now().UnixNano())
+	c.since.Store(c.s.now.Load())
 }
 
 func (c *conn) serve() {

@@ -57,9 +57,12 @@ type Server struct {
 	ln      net.Listener
 	handoff *handoffListener
 	closing atomic.Bool
-	active  sync.WaitGroup // light-path requests in progress
-	fbDone  chan error
-	stop    chan struct{}
+	// now is the time (UnixNano) as of the reaper's last sweep: connection
+	// state changes, three per request, read it instead of the clock.
+	now    atomic.Int64
+	active sync.WaitGroup // light-path requests in progress
+	fbDone chan error
+	stop   chan struct{}
 }
 
 // Serve accepts connections until Shutdown or Close; it returns
@@ -83,6 +86,7 @@ func (s *Server) Serve(ln net.Listener) error {
 	if s.Logger == nil {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
+	s.now.Store(time.Now().UnixNano())
 	go func() { s.fbDone <- s.Fallback.Serve(s.handoff) }()
 	go s.reap()
 	for {
@@ -178,6 +182,7 @@ func (s *Server) reap() {
 		case <-t.C:
 		}
 		now := time.Now().UnixNano()
+		s.now.Store(now)
 		s.mu.Lock()
 		for c := range s.conns {
 			since := time.Duration(now - c.since.Load())
