@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/url"
+	"runtime"
 	"sync/atomic"
 )
 
@@ -165,12 +167,33 @@ func (c *conn) serveRequest(h *head) bool {
 	r.Close = h.close
 	w := &c.w
 	w.reset(c, h.close || c.s.closing.Load())
-	c.s.Handler.ServeHTTP(w, r)
+	if !c.runHandler(w, r) {
+		return false
+	}
 	err := w.finish()
 	if n <= c.br.Size() {
 		c.br.Discard(n) // the body was read in place
 	}
 	return err == nil && !w.closeAfter
+}
+
+// runHandler runs the handler as net/http does: a panic is logged with its
+// stack and ends the connection (the client sees it close), never the
+// server. It reports whether the handler returned normally.
+func (c *conn) runHandler(w *response, r *http.Request) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			if v != http.ErrAbortHandler {
+				buf := make([]byte, 64<<10)
+				buf = buf[:runtime.Stack(buf, false)]
+				c.s.Logger.Error("http: panic serving a request", "remote", c.remote, "path", r.URL.Path,
+					"panic", fmt.Sprint(v), "stack", string(buf))
+			}
+			ok = false
+		}
+	}()
+	c.s.Handler.ServeHTTP(w, r)
+	return true
 }
 
 // bodyReader is a request body already in memory.

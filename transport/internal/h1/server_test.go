@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -271,4 +273,49 @@ func TestShutdown(t *testing.T) {
 	if err := <-ts.serveCh; !errors.Is(err, http.ErrServerClosed) {
 		t.Fatalf("Serve: %v", err)
 	}
+}
+
+// TestHandlerPanic: a handler that panics ends its connection, as with
+// net/http, and the server goes on serving others.
+func TestHandlerPanic(t *testing.T) {
+	var logged strings.Builder
+	lw := &lockedWriter{w: &logged}
+	ts := startServer(t, always, func(s *Server) {
+		s.Logger = slog.New(slog.NewTextHandler(lw, nil))
+		s.Handler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/panic" {
+				panic("boom")
+			}
+			w.WriteHeader(http.StatusAccepted)
+		})
+	})
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	io.WriteString(c, "POST /panic HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+	c.SetReadDeadline(time.Now().Add(10 * time.Second))
+	if n, err := c.Read(make([]byte, 64)); n != 0 || !errors.Is(err, io.EOF) {
+		t.Fatalf("after a panic: read %d bytes, %v; want the connection closed", n, err)
+	}
+	if r := exchange(t, ts.addr, "POST /ok HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")[0]; r.StatusCode != http.StatusAccepted {
+		t.Fatalf("after a panic, another connection got %s", r.Status)
+	}
+	lw.mu.Lock()
+	defer lw.mu.Unlock()
+	if !strings.Contains(logged.String(), "boom") {
+		t.Errorf("the panic was not logged: %q", logged.String())
+	}
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }
