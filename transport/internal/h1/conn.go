@@ -77,7 +77,7 @@ func (c *conn) serve() {
 		c.setState(stateActive)
 		c.s.active.Add(1)
 		keep := c.serveRequest(&h)
-		c.s.active.Done()
+		c.s.active.Add(-1)
 		c.setState(stateIdle)
 		if !keep {
 			return

@@ -60,7 +60,10 @@ type Server struct {
 	// now is the time (UnixNano) as of the reaper's last sweep: connection
 	// state changes, three per request, read it instead of the clock.
 	now    atomic.Int64
-	active sync.WaitGroup // light-path requests in progress
+	// active counts light-path requests in progress. A counter polled by
+	// Shutdown rather than a WaitGroup: a connection may start a request
+	// while Shutdown waits, which a WaitGroup does not allow.
+	active atomic.Int64
 	fbDone chan error
 	stop   chan struct{}
 }
@@ -129,13 +132,15 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	fb := make(chan error, 1)
 	go func() { fb <- s.Fallback.Shutdown(ctx) }()
 	s.closeIdle()
-	done := make(chan struct{})
-	go func() { s.active.Wait(); close(done) }()
 	var err error
-	select {
-	case <-done:
-	case <-ctx.Done():
-		err = ctx.Err()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for s.active.Load() > 0 && err == nil {
+		select {
+		case <-tick.C:
+		case <-ctx.Done():
+			err = ctx.Err()
+		}
 	}
 	if ferr := <-fb; err == nil {
 		err = ferr
