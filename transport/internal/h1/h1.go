@@ -59,7 +59,7 @@ type Server struct {
 	closing atomic.Bool
 	// now is the time (UnixNano) as of the reaper's last sweep: connection
 	// state changes, three per request, read it instead of the clock.
-	now    atomic.Int64
+	now atomic.Int64
 	// active counts light-path requests in progress. A counter polled by
 	// Shutdown rather than a WaitGroup: a connection may start a request
 	// while Shutdown waits, which a WaitGroup does not allow.
