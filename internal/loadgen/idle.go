@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/url"
 	"sync"
 	"time"
 )
@@ -67,30 +66,9 @@ func Idle(ctx context.Context, cfg IdleConfig) (IdleStats, error) {
 	}
 	life, end := context.WithCancel(ctx)
 	defer end()
-	var open opener
-	switch cfg.Transport {
-	case "sse":
-		base, err := url.Parse(cfg.URL)
-		if err != nil {
-			return IdleStats{}, fmt.Errorf("sse url: %w", err)
-		}
-		proto := cfg.Protocol
-		if proto == "" {
-			proto = "2024-11-05"
-		}
-		open = func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, life, base, proto) }
-	case "http":
-		u, err := url.Parse(cfg.URL)
-		if err != nil {
-			return IdleStats{}, fmt.Errorf("streamable url: %w", err)
-		}
-		proto := cfg.Protocol
-		if proto == "" {
-			proto = "2025-06-18"
-		}
-		open = func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, life, u, proto) }
-	default:
-		return IdleStats{}, fmt.Errorf("idle sessions: unknown transport %q (want sse or http)", cfg.Transport)
+	open, err := newOpener(cfg.Transport, cfg.URL, cfg.Protocol, life)
+	if err != nil {
+		return IdleStats{}, fmt.Errorf("idle sessions: %w", err)
 	}
 
 	before, err := ReadProc(cfg.PID)

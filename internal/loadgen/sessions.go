@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -26,6 +27,36 @@ type rpcSession interface {
 
 // opener opens a session and completes the MCP handshake.
 type opener func(ctx context.Context) (rpcSession, error)
+
+// newOpener opens sessions of transport ("sse" or "http") at rawURL,
+// asking for protocol proto (default: the revision that defined the
+// transport). A session's connections close when life ends; with life nil,
+// when the context the opener is called with ends.
+func newOpener(transport, rawURL, proto string, life context.Context) (opener, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil {
+		return nil, fmt.Errorf("%s url: %w", transport, err)
+	}
+	lifeOf := func(ctx context.Context) context.Context {
+		if life != nil {
+			return life
+		}
+		return ctx
+	}
+	switch transport {
+	case "sse":
+		if proto == "" {
+			proto = "2024-11-05"
+		}
+		return func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, lifeOf(ctx), u, proto) }, nil
+	case "http":
+		if proto == "" {
+			proto = "2025-06-18"
+		}
+		return func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, lifeOf(ctx), u, proto) }, nil
+	}
+	return nil, fmt.Errorf("unknown transport %q (want sse or http)", transport)
+}
 
 // load is one concurrent run: n sessions, each with one request in flight.
 type load struct {

@@ -28,18 +28,11 @@ type SSEConfig struct {
 // makes Requests requests. Latency is from starting the POST to reading the
 // response event.
 func SSE(ctx context.Context, cfg SSEConfig) (Stats, error) {
-	base, err := url.Parse(cfg.URL)
+	open, err := newOpener("sse", cfg.URL, cfg.Protocol, nil)
 	if err != nil {
-		return Stats{}, fmt.Errorf("sse url: %w", err)
+		return Stats{}, err
 	}
-	proto := cfg.Protocol
-	if proto == "" {
-		proto = "2024-11-05"
-	}
-	return load{
-		sessions: cfg.Sessions, work: cfg.Work, pid: cfg.PID,
-		open: func(ctx context.Context) (rpcSession, error) { return openSSE(ctx, ctx, base, proto) },
-	}.run(ctx)
+	return load{sessions: cfg.Sessions, work: cfg.Work, pid: cfg.PID, open: open}.run(ctx)
 }
 
 // sseSession is one legacy SSE session: a GET stream for server messages and

@@ -31,18 +31,11 @@ type StreamableConfig struct {
 // POST to having read the response; the rest of the body is then drained so
 // the connection is reused.
 func Streamable(ctx context.Context, cfg StreamableConfig) (Stats, error) {
-	u, err := url.Parse(cfg.URL)
+	open, err := newOpener("http", cfg.URL, cfg.Protocol, nil)
 	if err != nil {
-		return Stats{}, fmt.Errorf("streamable url: %w", err)
+		return Stats{}, err
 	}
-	proto := cfg.Protocol
-	if proto == "" {
-		proto = "2025-06-18"
-	}
-	return load{
-		sessions: cfg.Clients, work: cfg.Work, pid: cfg.PID,
-		open: func(ctx context.Context) (rpcSession, error) { return openStreamable(ctx, ctx, u, proto) },
-	}.run(ctx)
+	return load{sessions: cfg.Clients, work: cfg.Work, pid: cfg.PID, open: open}.run(ctx)
 }
 
 // httpSession is one Streamable HTTP session on a connection of its own.
