@@ -13,10 +13,6 @@ import (
 // without HTML escaping, byte for byte what encodeJSON produces (a test
 // checks both ways give the same bytes).
 
-// appendString appends s as a JSON string the way encoding/json does
-// with HTML escaping off.
-func appendString(dst []byte, s string) []byte { return jsonstr.Append(dst, s) }
-
 // appendFast appends v's JSON when v is one of the hot result shapes and
 // reports whether it did.
 func appendFast(dst []byte, v any) ([]byte, bool) {
@@ -30,7 +26,7 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 		dst = append(dst, '{')
 		if r.Description != "" {
 			dst = append(dst, `"description":`...)
-			dst = appendString(dst, r.Description)
+			dst = jsonstr.Append(dst, r.Description)
 			dst = append(dst, ',')
 		}
 		dst = append(dst, `"messages":[`...)
@@ -39,7 +35,7 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 				dst = append(dst, ',')
 			}
 			dst = append(dst, `{"role":`...)
-			dst = appendString(dst, m.Role)
+			dst = jsonstr.Append(dst, m.Role)
 			dst = append(dst, `,"content":`...)
 			dst = appendTextContent(dst, m.Content)
 			dst = append(dst, '}')
@@ -90,10 +86,6 @@ type JSONAppender interface {
 	AppendJSON(dst []byte) []byte
 }
 
-// AppendString appends s as a JSON string the way encoding/json does with
-// HTML escaping off; JSONAppender implementations use it.
-func AppendString(dst []byte, s string) []byte { return appendString(dst, s) }
-
 // plainText reports whether c is a text block with nothing but its text.
 func plainText(c Content) bool {
 	return c.Type == "text" && c.Data == "" && c.MimeType == "" && c.Resource == nil &&
@@ -110,7 +102,7 @@ func appendTextContent(dst []byte, c Content) []byte {
 		dst = append(dst, '"')
 	default:
 		dst = append(dst, `,"text":`...)
-		dst = appendString(dst, c.Text)
+		dst = jsonstr.Append(dst, c.Text)
 	}
 	return append(dst, '}')
 }

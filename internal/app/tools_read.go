@@ -846,21 +846,21 @@ func (r *rendered) AppendJSON(dst []byte) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = mcp.AppendString(dst, k)
+		dst = jsonstr.Append(dst, k)
 		dst = append(dst, ':')
-		dst = mcp.AppendString(dst, r.used[k])
+		dst = jsonstr.Append(dst, r.used[k])
 	}
 	dst = append(dst, `},"defaults_applied":`...)
 	dst = appendStrings(dst, r.defaults)
 	dst = append(dst, `,"name":`...)
-	dst = mcp.AppendString(dst, r.name)
+	dst = jsonstr.Append(dst, r.name)
 	dst = append(dst, `,"text":`...)
 	if r.escaped != nil {
 		dst = append(dst, '"')
 		dst = append(dst, r.escaped...)
 		dst = append(dst, '"')
 	} else {
-		dst = mcp.AppendString(dst, r.text)
+		dst = jsonstr.Append(dst, r.text)
 	}
 	dst = append(dst, `,"unknown_arguments":`...)
 	dst = appendStrings(dst, r.unknown)
@@ -877,7 +877,7 @@ func appendStrings(dst []byte, ss []string) []byte {
 		if i > 0 {
 			dst = append(dst, ',')
 		}
-		dst = mcp.AppendString(dst, s)
+		dst = jsonstr.Append(dst, s)
 	}
 	return append(dst, ']')
 }
