@@ -330,10 +330,9 @@ func (e *Engine) run(j *job) {
 	out := Outgoing{Data: buf.Bytes(), Route: j.req.route, Response: true, release: true}
 	switch {
 	case s.recycle:
-		rb.owner = ownerEngine // back to the pool once the sink has copied it
-		out.buf = rb
+		out.buf = rb // back to the pool once the sink has copied it
 	case s.releases:
-		rb.owner = ownerSink // back to the pool when the sink releases it
+		rb.bySink = true // back to the pool when the sink releases it
 		out.buf = rb
 	default:
 		out.Data = bytes.Clone(out.Data)

@@ -45,7 +45,7 @@ type Outgoing struct {
 // ignored until the buffer is reused, and would then free another
 // response's buffer.
 func (o Outgoing) Release() {
-	if o.buf != nil && o.buf.owner == ownerSink {
+	if o.buf != nil && o.buf.bySink {
 		o.buf.put()
 	}
 }

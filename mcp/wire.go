@@ -173,24 +173,20 @@ func putBuffer(b *bytes.Buffer) {
 	}
 }
 
-// respBuffer is a pooled buffer holding an encoded response, and who gives
-// it back: the engine after a CopyingSink's Send, or a ReleasingSink.
+// respBuffer is a pooled buffer holding an encoded response. The engine
+// gives it back after a CopyingSink's Send; a ReleasingSink gives it back
+// itself (bySink).
 type respBuffer struct {
-	b     bytes.Buffer
-	owner int32
-	out   atomic.Bool // handed out of the pool; put back at most once
+	b      bytes.Buffer
+	bySink bool
+	out    atomic.Bool // handed out of the pool; put back at most once
 }
-
-const (
-	ownerEngine int32 = iota + 1
-	ownerSink
-)
 
 var respPool = sync.Pool{New: func() any { return new(respBuffer) }}
 
 func getRespBuffer() *respBuffer {
 	rb := respPool.Get().(*respBuffer)
-	rb.owner = 0
+	rb.bySink = false
 	rb.out.Store(true)
 	return rb
 }
