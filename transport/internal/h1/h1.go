@@ -63,9 +63,9 @@ type Server struct {
 	// active counts light-path requests in progress. A counter polled by
 	// Shutdown rather than a WaitGroup: a connection may start a request
 	// while Shutdown waits, which a WaitGroup does not allow.
-	active atomic.Int64
-	fbDone chan error
-	stop   chan struct{}
+	active   atomic.Int64
+	stop     chan struct{} // ends the reaper
+	stopOnce sync.Once
 }
 
 // Serve accepts connections until Shutdown or Close; it returns
@@ -77,7 +77,6 @@ func (s *Server) Serve(ln net.Listener) error {
 	}
 	s.ln = ln
 	s.handoff = &handoffListener{conns: make(chan net.Conn), done: make(chan struct{}), addr: ln.Addr()}
-	s.fbDone = make(chan error, 1)
 	s.stop = make(chan struct{})
 	s.mu.Unlock()
 	if s.ReadHeaderTimeout <= 0 {
@@ -90,7 +89,8 @@ func (s *Server) Serve(ln net.Listener) error {
 		s.Logger = slog.New(slog.DiscardHandler)
 	}
 	s.now.Store(time.Now().UnixNano())
-	go func() { s.fbDone <- s.Fallback.Serve(s.handoff) }()
+	// It returns once Shutdown or Close closes the hand-off listener.
+	go s.Fallback.Serve(s.handoff)
 	go s.reap()
 	for {
 		c, err := ln.Accept()
@@ -121,14 +121,12 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		return nil
 	}
 	s.mu.Lock()
-	ln, stop := s.ln, s.stop
+	ln := s.ln
 	s.mu.Unlock()
 	if ln != nil {
 		ln.Close()
 	}
-	if stop != nil {
-		close(stop)
-	}
+	s.stopReaper()
 	fb := make(chan error, 1)
 	go func() { fb <- s.Fallback.Shutdown(ctx) }()
 	s.closeIdle()
@@ -159,7 +157,17 @@ func (s *Server) Close() error {
 		c.nc.Close()
 	}
 	s.mu.Unlock()
+	s.stopReaper()
 	return s.Fallback.Close()
+}
+
+func (s *Server) stopReaper() {
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		s.stopOnce.Do(func() { close(stop) })
+	}
 }
 
 func (s *Server) closeIdle() {

@@ -10,12 +10,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -318,4 +320,22 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
+}
+
+// TestCloseLeavesNoGoroutine: after Close, the reaper, the accept loop and
+// net/http's side are gone, for Close alone and after Shutdown.
+func TestCloseLeavesNoGoroutine(t *testing.T) {
+	for _, shutdownFirst := range []bool{false, true} {
+		base := runtime.NumGoroutine()
+		ts := startServer(t, always, nil)
+		exchange(t, ts.addr, "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n")
+		if shutdownFirst {
+			if err := ts.srv.Shutdown(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		ts.srv.Close()
+		<-ts.serveCh
+		transporttest.GoroutinesBackTo(t, 10*time.Second, base, 0)
+	}
 }
