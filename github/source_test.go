@@ -423,7 +423,11 @@ func TestRestartWithDiskCache(t *testing.T) {
 		h.fake.SetDown(true)
 		defer h.fake.SetDown(false)
 		s := restartPastTTL(t, h, first.Len())
-		t.Logf("restart with GitHub unreachable: %v", h.costs())
+		c := h.costs()
+		t.Logf("restart with GitHub unreachable: %v", c)
+		if c.Total > 2 {
+			t.Errorf("restart with GitHub unreachable cost %v; want at most 2 attempts", c)
+		}
 		cat, _ := s.Load(ctxT(t))
 		if st := cat.Stale(); st == nil || st.Code != fault.NetworkError {
 			t.Errorf("staleness = %+v, want NETWORK_ERROR", st)

@@ -147,11 +147,18 @@ func (s *Server) SetFault(status int) {
 }
 
 // SetDown makes the server drop every connection without answering, as an
-// unreachable host or a dead proxy does.
+// unreachable host or a dead proxy does. Going down also closes the
+// connections clients hold open: a GET that fails on a reused keep-alive
+// connection is sent again by net/http, so without this one attempt would
+// be counted up to once per pooled connection, which a host that is
+// really gone never sees.
 func (s *Server) SetDown(down bool) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.down = down
+	s.mu.Unlock()
+	if down {
+		s.srv.CloseClientConnections()
+	}
 }
 
 // SetRateLimited answers 403 with X-RateLimit-Remaining: 0 and a reset at
