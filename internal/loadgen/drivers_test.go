@@ -27,6 +27,7 @@ func TestEventReader(t *testing.T) {
 		{"no space after colon", "event:x\ndata:y\n\n", []event{{"x", []byte("y")}}},
 		{"events without data are skipped", "event: a\n\nevent: b\ndata: 1\n\n", []event{{"b", []byte("1")}}},
 		{"id and retry fields ignored", "id: 7\nretry: 10\ndata: z\n\n", []event{{"message", []byte("z")}}},
+		{"priming event skipped", "id: 1-0\nretry: 1000\ndata: \n\nid: 1-1\nevent: message\ndata: z\n\n", []event{{"message", []byte("z")}}},
 		{"long line", "data: " + long + "\n\n", []event{{"message", []byte(long)}}},
 		{"two events", "data: 1\n\ndata: 2\n\n", []event{{"message", []byte("1")}, {"message", []byte("2")}}},
 		{"empty stream", "", nil},

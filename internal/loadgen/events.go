@@ -37,8 +37,8 @@ const maxEvent = 16 << 20
 func (e *eventReader) reset(r io.Reader) { e.r.Reset(r) }
 
 // next returns the next event with data; events with none (keep-alive
-// comments, a lone "event:" line) are skipped. The event's data is valid
-// until the next call.
+// comments, a lone "event:" line, the empty data of a priming event) are
+// skipped. The event's data is valid until the next call.
 func (e *eventReader) next() (event, error) {
 	var ev event
 	data := e.data[:0]
@@ -67,7 +67,7 @@ func (e *eventReader) next() (event, error) {
 		}
 		line = bytes.TrimRight(line, "\r\n")
 		if len(line) == 0 {
-			if hasData {
+			if hasData && len(data) > 0 {
 				if ev.name == "" {
 					ev.name = "message"
 				}
@@ -75,7 +75,7 @@ func (e *eventReader) next() (event, error) {
 				e.data = data
 				return ev, nil
 			}
-			ev = event{}
+			ev, data, hasData = event{}, data[:0], false
 			if err != nil {
 				return event{}, io.EOF
 			}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -48,14 +49,16 @@ type fixture struct {
 	ts      *httptest.Server
 	c       *http.Client
 	barrier *barrier
-	started chan string // ids of test/block requests as they start
+	started chan string   // ids of test/block requests as they start
+	proceed chan struct{} // lets test/twostep take its second step
 }
 
 func newFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options) *fixture {
 	t.Helper()
 	quiet := transporttest.Quiet
 	lib := transporttest.Library(t)
-	f := &fixture{barrier: &barrier{n: 10, open: make(chan struct{})}, started: make(chan string, 100)}
+	f := &fixture{barrier: &barrier{n: 10, open: make(chan struct{})}, started: make(chan string, 100),
+		proceed: make(chan struct{})}
 	srv := app.New(app.Options{Library: lib, Logger: quiet}).Server()
 	srv.Methods = map[string]mcp.Handler{
 		"test/progress": func(_ context.Context, r *mcp.Request) (any, error) {
@@ -81,6 +84,33 @@ func newFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options) 
 				return nil, err
 			}
 			return out, nil
+		},
+		// test/endstream logs "before" when asked, ends its stream, logs
+		// "after" and answers whether the transport could end the stream.
+		"test/endstream": func(_ context.Context, r *mcp.Request) (any, error) {
+			var p struct {
+				Before bool `json:"before"`
+			}
+			if err := r.Decode(&p); err != nil {
+				return nil, err
+			}
+			if p.Before {
+				r.Log(mcp.LevelWarning, "test", "before")
+			}
+			ended := r.EndStream()
+			r.Log(mcp.LevelWarning, "test", "after")
+			return map[string]bool{"ended": ended}, nil
+		},
+		// test/twostep logs "one", waits for the test, logs "two".
+		"test/twostep": func(ctx context.Context, r *mcp.Request) (any, error) {
+			r.Log(mcp.LevelWarning, "test", "one")
+			select {
+			case <-f.proceed:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			r.Log(mcp.LevelWarning, "test", "two")
+			return map[string]bool{"done": true}, nil
 		},
 		"test/block": func(ctx context.Context, r *mcp.Request) (any, error) {
 			f.started <- string(r.ID)
@@ -157,26 +187,79 @@ func (f *fixture) open(t testing.TB) string {
 	return id
 }
 
-// events splits an SSE body into its messages' data, checking the framing.
+// sseEvent is one event of a stream, as the framing test reads it.
+type sseEvent struct {
+	id, retry, data string
+	message         bool // an `event: message` line
+}
+
+// parseEvents splits an SSE body into its events, failing on any line
+// this server does not write: an optional id and retry, then either
+// `event: message` with one line of data, or the empty data of a priming
+// event. Keep-alive comments are dropped.
+func parseEvents(t testing.TB, body string) []sseEvent {
+	t.Helper()
+	var out []sseEvent
+	for _, raw := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
+		if raw == ": ping" || raw == "" {
+			continue
+		}
+		var ev sseEvent
+		rest := raw
+		if v, r, ok := cutField(rest, "id: "); ok {
+			ev.id, rest = v, r
+		}
+		if v, r, ok := cutField(rest, "retry: "); ok {
+			ev.retry, rest = v, r
+		}
+		if r, ok := strings.CutPrefix(rest, "event: message\n"); ok {
+			ev.message, rest = true, r
+		}
+		data, ok := strings.CutPrefix(rest, "data: ")
+		switch {
+		case !ok && rest == "" && ev.retry != "" && ev.id == "" && !ev.message:
+			// a retry field alone (a resumed stream's first line)
+		case !ok || strings.Contains(data, "\n") || ev.message == (data == ""):
+			t.Fatalf("bad event framing: %q", raw)
+		}
+		ev.data = data
+		out = append(out, ev)
+	}
+	return out
+}
+
+func cutField(s, prefix string) (value, rest string, ok bool) {
+	after, ok := strings.CutPrefix(s, prefix)
+	if !ok {
+		return "", s, false
+	}
+	value, rest, _ = strings.Cut(after, "\n")
+	return value, rest, true
+}
+
+// events returns the messages of an SSE body, checking the framing and
+// skipping priming events.
 func events(t testing.TB, body string) []map[string]any {
 	t.Helper()
 	var out []map[string]any
-	for _, ev := range strings.Split(strings.TrimSuffix(body, "\n\n"), "\n\n") {
-		if ev == ": ping" {
+	for _, ev := range parseEvents(t, body) {
+		if !ev.message {
 			continue
 		}
-		data, ok := strings.CutPrefix(ev, "event: message\ndata: ")
-		if !ok || strings.Contains(data, "\n") {
-			t.Fatalf("bad event framing: %q", ev)
-		}
 		var m map[string]any
-		if err := json.Unmarshal([]byte(data), &m); err != nil {
-			t.Fatalf("event data is not JSON: %q", data)
+		if err := json.Unmarshal([]byte(ev.data), &m); err != nil {
+			t.Fatalf("event data is not JSON: %q", ev.data)
 		}
 		out = append(out, m)
 	}
 	return out
 }
+
+// streamIDs hides the stream number in event ids (id: 7-1 → id: S-1),
+// which depends on how many streams the session opened before.
+var streamIDs = regexp.MustCompile(`(?m)^id: \d+-`)
+
+func normIDs(body string) string { return streamIDs.ReplaceAllString(body, "id: S-") }
 
 // getStream is an open GET /mcp.
 type getStream struct {

@@ -12,6 +12,12 @@
 //     the first message, so plain requests cost one JSON body.
 //   - GET opens the session's server→client stream: list_changed
 //     broadcasts, and notifications of requests whose POST takes JSON only.
+//   - A POST's event stream is resumable when the session speaks
+//     2025-11-25 or later (SEP-1699): it opens with an event id and a retry
+//     field, every event carries an id, and a GET with Last-Event-ID picks
+//     the stream up where the client lost it, replaying what it missed. A
+//     handler may end the stream early (mcp.Request.EndStream) so a long
+//     request holds no connection; the client resumes to get the rest.
 //   - DELETE ends the session.
 //
 // Each POST is its own route through the engine, so any number of them
@@ -19,12 +25,15 @@
 package streamable
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,7 +61,10 @@ type Options struct {
 	// before its result. JSON is cheaper; streams let clients see every
 	// answer the same way (the conformance suite counts them).
 	PreferStreams bool
-	Logger        *slog.Logger
+	// Retry is the reconnection delay resumable streams announce in their
+	// SSE retry field (default 1 s).
+	Retry  time.Duration
+	Logger *slog.Logger
 }
 
 const (
@@ -73,6 +85,19 @@ const (
 	// beyond this the session is closed, as the engine does with a full
 	// outbox.
 	streamBacklog = 4096
+
+	// DefaultRetry is the reconnection delay resumable streams announce.
+	DefaultRetry = time.Second
+	// HeaderLastEventID names the last event a resuming client received.
+	HeaderLastEventID = "Last-Event-ID"
+	// A stream no connection carries (lost, ended early, or finished: a
+	// response written may still not have arrived) can be resumed for this
+	// long; a session keeps at most maxKeptStreams of them, newest first.
+	resumeWindow   = 2 * time.Minute
+	maxKeptStreams = 16
+	// resumableSince is the first revision whose clients expect a priming
+	// event with empty data; older ones would try to parse it as a message.
+	resumableSince = "2025-11-25"
 )
 
 // Handler serves /mcp for one engine.
@@ -88,6 +113,9 @@ type Handler struct {
 // New returns the Streamable HTTP handler feeding e.
 func New(e *mcp.Engine, opts Options) *Handler {
 	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
+	if opts.Retry <= 0 {
+		opts.Retry = DefaultRetry
+	}
 	return &Handler{e: e, opts: opts, log: opts.Logger, sessions: make(map[string]*session)}
 }
 
@@ -121,6 +149,8 @@ type session struct {
 	queue   [][]byte      // unsolicited messages for the GET stream
 	wake    chan struct{} // signals the GET stream (capacity 1)
 	getOpen bool
+	streams map[int64]*route // resumable POST streams not yet finished, by number
+	last    int64            // the last stream number given out
 }
 
 // Send routes each message: to the POST that asked, or to the GET stream.
@@ -186,18 +216,39 @@ func (ss *session) take() [][]byte {
 	return q
 }
 
-// route is one POST waiting for its answer.
+// route is one POST waiting for its answer. When it is resumable and its
+// answer became an event stream, the route outlives the connection that
+// carried it: it keeps what it wrote, numbered, and what arrives while no
+// connection carries it, for a GET with Last-Event-ID to take up.
 type route struct {
-	events bool // the client accepts an SSE answer
+	events    bool // the client accepts an SSE answer
+	resumable bool // events, and the session speaks resumableSince or later
 
 	mu   sync.Mutex
-	msgs []mcp.Outgoing
+	msgs []mcp.Outgoing // not yet written
 	gone bool
 	wake chan struct{}
+
+	// Set once the answer is a resumable stream (see session.register).
+	stream   int64       // the stream's number in its session
+	seq      int64       // id of the last event written (0: the priming event)
+	sent     []sentEvent // events written, for replay to a client that lost them
+	attached bool        // a connection is writing the stream
+	finished bool        // the response was written (or the request cancelled)
+	leftAt   time.Time   // when the last connection stopped carrying it
 }
 
+type sentEvent struct {
+	seq int64
+	m   mcp.Outgoing
+}
+
+// Resumable implements mcp.Resumable: EndStream is honoured.
+func (rt *route) Resumable() bool { return rt.resumable }
+
 // maxRouteBacklog bounds the notifications kept for one POST whose client
-// reads slowly; the response itself is never dropped.
+// reads slowly, and those kept for replay; the response itself is never
+// dropped.
 const maxRouteBacklog = 1024
 
 // push hands m to the POST; false means it should go to the GET stream
@@ -232,11 +283,187 @@ func (rt *route) take() []mcp.Outgoing {
 	return m
 }
 
+// putBack returns messages taken but not written to the front of the
+// queue, for the next connection.
+func (rt *route) putBack(msgs []mcp.Outgoing) {
+	if len(msgs) == 0 {
+		return
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if !rt.gone {
+		rt.msgs = append(slices.Clip(msgs), rt.msgs...)
+	}
+}
+
+// record numbers m as the stream's next event and keeps it for replay; it
+// returns the event's id, or "" when the route is not a resumable stream.
+func (rt *route) record(m mcp.Outgoing) string {
+	if rt.stream == 0 {
+		return ""
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.seq++
+	if len(rt.sent) >= maxRouteBacklog && !rt.sent[0].m.Response {
+		rt.sent = slices.Delete(rt.sent, 0, 1)
+	}
+	rt.sent = append(rt.sent, sentEvent{seq: rt.seq, m: m})
+	return eventID(rt.stream, rt.seq)
+}
+
 func (rt *route) abandon() {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.gone = true
 	rt.msgs = nil
+}
+
+// outcome is how a connection stopped carrying a route.
+type outcome int
+
+const (
+	streamLost     outcome = iota // the client went away, a write failed, or the session ended
+	streamEnded                   // the handler ended the stream early (EndStream)
+	streamFinished                // the response was written
+)
+
+// release settles rt once a connection stops carrying it: a route that
+// never became a resumable stream is done with; a resumable stream is
+// kept for its client to resume, finished or not, since a client may have
+// lost what the server wrote last.
+func (ss *session) release(rt *route, out outcome) {
+	if rt.stream == 0 {
+		rt.abandon()
+		return
+	}
+	rt.mu.Lock()
+	rt.attached, rt.leftAt = false, time.Now()
+	rt.finished = rt.finished || out == streamFinished
+	rt.mu.Unlock()
+	ss.sweep()
+}
+
+// register makes rt a resumable stream of ss, carried by the calling
+// connection, and returns the priming event's id.
+func (ss *session) register(rt *route) string {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	if ss.streams == nil {
+		ss.streams = make(map[int64]*route)
+	}
+	ss.last++
+	n := ss.last
+	rt.mu.Lock()
+	rt.stream, rt.attached = n, true
+	rt.mu.Unlock()
+	ss.streams[n] = rt
+	return eventID(n, 0)
+}
+
+// sweep lets go of kept streams nobody resumed in time, and of the oldest
+// beyond maxKeptStreams.
+func (ss *session) sweep() {
+	ss.mu.Lock()
+	var waiting []*route
+	for _, o := range ss.streams {
+		o.mu.Lock()
+		if !o.attached {
+			waiting = append(waiting, o)
+		}
+		o.mu.Unlock()
+	}
+	ss.mu.Unlock()
+	slices.SortFunc(waiting, func(a, b *route) int { return a.leftAt.Compare(b.leftAt) })
+	now := time.Now()
+	for i, o := range waiting {
+		if now.Sub(o.leftAt) > resumeWindow || len(waiting)-i > maxKeptStreams {
+			ss.forget(o)
+		}
+	}
+}
+
+// forget drops rt from the resumable streams and frees what it kept.
+func (ss *session) forget(rt *route) {
+	ss.mu.Lock()
+	delete(ss.streams, rt.stream)
+	ss.mu.Unlock()
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.gone = true
+	rt.msgs = nil
+	for _, e := range rt.sent {
+		e.m.Release()
+	}
+	rt.sent = nil
+}
+
+// resume attaches the calling connection to the stream lastID belongs to
+// and returns it with the events after lastID, for writing again. On
+// failure it returns the status and the error to answer with.
+func (ss *session) resume(lastID string) (*route, []sentEvent, int, *fault.Error) {
+	ss.sweep()
+	n, seq, ok := parseEventID(lastID)
+	if !ok {
+		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
+			What: fmt.Sprintf("%s %q is not an event id this server gives out", HeaderLastEventID, lastID),
+			Why:  "ids of resumable streams have the form STREAM-EVENT, two decimal numbers",
+			How:  "send back the id of the last event received, or open the session's stream without " + HeaderLastEventID}
+	}
+	ss.mu.Lock()
+	rt := ss.streams[n]
+	ss.mu.Unlock()
+	notFound := &fault.Error{Code: httpx.CodeStreamNotResumable,
+		What: fmt.Sprintf("no stream of this session to resume at %s %q", HeaderLastEventID, lastID),
+		Why: fmt.Sprintf("a stream can be resumed for %s after its connection closed, and only the %d most recent ones",
+			resumeWindow, maxKeptStreams),
+		How: "send the request again, or open the session's stream without " + HeaderLastEventID}
+	if rt == nil {
+		return nil, nil, http.StatusBadRequest, notFound
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	switch {
+	case rt.gone:
+		return nil, nil, http.StatusBadRequest, notFound
+	case seq > rt.seq:
+		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
+			What: fmt.Sprintf("%s %q is past the last event of its stream (%s)", HeaderLastEventID, lastID, eventID(n, rt.seq)),
+			Why:  "the server has not sent that event",
+			How:  "send back the id of the last event received"}
+	case rt.attached:
+		return nil, nil, http.StatusConflict, &fault.Error{Code: httpx.CodeConflict,
+			What: fmt.Sprintf("stream %d is still being written on another connection", n),
+			Why:  "a stream is carried by one connection at a time",
+			How:  "close the other connection first, then resume"}
+	}
+	rt.attached = true
+	i, _ := slices.BinarySearchFunc(rt.sent, seq+1, func(e sentEvent, s int64) int { return cmp.Compare(e.seq, s) })
+	replay := slices.Clone(rt.sent[i:])
+	// A request to end the stream was meant for the connection that is
+	// gone; this one carries the rest.
+	rt.msgs = slices.DeleteFunc(rt.msgs, func(m mcp.Outgoing) bool { return m.EndStream })
+	return rt, replay, 0, nil
+}
+
+// eventID is the id of event seq of stream n: unique in its session, and
+// naming the stream it belongs to, as the specification asks.
+func eventID(n, seq int64) string {
+	return strconv.FormatInt(n, 10) + "-" + strconv.FormatInt(seq, 10)
+}
+
+// parseEventID reads what eventID wrote.
+func parseEventID(id string) (n, seq int64, ok bool) {
+	a, b, found := strings.Cut(id, "-")
+	if !found {
+		return 0, 0, false
+	}
+	n, err1 := strconv.ParseInt(a, 10, 64)
+	seq, err2 := strconv.ParseInt(b, 10, 64)
+	if err1 != nil || err2 != nil || n <= 0 || seq < 0 || a[0] == '+' || b[0] == '+' {
+		return 0, 0, false
+	}
+	return n, seq, true
 }
 
 // newSession opens a session, or answers 503 and returns nil at the cap.
@@ -354,6 +581,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		h.log.Debug("mcp session opened", "session", ss.id)
 	}
 	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}
+	rt.resumable = acceptEvents && !fresh && ss.s.ProtocolVersion() >= resumableSince
 	n, err := ss.s.DeliverJSON(body, rt)
 	if err != nil {
 		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
@@ -378,110 +606,179 @@ var (
 	noStore         = []string{"no-store"}
 )
 
-// respond waits for rt's answer and writes it, as JSON or as a stream.
+// respond waits for rt's answer and writes it: as JSON when the first
+// thing to say is the response and the client takes JSON, otherwise as an
+// event stream.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, rt *route, fresh, acceptJSON bool) {
-	defer rt.abandon()
-	var ew *httpx.EventWriter
-	var ticker *time.Ticker
-	var tick <-chan time.Time
-	defer func() {
-		if ticker != nil {
-			ticker.Stop()
-		}
-	}()
-	// start turns the answer into an event stream.
-	start := func() bool {
-		if fresh && ss.s.Initialized() {
-			w.Header().Set(HeaderSession, ss.id)
-		}
-		ew = httpx.NewEventWriter(w, h.opts.WriteTimeout)
-		if ew.Start() != nil {
-			return false
-		}
-		if h.opts.KeepAlive > 0 {
-			ticker = time.NewTicker(h.opts.KeepAlive)
-			tick = ticker.C
-		}
-		return true
-	}
-	// finish writes the response, the last thing this POST carries, and
-	// releases its buffer.
-	finish := func(m mcp.Outgoing) {
-		defer m.Release()
-		switch {
-		case m.Data == nil && ew == nil:
-			// Cancelled by the client: over, with nothing to say.
-			w.WriteHeader(http.StatusAccepted)
-		case m.Data == nil:
-		case ew != nil:
-			if ew.Message(m.Data) == nil {
-				ew.Flush()
-			}
-		case !acceptJSON:
-			if start() && ew.Message(m.Data) == nil {
-				ew.Flush()
-			}
-		default:
-			if fresh && ss.s.Initialized() {
-				w.Header().Set(HeaderSession, ss.id)
-			}
-			hdr := w.Header()
-			// Shared value slices: net/http only reads them, and this is
-			// every JSON answer.
-			hdr["Content-Type"] = jsonContentType
-			hdr["Cache-Control"] = noStore
-			// A length spares net/http chunking answers over its 2 KB buffer.
-			hdr["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
-			w.WriteHeader(http.StatusOK)
-			w.Write(m.Data)
-		}
-	}
-	// drain writes what rt holds; true means the response was among it.
-	drain := func() (done bool, ok bool) {
-		for _, m := range rt.take() {
-			if m.Response {
-				finish(m)
-				return true, true
-			}
-			if ew == nil && !start() {
-				return false, false
-			}
-			if ew.Message(m.Data) != nil {
-				return false, false
-			}
-		}
-		if ew != nil && ew.Flush() != nil {
-			return false, false
-		}
-		return false, true
+	out := streamLost
+	defer func() { ss.release(rt, out) }()
+	if fresh && ss.s.Initialized() {
+		w.Header().Set(HeaderSession, ss.id)
 	}
 	for {
 		select {
 		case <-rt.wake:
-			if done, ok := drain(); done || !ok {
-				return
-			}
-		case <-tick:
-			ss.s.Touch()
-			if ew.KeepAlive() != nil {
-				return
-			}
 		case <-r.Context().Done():
 			return
 		case <-ss.s.Done():
 			// The answer may have been routed just before the end.
-			if done, _ := drain(); done {
+			if msgs := rt.take(); len(msgs) > 0 && msgs[0].Response && msgs[0].Data != nil && acceptJSON {
+				h.writeJSON(w, ss, msgs[0], fresh)
 				return
 			}
-			if ew == nil {
-				httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeSessionNotFound,
-					What: "the session ended before the request was answered",
-					Why:  "it was deleted, expired, or the server is shutting down",
-					How:  "start a new session with initialize and retry"})
-			}
+			httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeSessionNotFound,
+				What: "the session ended before the request was answered",
+				Why:  "it was deleted, expired, or the server is shutting down",
+				How:  "start a new session with initialize and retry"})
 			return
 		}
+		msgs := rt.take()
+		if len(msgs) == 0 {
+			continue
+		}
+		if m := msgs[0]; m.Response && m.Data == nil {
+			// Cancelled by the client: over, with nothing to say.
+			w.WriteHeader(http.StatusAccepted)
+			m.Release()
+			out = streamFinished
+			return
+		}
+		if msgs[0].Response && acceptJSON {
+			h.writeJSON(w, ss, msgs[0], fresh)
+			out = streamFinished
+			return
+		}
+		rt.putBack(msgs)
+		break
 	}
+	// Anything said before the response, or a client that takes only
+	// streams: the answer becomes an event stream.
+	if fresh && ss.s.Initialized() {
+		w.Header().Set(HeaderSession, ss.id)
+	}
+	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
+	var err error
+	if rt.resumable {
+		err = ew.StartPrimed(ss.register(rt), h.opts.Retry)
+	} else {
+		err = ew.Start()
+	}
+	if err == nil {
+		out = h.pump(r, ss, rt, ew, nil)
+	}
+}
+
+// writeJSON writes the response m as the POST's JSON body and releases it.
+func (h *Handler) writeJSON(w http.ResponseWriter, ss *session, m mcp.Outgoing, fresh bool) {
+	defer m.Release()
+	hdr := w.Header()
+	if fresh && ss.s.Initialized() {
+		hdr.Set(HeaderSession, ss.id)
+	}
+	// Shared value slices: net/http only reads them, and this is every
+	// JSON answer.
+	hdr["Content-Type"] = jsonContentType
+	hdr["Cache-Control"] = noStore
+	// A length spares net/http chunking answers over its 2 KB buffer.
+	hdr["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
+	w.WriteHeader(http.StatusOK)
+	w.Write(m.Data)
+}
+
+// pump writes rt's messages as events on ew, after replay (events a
+// resuming client missed, written again under their ids), until the
+// response is written, the handler ends the stream, the client goes away
+// or the session ends.
+func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventWriter, replay []sentEvent) outcome {
+	for _, e := range replay {
+		if ew.Event(eventID(rt.stream, e.seq), e.m.Data) != nil {
+			return streamLost
+		}
+		if e.m.Response {
+			if ew.Flush() != nil {
+				return streamLost
+			}
+			return streamFinished
+		}
+	}
+	if len(replay) > 0 && ew.Flush() != nil {
+		return streamLost
+	}
+	rt.mu.Lock()
+	finished := rt.finished
+	rt.mu.Unlock()
+	if finished {
+		return streamFinished // the replay was all there was
+	}
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		if out, done := h.writeBatch(rt, ew); done {
+			return out
+		}
+		select {
+		case <-rt.wake:
+		case <-tick:
+			ss.s.Touch()
+			if ew.KeepAlive() != nil {
+				return streamLost
+			}
+		case <-r.Context().Done():
+			return streamLost
+		case <-ss.s.Done():
+			if out, done := h.writeBatch(rt, ew); done {
+				return out
+			}
+			return streamLost
+		}
+	}
+}
+
+// writeBatch writes what rt holds; done reports that the stream is over,
+// and how.
+func (h *Handler) writeBatch(rt *route, ew *httpx.EventWriter) (out outcome, done bool) {
+	msgs := rt.take()
+	for i, m := range msgs {
+		if m.EndStream {
+			rt.putBack(msgs[i+1:])
+			if ew.Flush() != nil {
+				return streamLost, true
+			}
+			return streamEnded, true
+		}
+		if m.Response && m.Data == nil {
+			m.Release()
+			return streamFinished, true // cancelled: nothing more to say
+		}
+		id := rt.record(m)
+		err := ew.Event(id, m.Data)
+		if m.Response {
+			if err == nil {
+				err = ew.Flush()
+			}
+			if id == "" {
+				m.Release() // a resumable stream keeps it for replay
+			}
+			if err != nil {
+				return streamLost, true
+			}
+			return streamFinished, true
+		}
+		if err != nil {
+			if id != "" {
+				rt.putBack(msgs[i+1:])
+			}
+			return streamLost, true
+		}
+	}
+	if len(msgs) > 0 && ew.Flush() != nil {
+		return streamLost, true
+	}
+	return 0, false
 }
 
 // get serves the session's server→client stream.
@@ -494,6 +791,10 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	}
 	ss := h.session(w, r)
 	if ss == nil {
+		return
+	}
+	if last := r.Header.Get(HeaderLastEventID); last != "" {
+		h.resume(w, r, ss, last)
 		return
 	}
 	ss.mu.Lock()
@@ -551,6 +852,24 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// resume carries on, on this GET, the POST stream the client lost at
+// event lastID: the events after it first, then the rest as it comes.
+func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ss *session, lastID string) {
+	rt, replay, status, f := ss.resume(lastID)
+	if rt == nil {
+		httpx.WriteError(w, status, f)
+		return
+	}
+	out := streamLost
+	defer func() { ss.release(rt, out) }()
+	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
+	if ew.StartRetry(h.opts.Retry) != nil {
+		return
+	}
+	h.log.Debug("mcp stream resumed", "session", ss.id, "last_event_id", lastID, "replayed", len(replay))
+	out = h.pump(r, ss, rt, ew, replay)
 }
 
 // delete ends the session.

@@ -104,7 +104,8 @@ func TestChecklist(t *testing.T) {
 		{name: "deleted session", method: "POST", session: deleted, accept: acceptBoth, body: ping, wantStatus: 404, wantCode: "SESSION_NOT_FOUND"},
 		{name: "ping answers JSON", method: "POST", session: live, accept: acceptBoth, body: ping, wantStatus: 200, wantBody: `{"jsonrpc":"2.0","id":1,"result":{}}`},
 		{name: "JSON only", method: "POST", session: live, accept: "application/json", body: ping, wantStatus: 200, wantBody: `{"jsonrpc":"2.0","id":1,"result":{}}`},
-		{name: "event stream only", method: "POST", session: live, accept: "text/event-stream", body: ping, wantStatus: 200, wantBody: "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"},
+		{name: "event stream only", method: "POST", session: live, accept: "text/event-stream", body: ping, wantStatus: 200,
+			wantBody: "id: S-0\nretry: 1000\ndata: \n\nid: S-1\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}\n\n"},
 		{name: "no Accept header", method: "POST", session: live, body: ping, wantStatus: 200, wantBody: `{"jsonrpc":"2.0","id":1,"result":{}}`},
 		{name: "Accept neither", method: "POST", session: live, accept: "text/html", body: ping, wantStatus: 406, wantCode: "NOT_ACCEPTABLE"},
 		{name: "notification", method: "POST", session: live, accept: acceptBoth, body: `{"jsonrpc":"2.0","method":"notifications/roots/list_changed"}`, wantStatus: 202, wantBody: ""},
@@ -142,7 +143,7 @@ func TestChecklist(t *testing.T) {
 				}
 			}
 			if tc.wantBody != "" || tc.wantStatus == 202 {
-				if r.body != tc.wantBody {
+				if normIDs(r.body) != tc.wantBody {
 					t.Errorf("body = %q, want %q", r.body, tc.wantBody)
 				}
 			}
@@ -247,9 +248,9 @@ func TestConcurrentPosts(t *testing.T) {
 	for i, r := range got {
 		want := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"result":{"id":"%d"}}`, i+100, i+100)
 		if i%2 == 1 {
-			want = "event: message\ndata: " + want + "\n\n"
+			want = "id: S-0\nretry: 1000\ndata: \n\nid: S-1\nevent: message\ndata: " + want + "\n\n"
 		}
-		if r.status != 200 || r.body != want {
+		if r.status != 200 || normIDs(r.body) != want {
 			t.Errorf("POST %d: %d %q, want %q", i, r.status, r.body, want)
 		}
 	}

@@ -35,6 +35,7 @@ const (
 	CodeUnsupportedVersion = "UNSUPPORTED_PROTOCOL_VERSION"
 	CodeMethodNotAllowed   = "METHOD_NOT_ALLOWED"
 	CodeConflict           = "STREAM_ALREADY_OPEN"
+	CodeStreamNotResumable = "STREAM_NOT_RESUMABLE"
 	CodeForbiddenHost      = "FORBIDDEN_HOST"
 	CodeForbiddenOrigin    = "FORBIDDEN_ORIGIN"
 	CodeUnauthorized       = "UNAUTHORIZED"
@@ -264,27 +265,69 @@ func NewEventWriter(w http.ResponseWriter, timeout time.Duration) *EventWriter {
 
 // Start sends the event-stream headers with status 200.
 func (ew *EventWriter) Start() error {
+	ew.begin()
+	return ew.Flush()
+}
+
+// StartPrimed sends the event-stream headers and, at once, the event that
+// makes a stream resumable (SEP-1699): an event id with empty data, which
+// clients keep as their Last-Event-ID, and the reconnection delay in the
+// retry field.
+func (ew *EventWriter) StartPrimed(id string, retry time.Duration) error {
+	ew.begin()
+	ew.w.Write(fieldID)
+	ew.w.Write([]byte(id))
+	ew.w.Write(fieldRetry)
+	ew.w.Write(strconv.AppendInt(nil, retry.Milliseconds(), 10))
+	ew.w.Write(primeEnd)
+	return ew.Flush()
+}
+
+// StartRetry sends the event-stream headers and a retry field alone, which
+// sets the client's reconnection delay without dispatching an event.
+func (ew *EventWriter) StartRetry(retry time.Duration) error {
+	ew.begin()
+	ew.w.Write(fieldRetry[1:]) // no leading newline: it is the first line
+	ew.w.Write(strconv.AppendInt(nil, retry.Milliseconds(), 10))
+	ew.w.Write(eventEnd)
+	return ew.Flush()
+}
+
+func (ew *EventWriter) begin() {
 	h := ew.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache, no-transform")
 	h.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
 	ew.w.WriteHeader(http.StatusOK)
-	return ew.Flush()
 }
 
 var (
 	eventMessage = []byte("event: message\ndata: ")
 	eventEnd     = []byte("\n\n")
 	comment      = []byte(": ping\n\n")
+	fieldID      = []byte("id: ")
+	fieldRetry   = []byte("\nretry: ")
+	primeEnd     = []byte("\ndata: \n\n")
 )
 
 // Message buffers one `event: message` carrying data, which must be one
 // line (compact JSON); call Flush to send.
 func (ew *EventWriter) Message(data []byte) error {
+	return ew.Event("", data)
+}
+
+// Event is Message with an event id, which a client sends back as
+// Last-Event-ID to resume the stream after it; "" writes none.
+func (ew *EventWriter) Event(id string, data []byte) error {
 	if ew.err != nil {
 		return ew.err
 	}
 	ew.arm()
+	if id != "" {
+		ew.w.Write(fieldID)
+		ew.w.Write([]byte(id))
+		ew.w.Write(eventEnd[:1])
+	}
 	ew.w.Write(eventMessage)
 	ew.w.Write(OneLine(data))
 	_, ew.err = ew.w.Write(eventEnd)
