@@ -612,28 +612,24 @@ var (
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, rt *route, fresh, acceptJSON bool) {
 	out := streamLost
 	defer func() { ss.release(rt, out) }()
-	if fresh && ss.s.Initialized() {
-		w.Header().Set(HeaderSession, ss.id)
-	}
 	for {
+		sessionDone := false
 		select {
 		case <-rt.wake:
 		case <-r.Context().Done():
 			return
 		case <-ss.s.Done():
-			// The answer may have been routed just before the end.
-			if msgs := rt.take(); len(msgs) > 0 && msgs[0].Response && msgs[0].Data != nil && acceptJSON {
-				h.writeJSON(w, ss, msgs[0], fresh)
-				return
-			}
-			httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeSessionNotFound,
-				What: "the session ended before the request was answered",
-				Why:  "it was deleted, expired, or the server is shutting down",
-				How:  "start a new session with initialize and retry"})
-			return
+			sessionDone = true // the answer may have been routed just before the end
 		}
 		msgs := rt.take()
 		if len(msgs) == 0 {
+			if sessionDone {
+				httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeSessionNotFound,
+					What: "the session ended before the request was answered",
+					Why:  "it was deleted, expired, or the server is shutting down",
+					How:  "start a new session with initialize and retry"})
+				return
+			}
 			continue
 		}
 		if m := msgs[0]; m.Response && m.Data == nil {
