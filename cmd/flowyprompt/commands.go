@@ -35,9 +35,23 @@ type setup struct {
 	src templates.Source
 }
 
-func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, serve bool) (*setup, error) {
+// flagGroups says which settings a command that loads templates takes,
+// so that its -h lists only flags that do something for it.
+type flagGroups int
+
+const (
+	sourceFlags flagGroups = iota // list, render: where templates come from, logging
+	toolFlags                     // call: those, and the save tool's (it may run it)
+	serveFlags                    // serve: all of those, and the server's own
+)
+
+func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups) (*setup, error) {
 	s := &setup{}
-	envErr := config.Register(fs, &s.cfg, config.Env(lookup))
+	envErr := config.RegisterSource(fs, &s.cfg, config.Env(lookup))
+	if groups >= toolFlags {
+		envErr = errors.Join(envErr, config.RegisterWrite(fs, &s.cfg, config.Env(lookup)))
+	}
+	serve := groups == serveFlags
 	if serve {
 		envErr = errors.Join(envErr, config.RegisterServe(fs, &s.cfg, config.Env(lookup)))
 	}
@@ -115,7 +129,7 @@ func newApp(s *setup) *app.App {
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("serve", "serve [flags]", stderr)
-	s, err := load(ctx, fs, args, stderr, lookup, true)
+	s, err := load(ctx, fs, args, stderr, lookup, serveFlags)
 	if err != nil {
 		return err
 	}
@@ -158,7 +172,14 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			defer restore()
 			out = pf
 		}
-		err = stdio.Serve(ctx, e, in, out, stdio.Options{})
+		// Until stdin closes, nothing else tells the person who pressed
+		// Ctrl-C why the process lingers, nor that pressing it again works.
+		stopLog := context.AfterFunc(ctx, func() {
+			s.log.Info("shutting down: finishing in-flight requests; a second signal exits at once",
+				"cause", context.Cause(ctx), "grace", stdioDrain)
+		})
+		defer stopLog()
+		err = stdio.Serve(ctx, e, in, out, stdio.Options{DrainTimeout: stdioDrain})
 		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer scancel()
 		_ = e.Shutdown(sctx)
@@ -170,10 +191,14 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 }
 
+// stdioDrain bounds how long a stdio session's requests in flight may
+// finish once stdin closes or a signal arrives.
+const stdioDrain = 10 * time.Second
+
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("list", "list [--json] [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, err := load(ctx, fs, args, stderr, lookup, false)
+	s, err := load(ctx, fs, args, stderr, lookup, sourceFlags)
 	if err != nil {
 		return err
 	}
@@ -253,7 +278,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
 	}
-	s, err := load(ctx, fs, rest, stderr, lookup, false)
+	s, err := load(ctx, fs, rest, stderr, lookup, sourceFlags)
 	if err != nil {
 		return err
 	}
@@ -297,7 +322,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 func cmdValidate(args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("validate", "validate [--json] PATH...", stderr)
 	var cfg config.Config
-	envErr := config.Register(fs, &cfg, config.Env(lookup))
+	envErr := config.RegisterFileSize(fs, &cfg, config.Env(lookup))
 	asJSON := fs.Bool("json", false, "print JSON")
 	if err := parse(fs, args); err != nil {
 		return err
@@ -397,7 +422,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 		rest = rest[1:]
 	}
-	s, err := load(ctx, fs, rest, stderr, lookup, false)
+	s, err := load(ctx, fs, rest, stderr, lookup, toolFlags)
 	if err != nil {
 		return err
 	}

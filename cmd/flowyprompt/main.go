@@ -52,7 +52,7 @@ for a command's flags; docs/configuration.md lists every setting.
 `
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	stop()
 	if err == nil {
@@ -67,6 +67,30 @@ func main() {
 		fmt.Fprintf(os.Stderr, "flowyprompt: %v\n", err)
 	}
 	os.Exit(code)
+}
+
+// notifyContext is signal.NotifyContext, except that it lets go of the
+// signals as soon as the first one arrives. That one starts a graceful
+// stop, which can take a while (serve lets requests in flight finish, up to
+// ~20 s); a second Ctrl-C or SIGTERM then takes the default action and
+// ends the process at once, for whoever will not wait. The signals are
+// released before ctx is cancelled, so anything that reacts to ctx (the
+// "shutting down" log) happens when a second signal already works.
+func notifyContext(parent context.Context, sigs ...os.Signal) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancelCause(parent)
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, sigs...)
+	go func() {
+		var cause error
+		select {
+		case sig := <-ch:
+			cause = fmt.Errorf("%v signal received", sig)
+		case <-ctx.Done():
+		}
+		signal.Stop(ch)
+		cancel(cause)
+	}()
+	return ctx, func() { cancel(nil) }
 }
 
 type env func(string) (string, bool)
@@ -90,7 +114,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdCall(ctx, rest, stdout, stderr, lookup)
 	case "check":
 		return cmdCheck(ctx, rest, stdout, stderr, lookup)
-	case "version", "--version", "-version":
+	case "version":
+		return cmdVersion(rest, stdout, stderr)
+	case "--version", "-version":
 		fmt.Fprintf(stdout, "flowyprompt %s\n", version())
 		return nil
 	case "help", "-h", "--help", "-help":
@@ -139,12 +165,48 @@ func version() string {
 	return "dev-" + rev
 }
 
+// cmdVersion prints the version. It parses flags only so that
+// `version -h` explains the command instead of answering it.
+func cmdVersion(args []string, stdout, stderr io.Writer) error {
+	fs := newFlagSet("version", "version", stderr)
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		fs.Usage()
+		return usageError("version takes no arguments, got %q", fs.Arg(0))
+	}
+	fmt.Fprintf(stdout, "flowyprompt %s\n", version())
+	return nil
+}
+
+// commandHelp is each command's line of description and example for its
+// -h. It is keyed by name rather than passed to newFlagSet so that every
+// command's help comes out the same, whichever file defines the command.
+var commandHelp = map[string]struct{ summary, example string }{
+	"serve":    {"Run the MCP server: over stdio for Claude Desktop (the default), or over HTTP with --transport http.", "flowyprompt serve --templates ./prompts"},
+	"list":     {"List the templates with their arguments (* marks a required one).", "flowyprompt list --templates ./prompts"},
+	"render":   {"Render a template with its arguments and print the prompt on stdout.", "flowyprompt render Commit_Message --arg diff=@change.diff --arg style=plain"},
+	"validate": {"Check template files, or the *.json files in folders, without serving them; exit 1 if any is invalid.", "flowyprompt validate ./prompts"},
+	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},
+	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if a template is invalid.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
+	"version":  {"Print the version.", "flowyprompt version"},
+}
+
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(stderr, "Usage: flowyprompt %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		fmt.Fprintf(stderr, "Usage: flowyprompt %s\n", synopsis)
+		if h, ok := commandHelp[name]; ok {
+			fmt.Fprintf(stderr, "\n%s\n\nExample:\n  %s\n", h.summary, h.example)
+		}
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprint(stderr, "\nFlags:\n")
+			fs.PrintDefaults()
+		}
 	}
 	return fs
 }

@@ -7,6 +7,8 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -74,12 +76,46 @@ func TestCommands(t *testing.T) {
 		code   int
 		stdout []string // substrings
 		stderr []string
+		// flags, when set, is every flag stderr's usage lists, and no more:
+		// a command's -h must not offer flags that do nothing for it.
+		flags []string
 	}{
 		{name: "no args", args: nil, code: 2, stderr: []string{"Usage:"}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: []string{`unknown command "frobnicate"`}},
 		{name: "version", args: []string{"version"}, stdout: []string{"flowyprompt "}},
 		{name: "help", args: []string{"help"}, stdout: []string{"flowyprompt serve"}},
 		{name: "serve -h", args: []string{"serve", "-h"}, code: 0, stderr: []string{"-templates", "-max-message-size"}},
+		{name: "serve help", args: []string{"serve", "-h"},
+			stderr: []string{"Usage: flowyprompt serve [flags]", "Run the MCP server", "Example:\n  flowyprompt serve "},
+			flags: append(append(append([]string{}, sourceFlagNames...), writeFlagNames...),
+				"addr", "allowed-hosts", "allowed-origins", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
+				"max-message-size", "max-sessions", "procs", "public-url", "request-timeout", "transport")},
+		{name: "list help", args: []string{"list", "-h"},
+			stderr: []string{"Usage: flowyprompt list", "List the templates", "Example:\n  flowyprompt list "},
+			flags:  append([]string{"json"}, sourceFlagNames...)},
+		// render reads templates from GitHub too, so the GitHub flags stay;
+		// it never saves, so the save tool's go.
+		{name: "render help", args: []string{"render", "-h"},
+			stderr: []string{"Usage: flowyprompt render NAME", "Render a template", "Example:\n  flowyprompt render "},
+			flags:  append([]string{"arg"}, sourceFlagNames...)},
+		{name: "validate help", args: []string{"validate", "-h"},
+			stderr: []string{"Usage: flowyprompt validate", "Check template files", "Example:\n  flowyprompt validate "},
+			flags:  []string{"json", "max-file-size"}},
+		// call may run the save tool, so it takes its flags.
+		{name: "call help", args: []string{"call", "-h"},
+			stderr: []string{"Usage: flowyprompt call TOOL", "Run one MCP tool", "Example:\n  flowyprompt call "},
+			flags:  append(append([]string{"json"}, sourceFlagNames...), writeFlagNames...)},
+		{name: "check help", args: []string{"check", "-h"},
+			stderr: []string{"Usage: flowyprompt check", "Check the configuration", "Example:\n", "-json", "-github-repo"}},
+		{name: "version help", args: []string{"version", "-h"},
+			stderr: []string{"Usage: flowyprompt version", "Print the version.", "Example:\n  flowyprompt version"},
+			flags:  []string{}},
+		{name: "version extra argument", args: []string{"version", "now"}, code: 2, stderr: []string{"takes no arguments"}},
+		// A bad variable that validate never reads does not stop it.
+		{name: "validate ignores unrelated env", env: map[string]string{"CACHE_TTL_MS": "soon", "WRITE_ENABLED": "maybe"},
+			args: []string{"validate", dir}, stdout: []string{"2 valid, 0 invalid"}},
+		{name: "validate bad size env", env: map[string]string{"MAX_FILE_SIZE": "big"}, args: []string{"validate", dir},
+			code: 2, stderr: []string{"MAX_FILE_SIZE", "positive integer"}},
 		{name: "list built-in", args: []string{"list"}, stdout: []string{"Code_Review", "Brand_Positioning_Strategy", "13 templates from embedded"}},
 		{name: "list dir", args: []string{"list", "--templates", dir}, stdout: []string{"Hello", "Team_Hello", "who*", "2 templates"}},
 		{name: "list json", args: []string{"list", "--json"}, stdout: []string{`"name": "Commit_Message"`, `"kind": "embedded"`}},
@@ -122,8 +158,37 @@ func TestCommands(t *testing.T) {
 					t.Errorf("stderr lacks %q:\n%s", s, stderr)
 				}
 			}
+			if tt.flags != nil {
+				got := usageFlags(stderr)
+				want := append([]string{}, tt.flags...)
+				sort.Strings(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("usage lists flags %v, want %v:\n%s", got, want, stderr)
+				}
+			}
 		})
 	}
+}
+
+// The flags of config.RegisterSource and config.RegisterWrite, which the
+// help rows of TestCommands expect.
+var (
+	sourceFlagNames = []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
+		"log-format", "log-level", "max-file-size", "templates"}
+	writeFlagNames = []string{"allow-write", "write-allow"}
+)
+
+// usageFlags returns the flag names a flag.FlagSet's PrintDefaults listed
+// in usage, sorted (PrintDefaults sorts them too).
+func usageFlags(usage string) []string {
+	names := []string{}
+	for _, line := range strings.Split(usage, "\n") {
+		if rest, ok := strings.CutPrefix(line, "  -"); ok {
+			names = append(names, strings.Fields(rest)[0])
+		}
+	}
+	sort.Strings(names)
+	return names
 }
 
 // TestServeStdoutIsProtocolOnly: with logging at debug, stdout still holds

@@ -54,63 +54,103 @@ type Config struct {
 // Env is the environment lookup (os.LookupEnv in production).
 type Env func(string) (string, bool)
 
-// Register adds the flags shared by the commands that load templates,
-// with defaults taken from the environment.
+// Register adds the flags of the commands that load templates and may
+// save them (serve, call, check): RegisterSource and RegisterWrite.
 func Register(fs *flag.FlagSet, c *Config, env Env) error {
-	var errs []error
-	str := func(name string) string { v, _ := env(name); return v }
-	intEnv := func(name string, def int) int {
-		v, ok := env(name)
-		if !ok || v == "" {
-			return def
-		}
-		n, err := strconv.Atoi(v)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q is not a positive integer: set it to a number of bytes, e.g. %d, or unset it", name, v, def))
-			return def
-		}
-		return n
-	}
-	durEnvMS := func(name string, def time.Duration) time.Duration {
-		v, ok := env(name)
-		if !ok || v == "" {
-			return def
-		}
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n <= 0 {
-			errs = append(errs, fmt.Errorf("%s=%q is not a positive number of milliseconds: e.g. %d for %s, or unset it", name, v, def.Milliseconds(), def))
-			return def
-		}
-		return time.Duration(n) * time.Millisecond
-	}
-	boolEnv := func(name string) bool {
-		v, _ := env(name)
-		b, err := strconv.ParseBool(v)
-		if v != "" && err != nil {
-			errs = append(errs, fmt.Errorf("%s=%q is not true or false", name, v))
-		}
-		return b
-	}
-	def := func(v, d string) string {
-		if v == "" {
-			return d
-		}
+	return errors.Join(RegisterSource(fs, c, env), RegisterWrite(fs, c, env))
+}
+
+// RegisterFileSize adds --max-file-size alone: validate reads files it is
+// given, so where templates come from and logging mean nothing to it.
+func RegisterFileSize(fs *flag.FlagSet, c *Config, env Env) error {
+	r := &envReader{env: env}
+	fs.IntVar(&c.MaxFileSize, "max-file-size", r.positiveInt("MAX_FILE_SIZE", 102400), "largest template file in `bytes` (env MAX_FILE_SIZE)")
+	return r.err()
+}
+
+// RegisterSource adds the flags of the commands that read templates
+// (list, render): where they come from (a folder, or GitHub with its disk
+// cache), the file size limit and logging, with defaults taken from the
+// environment.
+func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
+	sizeErr := RegisterFileSize(fs, c, env)
+	r := &envReader{env: env}
+	fs.StringVar(&c.TemplatesDir, "templates", r.str("TEMPLATES_DIR"), "serve the template `folder` DIR, watched for changes (env TEMPLATES_DIR); default: the built-in examples")
+	fs.StringVar(&c.LogLevel, "log-level", r.strOr("LOG_LEVEL", "info"), "log `level` on stderr: debug, info, warn, error (env LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", r.strOr("LOG_FORMAT", "text"), "log `format` on stderr: text or json (env LOG_FORMAT)")
+	fs.StringVar(&c.GitHubRepoURL, "github-repo", r.str("GITHUB_REPO_URL"), "serve templates from this GitHub repository `URL`, e.g. https://github.com/acme/prompts (env GITHUB_REPO_URL)")
+	c.GitHubToken = r.str("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
+	fs.StringVar(&c.GitHubRef, "github-ref", r.str("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
+	fs.StringVar(&c.GitHubPath, "github-path", r.strOr("GITHUB_TEMPLATES_PATH", "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
+	fs.StringVar(&c.GitHubAPIURL, "github-api-url", r.str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
+	fs.DurationVar(&c.CacheTTL, "cache-ttl", r.millis("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
+	fs.StringVar(&c.CacheDir, "cache-dir", r.str("FLOWYPROMPT_CACHE_DIR"), "disk cache `folder` (env FLOWYPROMPT_CACHE_DIR; default: the user cache directory)")
+	return errors.Join(sizeErr, r.err())
+}
+
+// RegisterWrite adds the save tool's flags, for the commands that can run
+// it (serve, call).
+func RegisterWrite(fs *flag.FlagSet, c *Config, env Env) error {
+	r := &envReader{env: env}
+	fs.BoolVar(&c.AllowWrite, "allow-write", r.boolean("WRITE_ENABLED"), "enable flowyprompt_save_template (env WRITE_ENABLED=true)")
+	fs.StringVar(&c.WritePatterns, "write-allow", r.strOr("WRITE_ALLOW", "*"), "comma-separated name `patterns` the save tool may write, e.g. 'team_*,draft_*' (env WRITE_ALLOW)")
+	return r.err()
+}
+
+// envReader reads flag defaults from the environment and collects every
+// bad value, so one run reports them all instead of the first.
+type envReader struct {
+	env  Env
+	errs []error
+}
+
+func (r *envReader) err() error { return errors.Join(r.errs...) }
+
+func (r *envReader) str(name string) string { v, _ := r.env(name); return v }
+
+// strOr treats an empty variable as unset, as a shell's FOO= means.
+func (r *envReader) strOr(name, def string) string {
+	if v := r.str(name); v != "" {
 		return v
 	}
-	fs.StringVar(&c.TemplatesDir, "templates", str("TEMPLATES_DIR"), "serve the template `folder` DIR, watched for changes (env TEMPLATES_DIR); default: the built-in examples")
-	fs.IntVar(&c.MaxFileSize, "max-file-size", intEnv("MAX_FILE_SIZE", 102400), "largest template file in `bytes` (env MAX_FILE_SIZE)")
-	fs.StringVar(&c.LogLevel, "log-level", def(str("LOG_LEVEL"), "info"), "log `level` on stderr: debug, info, warn, error (env LOG_LEVEL)")
-	fs.StringVar(&c.LogFormat, "log-format", def(str("LOG_FORMAT"), "text"), "log `format` on stderr: text or json (env LOG_FORMAT)")
-	fs.StringVar(&c.GitHubRepoURL, "github-repo", str("GITHUB_REPO_URL"), "serve templates from this GitHub repository `URL`, e.g. https://github.com/acme/prompts (env GITHUB_REPO_URL)")
-	c.GitHubToken = str("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
-	fs.StringVar(&c.GitHubRef, "github-ref", str("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
-	fs.StringVar(&c.GitHubPath, "github-path", def(str("GITHUB_TEMPLATES_PATH"), "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
-	fs.StringVar(&c.GitHubAPIURL, "github-api-url", str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
-	fs.DurationVar(&c.CacheTTL, "cache-ttl", durEnvMS("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
-	fs.StringVar(&c.CacheDir, "cache-dir", str("FLOWYPROMPT_CACHE_DIR"), "disk cache `folder` (env FLOWYPROMPT_CACHE_DIR; default: the user cache directory)")
-	fs.BoolVar(&c.AllowWrite, "allow-write", boolEnv("WRITE_ENABLED"), "enable flowyprompt_save_template (env WRITE_ENABLED=true)")
-	fs.StringVar(&c.WritePatterns, "write-allow", def(str("WRITE_ALLOW"), "*"), "comma-separated name `patterns` the save tool may write, e.g. 'team_*,draft_*' (env WRITE_ALLOW)")
-	return errors.Join(errs...)
+	return def
+}
+
+func (r *envReader) positiveInt(name string, def int) int {
+	v, ok := r.env(name)
+	if !ok || v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n <= 0 {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q is not a positive integer: set it to a number of bytes, e.g. %d, or unset it", name, v, def))
+		return def
+	}
+	return n
+}
+
+// millis reads a duration in milliseconds, the unit the seed's variables
+// (CACHE_TTL_MS) use.
+func (r *envReader) millis(name string, def time.Duration) time.Duration {
+	v, ok := r.env(name)
+	if !ok || v == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n <= 0 {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q is not a positive number of milliseconds: e.g. %d for %s, or unset it", name, v, def.Milliseconds(), def))
+		return def
+	}
+	return time.Duration(n) * time.Millisecond
+}
+
+func (r *envReader) boolean(name string) bool {
+	v := r.str(name)
+	b, err := strconv.ParseBool(v)
+	if v != "" && err != nil {
+		r.errs = append(r.errs, fmt.Errorf("%s=%q is not true or false", name, v))
+	}
+	return b
 }
 
 // RegisterServe adds the serve command's own flags.

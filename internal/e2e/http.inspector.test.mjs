@@ -35,6 +35,23 @@ function inspect(url, args) {
   return inspectCLI(home, [url, ...args]);
 }
 
+/**
+ * Runs the inspector at path on a server of its own, started with
+ * `--templates dir`, which must then stop cleanly.
+ */
+async function inspectFolder(dir, path, args) {
+  const server = await startHTTP(["--templates", dir]);
+  let r;
+  try {
+    r = await inspect(`${server.base}${path}`, args);
+  } catch (err) {
+    await server.stop().catch(() => {});
+    throw err;
+  }
+  assert.deepEqual(await server.stop(), { code: 0, signal: null }, server.stderr());
+  return r;
+}
+
 
 describe("MCP Inspector CLI over HTTP", { timeout: SUITE_MS }, () => {
   let server;
@@ -50,7 +67,10 @@ describe("MCP Inspector CLI over HTTP", { timeout: SUITE_MS }, () => {
     describe(`target ${path}`, () => {
       const url = () => `${server.base}${path}`;
 
-      inspectorSuite((args) => inspect(url(), args));
+      inspectorSuite(
+        (args) => inspect(url(), args),
+        (dir, args) => inspectFolder(dir, path, args),
+      );
     });
   }
 });

@@ -5,11 +5,32 @@
 // This file is not a test file (node --test only picks up *.test.mjs here).
 
 import assert from "node:assert/strict";
-import { readdirSync } from "node:fs";
+import { readdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { it } from "node:test";
 
 import { errorEnvelope } from "./cli-helpers.mjs";
-import { EXAMPLES, exampleTemplate, expectedPrompt } from "./helpers.mjs";
+import { EXAMPLES, exampleTemplate, expectedPrompt, tempDir } from "./helpers.mjs";
+
+// Every variable optional, one with a default and one without (which
+// renders as ""). No built-in example is all-optional, so this one is
+// served from a --templates folder.
+const ALL_OPTIONAL = {
+  metadata: {
+    name: "All_Optional",
+    description: "All_Optional is a template written by the end-to-end tests.",
+    version: "1.0.0",
+    author: "e2e",
+    tags: ["e2e"],
+    category: "Testing",
+    lastUpdated: "2026-01-01T00:00:00Z",
+  },
+  variables: [
+    { name: "topic", type: "string", description: "What the notes are about.", required: false, default: "anything" },
+    { name: "tone", type: "string", description: "How they should sound.", required: false },
+  ],
+  results: [{ name: "Ask", content: "Write notes about {{ topic }} in a [{{tone}}] tone.", format: "markdown" }],
+};
 
 /** The metadata names of the example files, sorted. */
 function exampleNames() {
@@ -22,9 +43,11 @@ function exampleNames() {
 /**
  * Registers the shared checks in the current describe block. run(args)
  * runs `inspector --cli ARGS` against a server serving the built-in
- * examples and resolves to { code, stdout, stderr, json }.
+ * examples and resolves to { code, stdout, stderr, json };
+ * runOnFolder(dir, args) does the same against a server started with
+ * `--templates dir`.
  */
-export function inspectorSuite(run) {
+export function inspectorSuite(run, runOnFolder) {
   it("prompts/list lists every example", async () => {
     const r = await run(["--method", "prompts/list"]);
     assert.equal(r.code, 0, r.stderr);
@@ -67,6 +90,33 @@ export function inspectorSuite(run) {
     assert.notEqual(r.code, 0);
     const e = errorEnvelope(r.stderr);
     for (const v of ["product_name", "version", "changes"]) assert.match(e.message, new RegExp(v));
+  });
+
+  it("prompts/get of an all-optional prompt succeeds without --prompt-args", async () => {
+    const folder = tempDir("flowyprompt-e2e-inspector-templates-");
+    try {
+      writeFileSync(join(folder.dir, "All_Optional.json"), JSON.stringify(ALL_OPTIONAL, null, 2));
+      const r = await runOnFolder(folder.dir, ["--method", "prompts/get", "--prompt-name", "All_Optional"]);
+      assert.equal(r.code, 0, r.stderr);
+      const { messages } = r.json.result;
+      assert.equal(messages.length, 1);
+      assert.equal(messages[0].role, "user");
+      assert.equal(messages[0].content.text, expectedPrompt(ALL_OPTIONAL));
+      assert.match(messages[0].content.text, /about anything in a \[\] tone/, "the default, and \"\" for no default");
+    } finally {
+      folder.cleanup();
+    }
+  });
+
+  // The CLI looks the name up in the server's tools/list before calling,
+  // and fails as it does for a tool error (exit 5).
+  it("tools/call of an unknown tool fails with a non-zero exit naming it", async () => {
+    const r = await run(["--method", "tools/call", "--tool-name", "flowyprompt_no_such_tool"]);
+    assert.equal(r.code, 5, r.stderr);
+    assert.equal(r.json, undefined, "nothing on stdout");
+    const e = errorEnvelope(r.stderr);
+    assert.match(e.message, /flowyprompt_no_such_tool/);
+    assert.match(e.message, /not found/);
   });
 
   it("tools/list lists the six tools with portable schemas (--strict)", async () => {

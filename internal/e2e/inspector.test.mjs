@@ -49,7 +49,10 @@ function inspect(args, serverArgs = []) {
 }
 
 describe("MCP Inspector CLI over stdio", { timeout: SUITE_MS }, () => {
-  inspectorSuite((args) => inspect(args));
+  inspectorSuite(
+    (args) => inspect(args),
+    (dir, args) => inspect(args, ["--templates", dir]),
+  );
 
   it("serves a --templates folder given after the command", async () => {
     const folder = tempDir("flowyprompt-e2e-templates-");

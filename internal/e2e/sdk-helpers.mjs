@@ -234,6 +234,45 @@ export function sdkSuite(title, start) {
       assert.ok(err.data.suggestions.includes("Code_Review"), `suggestions: ${err.data.suggestions}`);
     });
 
+    // TEMPLATES.md limits each value to 10,000 characters (not bytes: the
+    // value that fits is three bytes a character in UTF-8).
+    const MAX_VALUE = 10_000;
+
+    it("prompts/get takes a value of exactly 10,000 characters", async () => {
+      const args = { code: "가".repeat(MAX_VALUE) };
+      const res = await client.getPrompt({ name: "Code_Review", arguments: args }, opts);
+      assert.equal(res.messages[0].content.text, expectedPrompt(exampleTemplate("Code_Review"), args));
+    });
+
+    it("prompts/get with a value over 10,000 characters is -32602 naming the variable and the limit", async () => {
+      const err = await rejection(
+        client.getPrompt({ name: "Code_Review", arguments: { code: "x".repeat(MAX_VALUE + 1) } }, opts),
+        "getPrompt with a 10,001-character value",
+      );
+      assert.ok(err instanceof McpError, `McpError, got ${err}`);
+      assert.equal(err.code, -32602);
+      assert.equal(err.data?.code, "INVALID_ARGUMENT");
+      assert.deepEqual(err.data.details, { variable: "code", length: MAX_VALUE + 1, maxLength: MAX_VALUE });
+      assert.match(err.message, /"code"/);
+      assert.match(err.message, /10000/);
+    });
+
+    it("render tool with a value over 10,000 characters is a tool error naming the limit", async () => {
+      const res = await client.callTool(
+        {
+          name: "flowyprompt_render_template",
+          arguments: { name: "Code_Review", arguments: { code: "x".repeat(MAX_VALUE + 1) } },
+        },
+        undefined,
+        opts,
+      );
+      assert.equal(res.isError, true);
+      const text = firstText(res);
+      assert.match(text, /INVALID_ARGUMENT/);
+      assert.match(text, /arguments\.code/, "names the variable");
+      assert.match(text, /10000/, "names the limit");
+    });
+
     it("lists the six tools, described, object schemas, read-only", async () => {
       const tools = await listAll((p) => client.listTools(p, opts), "tools");
       assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());

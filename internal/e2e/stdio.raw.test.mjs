@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 
-import { RawSession, STEP_MS, SUITE_MS, within } from "./helpers.mjs";
+import { eventually, RawSession, STEP_MS, SUITE_MS, within } from "./helpers.mjs";
 
 const sessions = [];
-function session() {
-  const s = new RawSession();
+function session(args) {
+  const s = new RawSession(args);
   sessions.push(s);
   return s;
 }
@@ -44,15 +44,84 @@ describe("raw stdio framing", { timeout: SUITE_MS }, () => {
   });
 
   // Each malformed frame gets its own error, and the session goes on.
+  // The answers are those of mcp/testdata/framing.golden.json: an id that
+  // is not a string or an integer cannot be echoed, so the error carries
+  // id null; a readable id is echoed even when the rest is wrong. Batches
+  // are refused whole (MCP 2025-06-18 removed them), the empty one too.
   const malformed = [
-    { name: "bad JSON", frame: '{"jsonrpc":"2.0","id":1,"method":"ping"', code: -32700, id: null },
-    { name: "garbage", frame: "nope", code: -32700, id: null },
-    { name: "number, not an object", frame: "42", code: -32600, id: null },
-    { name: "string, not an object", frame: '"ping"', code: -32600, id: null },
-    { name: "wrong jsonrpc", frame: '{"jsonrpc":"1.0","id":7,"method":"ping"}', code: -32600, id: 7 },
-    { name: "missing jsonrpc", frame: '{"id":8,"method":"ping"}', code: -32600, id: 8 },
-    { name: "no method", frame: '{"jsonrpc":"2.0","id":9}', code: -32600, id: 9 },
-    { name: "null id", frame: '{"jsonrpc":"2.0","id":null,"method":"ping"}', code: -32600, id: null },
+    { name: "bad JSON", frame: '{"jsonrpc":"2.0","id":1,"method":"ping"', code: -32700, id: null, data: "PARSE_ERROR" },
+    { name: "garbage", frame: "nope", code: -32700, id: null, data: "PARSE_ERROR" },
+    { name: "number, not an object", frame: "42", code: -32600, id: null, data: "INVALID_REQUEST" },
+    { name: "string, not an object", frame: '"ping"', code: -32600, id: null, data: "INVALID_REQUEST" },
+    { name: "wrong jsonrpc", frame: '{"jsonrpc":"1.0","id":7,"method":"ping"}', code: -32600, id: 7, data: "INVALID_REQUEST" },
+    { name: "missing jsonrpc", frame: '{"id":8,"method":"ping"}', code: -32600, id: 8, data: "INVALID_REQUEST" },
+    { name: "no method", frame: '{"jsonrpc":"2.0","id":9}', code: -32600, id: 9, data: "INVALID_REQUEST" },
+    { name: "null id", frame: '{"jsonrpc":"2.0","id":null,"method":"ping"}', code: -32600, id: null, data: "INVALID_REQUEST" },
+    {
+      name: "batch of one",
+      frame: '[{"jsonrpc":"2.0","id":10,"method":"ping"}]',
+      code: -32600,
+      id: null,
+      data: "INVALID_REQUEST",
+      message: /batch requests are not supported/,
+    },
+    { name: "empty batch", frame: "[]", code: -32600, id: null, data: "INVALID_REQUEST", message: /batch requests are not supported/ },
+    {
+      name: "fractional id",
+      frame: '{"jsonrpc":"2.0","id":1.5,"method":"ping"}',
+      code: -32600,
+      id: null,
+      data: "INVALID_REQUEST",
+      message: /not an integer/,
+    },
+    {
+      name: "boolean id",
+      frame: '{"jsonrpc":"2.0","id":true,"method":"ping"}',
+      code: -32600,
+      id: null,
+      data: "INVALID_REQUEST",
+      message: /string or an integer/,
+    },
+    {
+      name: "object id",
+      frame: '{"jsonrpc":"2.0","id":{"n":1},"method":"ping"}',
+      code: -32600,
+      id: null,
+      data: "INVALID_REQUEST",
+      message: /string or an integer/,
+    },
+    {
+      name: "method is a number",
+      frame: '{"jsonrpc":"2.0","id":11,"method":7}',
+      code: -32600,
+      id: 11,
+      data: "INVALID_REQUEST",
+      message: /method must be a string/,
+    },
+    {
+      name: "method is empty",
+      frame: '{"jsonrpc":"2.0","id":12,"method":""}',
+      code: -32600,
+      id: 12,
+      data: "INVALID_REQUEST",
+      message: /method is empty/,
+    },
+    {
+      name: "prompts/get with array params",
+      frame: '{"jsonrpc":"2.0","id":13,"method":"prompts/get","params":[1,2]}',
+      code: -32602,
+      id: 13,
+      data: "INVALID_PARAMS",
+      message: /params must be a JSON object/,
+    },
+    {
+      name: "prompts/get with a number for name",
+      frame: '{"jsonrpc":"2.0","id":14,"method":"prompts/get","params":{"name":5}}',
+      code: -32602,
+      id: 14,
+      data: "INVALID_PARAMS",
+      message: /name must be a string/,
+    },
   ];
 
   it("answers every malformed frame and keeps the session alive", async () => {
@@ -69,8 +138,10 @@ describe("raw stdio framing", { timeout: SUITE_MS }, () => {
       assert.ok(answer.error, `${tc.name}: an error, got ${JSON.stringify(answer)}`);
       assert.equal(answer.error.code, tc.code, `${tc.name}: code (${answer.error.message})`);
       assert.equal(answer.id, tc.id, `${tc.name}: id`);
+      assert.equal(answer.error.data?.code, tc.data, `${tc.name}: error.data.code`);
       assert.equal(typeof answer.error.message, "string");
       assert.ok(answer.error.message.length > 0, `${tc.name}: message`);
+      if (tc.message) assert.match(answer.error.message, tc.message, tc.name);
       const id = n++;
       assert.deepEqual((await s.request(id, "ping")).result, {}, `ping after ${tc.name}`);
     }
@@ -78,6 +149,64 @@ describe("raw stdio framing", { timeout: SUITE_MS }, () => {
     const list = await s.request(n, "tools/list");
     assert.ok(list.result.tools.length >= 6);
     assertOnlyJSONLines(s);
+  });
+
+  it("refuses a line over --max-message-size with id null and goes on", async () => {
+    const max = 2000;
+    const s = session(["serve", "--max-message-size", String(max)]);
+    await s.initialize();
+    // Just under the cap is still served, so the error below is the cap's.
+    const padded = (id, n) => {
+      const head = `{"jsonrpc":"2.0","id":${id},"method":"ping","params":{"pad":"`;
+      return head + "x".repeat(n - head.length - 3) + '"}}';
+    };
+    const fits = padded(1, max);
+    assert.equal(fits.length, max);
+    s.send(fits);
+    assert.deepEqual((await s.response("1")).msg.result, {}, "a message of exactly the cap is served");
+
+    const before = s.lines.length;
+    const big = padded(2, max + 1000);
+    s.send(big);
+    const { line, msg } = await s.lineAt(before, "answer to the oversized line");
+    assert.ok(msg, `answer is JSON: ${line}`);
+    assert.equal(msg.id, null, "the id of a message that was not read is null");
+    assert.equal(msg.error?.code, -32600, line);
+    assert.equal(msg.error.data?.code, "MESSAGE_TOO_LARGE");
+    assert.equal(msg.error.data.details?.max, max, "details.max");
+    assert.ok(msg.error.data.details.size >= big.length, `details.size ${msg.error.data.details.size}`);
+    assert.match(msg.error.message, /2000/);
+    assert.deepEqual((await s.request(3, "ping")).result, {}, "ping after the oversized line");
+    // The oversized request itself (id 2) got no other answer.
+    assert.equal(s.lines.filter((l) => l.msg?.id === 2).length, 0);
+    assertOnlyJSONLines(s);
+  });
+
+  it("answers logging/setLevel with an empty result and goes on", async () => {
+    const s = session();
+    await s.initialize();
+    assert.deepEqual(await s.request(1, "logging/setLevel", { level: "warning" }), {
+      jsonrpc: "2.0",
+      id: 1,
+      result: {},
+    });
+    assert.deepEqual((await s.request(2, "ping")).result, {});
+  });
+
+  it("sends nothing for notifications/cancelled of an unknown request", async () => {
+    const s = session();
+    await s.initialize();
+    s.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: 424242, reason: "e2e" } });
+    s.send({ jsonrpc: "2.0", method: "notifications/cancelled", params: { requestId: "never-sent" } });
+    assert.deepEqual((await s.request(1, "ping")).result, {});
+    // stdin is read in order, so an answer to either notification would
+    // have been written before the ping's: only initialize's and the
+    // ping's are there.
+    assert.deepEqual(
+      s.lines.map((l) => l.msg?.id),
+      ["init", 1],
+      s.lines.map((l) => l.line).join("\n"),
+    );
   });
 
   it("answers an unknown method with -32601 and goes on", async () => {
@@ -179,6 +308,67 @@ describe("process lifecycle", { timeout: SUITE_MS }, () => {
     const { code, signal } = await within(s.exited, STEP_MS, "exit after SIGINT");
     assert.equal(signal, null);
     assert.equal(code, 0, s.stderr);
+  });
+
+  // A request that stays in flight as long as the client wants: the render
+  // tool, missing a required argument, asks a client that can elicit for
+  // it and waits for the answer. No test-only method is needed.
+  async function heldRequest() {
+    const s = session();
+    await s.request("init", "initialize", {
+      protocolVersion: "2025-11-25",
+      capabilities: { elicitation: {} },
+      clientInfo: { name: "flowyprompt-e2e-raw", version: "0.0.0" },
+    });
+    s.send({ jsonrpc: "2.0", method: "notifications/initialized" });
+    s.send({
+      jsonrpc: "2.0",
+      id: 1,
+      method: "tools/call",
+      params: { name: "flowyprompt_render_template", arguments: { name: "Commit_Message", arguments: {} } },
+    });
+    const ask = await s.next((m) => m.method === "elicitation/create" && "id" in m, "elicitation/create for diff");
+    assert.match(JSON.stringify(ask.params.requestedSchema), /"diff"/);
+    return { s, ask };
+  }
+
+  // The server logs this once the signal has been taken, which is also
+  // when a second one would end it (the handler is released first).
+  const draining = (s) =>
+    eventually(() => assert.match(s.stderr, /shutting down: finishing in-flight requests/), STEP_MS);
+
+  const answered = (s, id) => s.lines.some((l) => l.msg?.id === id && !("method" in l.msg));
+
+  for (const sig of ["SIGTERM", "SIGINT"]) {
+    it(`${sig} lets the request in flight finish, answers it, then exits 0`, async () => {
+      const { s, ask } = await heldRequest();
+      s.child.kill(sig);
+      await draining(s);
+      assert.equal(s.child.exitCode, null, "still running while the request is in flight");
+      assert.ok(!answered(s, 1), "not answered yet");
+      // stdin is still read during the drain: the client's answer arrives.
+      s.send({ jsonrpc: "2.0", id: ask.id, result: { action: "accept", content: { diff: "+drained = true" } } });
+      const { msg } = await s.response("1", "the tools/call answer after the signal");
+      assert.notEqual(msg.result?.isError, true, JSON.stringify(msg));
+      assert.match(msg.result.content[0].text, /\+drained = true/);
+      const { code, signal } = await within(s.exited, STEP_MS, `exit after ${sig} and the drain`);
+      assert.equal(signal, null);
+      assert.equal(code, 0, s.stderr);
+      assertOnlyJSONLines(s);
+    });
+  }
+
+  it("a second signal during the drain ends the process at once", async () => {
+    const { s } = await heldRequest();
+    s.child.kill("SIGTERM");
+    await draining(s);
+    const t0 = Date.now();
+    s.child.kill("SIGINT");
+    // Without the second signal the drain would wait 10 s for the client.
+    const { signal } = await within(s.exited, 3_000, "exit within 3 s of a second signal");
+    assert.equal(signal, "SIGINT", "the second signal takes its default action");
+    assert.ok(Date.now() - t0 < 3_000);
+    assert.ok(!answered(s, 1), "the request in flight was abandoned, not answered");
   });
 
   it("writes logs to stderr, never stdout", async () => {

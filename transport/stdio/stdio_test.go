@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -70,6 +71,104 @@ func TestEOFAnswersInflightThenEnds(t *testing.T) {
 	got := byID(msgs)
 	if got["1"] == nil || got["1"]["result"] == nil {
 		t.Fatalf("in-flight request not answered before exit: %v", msgs)
+	}
+}
+
+// lockedBuffer is the session's stdout, read by the test while the
+// session's writer may still be writing to it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestCancelAnswersInflightThenEnds is TestEOFAnswersInflightThenEnds for
+// a signal (serve cancels Serve's context on SIGTERM and SIGINT) with
+// stdin still open: Serve returns only once the request in flight has
+// been answered and written, and no later than DrainTimeout allows.
+func TestCancelAnswersInflightThenEnds(t *testing.T) {
+	tests := []struct {
+		name    string
+		drain   time.Duration
+		finish  bool   // the request finishes during the drain
+		wantErr string // Serve's error, when the drain runs out
+	}{
+		{name: "answered during the drain", drain: 10 * time.Second, finish: true},
+		{name: "cut off by the drain timeout", drain: 200 * time.Millisecond, wantErr: "did not finish within 200ms"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			started := make(chan struct{})
+			release := make(chan struct{})
+			srv := &mcp.Server{Info: mcp.Implementation{Name: "t", Version: "0"},
+				Methods: map[string]mcp.Handler{
+					// Held until the test lets it go, so the cancel surely
+					// lands while it is in flight.
+					"test/held": func(ctx context.Context, _ *mcp.Request) (any, error) {
+						close(started)
+						select {
+						case <-release:
+							return map[string]bool{"done": true}, nil
+						case <-ctx.Done():
+							return nil, ctx.Err()
+						}
+					},
+				}}
+			e := mcp.NewEngine(srv, mcp.EngineOptions{})
+			t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			var out lockedBuffer
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			done := make(chan error, 1)
+			go func() { done <- stdio.Serve(ctx, e, pr, &out, stdio.Options{DrainTimeout: tt.drain}) }()
+			if _, err := io.WriteString(pw, initLine+"\n"+`{"jsonrpc":"2.0","id":1,"method":"test/held"}`+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-started:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the held request never started")
+			}
+			cancel()
+
+			if tt.finish {
+				select {
+				case err := <-done:
+					t.Fatalf("Serve returned (%v) with a request in flight; stdout:\n%s", err, out.String())
+				case <-time.After(200 * time.Millisecond):
+				}
+				close(release)
+			}
+			var err error
+			select {
+			case err = <-done:
+			case <-time.After(tt.drain + 10*time.Second):
+				t.Fatal("Serve did not return")
+			}
+			answered := strings.Contains(out.String(), `"id":1,"result":{"done":true}`)
+			switch {
+			case tt.wantErr == "" && err != nil:
+				t.Fatalf("Serve: %v", err)
+			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
+				t.Fatalf("Serve returned %v, want an error containing %q", err, tt.wantErr)
+			case answered != tt.finish:
+				t.Fatalf("request answered: %v, want %v; stdout:\n%s", answered, tt.finish, out.String())
+			}
+		})
 	}
 }
 

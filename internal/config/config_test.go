@@ -1,0 +1,109 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(vars map[string]string) Env {
+	return func(k string) (string, bool) { v, ok := vars[k]; return v, ok }
+}
+
+func flagNames(fs *flag.FlagSet) []string {
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	return names // VisitAll goes in lexical order
+}
+
+// TestRegisterGroups: each group registers exactly its flags, and reports
+// bad environment values only for the variables it reads, so a command is
+// never refused over a setting it does not use.
+func TestRegisterGroups(t *testing.T) {
+	source := []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
+		"log-format", "log-level", "max-file-size", "templates"}
+	write := []string{"allow-write", "write-allow"}
+	all := append(append([]string{}, source...), write...)
+	slices.Sort(all)
+	bad := map[string]string{"MAX_FILE_SIZE": "big", "CACHE_TTL_MS": "soon", "WRITE_ENABLED": "maybe"}
+	tests := []struct {
+		name     string
+		register func(*flag.FlagSet, *Config, Env) error
+		flags    []string
+		badVars  []string // the variables of bad the group complains about
+	}{
+		{"Register", Register, all, []string{"MAX_FILE_SIZE", "CACHE_TTL_MS", "WRITE_ENABLED"}},
+		{"RegisterSource", RegisterSource, source, []string{"MAX_FILE_SIZE", "CACHE_TTL_MS"}},
+		{"RegisterWrite", RegisterWrite, write, []string{"WRITE_ENABLED"}},
+		{"RegisterFileSize", RegisterFileSize, []string{"max-file-size"}, []string{"MAX_FILE_SIZE"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet(tt.name, flag.ContinueOnError)
+			if err := tt.register(fs, &Config{}, envOf(nil)); err != nil {
+				t.Fatalf("empty environment: %v", err)
+			}
+			if got := flagNames(fs); !slices.Equal(got, tt.flags) {
+				t.Errorf("flags %v, want %v", got, tt.flags)
+			}
+
+			err := tt.register(flag.NewFlagSet(tt.name, flag.ContinueOnError), &Config{}, envOf(bad))
+			if err == nil {
+				t.Fatalf("bad environment %v: no error", bad)
+			}
+			for name := range bad {
+				if got, want := strings.Contains(err.Error(), name), slices.Contains(tt.badVars, name); got != want {
+					t.Errorf("error names %s: %v, want %v:\n%v", name, got, want, err)
+				}
+			}
+		})
+	}
+}
+
+// TestRegisterDefaults: defaults come from the environment, an empty
+// variable counts as unset, and a flag overrides both.
+func TestRegisterDefaults(t *testing.T) {
+	tests := []struct {
+		name  string
+		env   map[string]string
+		args  []string
+		check func(c *Config) bool
+	}{
+		{"built-in defaults", nil, nil, func(c *Config) bool {
+			return c.MaxFileSize == 102400 && c.LogLevel == "info" && c.LogFormat == "text" &&
+				c.GitHubPath == "templates" && c.CacheTTL == 15*time.Minute && !c.AllowWrite && c.WritePatterns == "*"
+		}},
+		{"from the environment", map[string]string{"MAX_FILE_SIZE": "2048", "LOG_LEVEL": "debug", "CACHE_TTL_MS": "1500",
+			"WRITE_ENABLED": "true", "WRITE_ALLOW": "team_*", "TEMPLATES_DIR": "/srv/prompts", "GITHUB_PAT": "secret"}, nil,
+			func(c *Config) bool {
+				return c.MaxFileSize == 2048 && c.LogLevel == "debug" && c.CacheTTL == 1500*time.Millisecond &&
+					c.AllowWrite && c.WritePatterns == "team_*" && c.TemplatesDir == "/srv/prompts" && c.GitHubToken == "secret"
+			}},
+		{"empty means unset", map[string]string{"LOG_LEVEL": "", "GITHUB_TEMPLATES_PATH": "", "WRITE_ALLOW": ""}, nil,
+			func(c *Config) bool {
+				return c.LogLevel == "info" && c.GitHubPath == "templates" && c.WritePatterns == "*"
+			}},
+		{"flags win", map[string]string{"MAX_FILE_SIZE": "2048", "WRITE_ENABLED": "true"},
+			[]string{"--max-file-size", "4096", "--allow-write=false"},
+			func(c *Config) bool { return c.MaxFileSize == 4096 && !c.AllowWrite }},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := flag.NewFlagSet(tt.name, flag.ContinueOnError)
+			fs.SetOutput(io.Discard)
+			var c Config
+			if err := Register(fs, &c, envOf(tt.env)); err != nil {
+				t.Fatalf("Register: %v", err)
+			}
+			if err := fs.Parse(tt.args); err != nil {
+				t.Fatalf("Parse: %v", err)
+			}
+			if !tt.check(&c) {
+				t.Errorf("unexpected config: %+v", c)
+			}
+		})
+	}
+}
