@@ -38,6 +38,14 @@ type InvalidFile struct {
 // how many templates are valid, which are not and why, and the rate limit.
 // When revalidation fails, the report says what is known (a cached catalog,
 // marked stale) and the error is returned with it.
+//
+// Check always asks GitHub, even when serving would not: a source pinned to
+// a commit whose catalog is on disk revalidates nothing, and a check that
+// passed on the cache alone would hide a revoked token or an unreachable
+// API. So it reads the rate limit, which needs only a reachable API and a
+// valid token (or none), and, when pinned, resolves the commit, which
+// proves the repository and the commit are visible. Either failing fails
+// the check.
 func (s *Source) Check(ctx context.Context) (*Report, error) {
 	r := &Report{
 		Repository:    s.cfg.webURL,
@@ -59,14 +67,24 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 	s.mu.Lock()
 	r.Branch = s.branch
 	s.mu.Unlock()
+	// The rate_limit endpoint is never answered from go-github's memory
+	// and does not count against the limit.
+	rl, rlErr := s.client.RateLimit(ctx)
+	if rlErr == nil {
+		r.RateLimit = &rl
+	}
+	if err == nil {
+		err = rlErr
+	}
+	if err == nil && s.pinned {
+		// Refresh asked GitHub nothing: a pinned catalog never changes.
+		_, _, _, err = s.client.ResolveRef(ctx, s.cfg.ref, "")
+	}
 	if err != nil {
 		r.Error = err.Error()
 		if f := fault.As(err); f != nil {
 			r.Fix = f.How
 		}
-	}
-	if rl, rlErr := s.client.RateLimit(ctx); rlErr == nil {
-		r.RateLimit = &rl
 	}
 	return r, err
 }

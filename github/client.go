@@ -251,48 +251,69 @@ func (c *Client) RateLimit(ctx context.Context) (RateLimit, error) {
 
 // SaveFile creates or updates the file at path on branch (empty: the
 // default branch) in one commit with message, and returns the commit's web
-// URL. It reads the file's current SHA first; if someone changes the file in
-// between, GitHub refuses the write and SaveFile returns WRITE_CONFLICT.
+// URL. It reads the file's current SHA first, so it only refuses a change
+// made in the moment between that read and the write (WRITE_CONFLICT);
+// Source.SaveTemplate instead sends the SHA it loaded, which also catches
+// a change made any time since.
 func (c *Client) SaveFile(ctx context.Context, filePath string, content []byte, message, branch string) (commitURL string, err error) {
-	commitURL, _, err = c.saveFile(ctx, filePath, content, message, branch)
-	return commitURL, err
-}
-
-func (c *Client) saveFile(ctx context.Context, filePath string, content []byte, message, branch string) (commitURL, commitSHA string, err error) {
 	what := "save " + filePath + " to " + c.repoName()
-	if filePath == "" || path.Clean(filePath) != filePath || path.IsAbs(filePath) || strings.HasPrefix(filePath, "../") || filePath == ".." {
-		return "", "", fault.New(fault.InvalidArgument, what, "the path must be a plain relative path inside the repository",
-			"use a path such as templates/NAME.json")
-	}
-	if strings.TrimSpace(message) == "" {
-		return "", "", fault.New(fault.InvalidArgument, what, "a commit message is required", "describe the change in one line")
-	}
-	if len(content) > c.maxFileSize {
-		return "", "", templates.TooLarge(filePath, int64(len(content)), int64(c.maxFileSize))
+	if err := c.checkWrite(what, filePath, content, message); err != nil {
+		return "", err
 	}
 	var opts *gh.RepositoryContentGetOptions
 	if branch != "" {
 		opts = &gh.RepositoryContentGetOptions{Ref: branch}
 	}
 	file, dir, resp, err := c.gh.Repositories.GetContents(ctx, c.owner, c.repo, filePath, opts)
-	var sha *string
+	expect := ""
 	switch err := c.mapError(op{what: what, target: targetFile, name: branch}, resp, err); {
 	case err == nil && dir != nil:
-		return "", "", fault.New(fault.InvalidArgument, what, filePath+" is a folder", "choose a file path")
+		return "", fault.New(fault.InvalidArgument, what, filePath+" is a folder", "choose a file path")
 	case err == nil:
-		sha = gh.String(file.GetSHA())
+		expect = file.GetSHA()
 	case fault.As(err) != nil && fault.As(err).Code == fault.GitHubNotFound:
 		// New file: create it. If the branch is what is missing, the write
 		// below says so.
 	default:
+		return "", err
+	}
+	commitURL, _, err = c.putFile(ctx, filePath, content, message, branch, expect)
+	return commitURL, err
+}
+
+// checkWrite refuses locally what GitHub would refuse anyway, or what must
+// never reach it (a path leaving the repository).
+func (c *Client) checkWrite(what, filePath string, content []byte, message string) error {
+	if filePath == "" || path.Clean(filePath) != filePath || path.IsAbs(filePath) || strings.HasPrefix(filePath, "../") || filePath == ".." {
+		return fault.New(fault.InvalidArgument, what, "the path must be a plain relative path inside the repository",
+			"use a path such as templates/NAME.json")
+	}
+	if strings.TrimSpace(message) == "" {
+		return fault.New(fault.InvalidArgument, what, "a commit message is required", "describe the change in one line")
+	}
+	if len(content) > c.maxFileSize {
+		return templates.TooLarge(filePath, int64(len(content)), int64(c.maxFileSize))
+	}
+	return nil
+}
+
+// putFile writes content at filePath on branch in one commit, without
+// reading anything first. expectSHA is the blob SHA of the version the
+// caller based its change on: GitHub updates the file only if it is still
+// that version. An empty expectSHA creates the file, which GitHub refuses if
+// it exists. Either refusal is WRITE_CONFLICT.
+func (c *Client) putFile(ctx context.Context, filePath string, content []byte, message, branch, expectSHA string) (commitURL, commitSHA string, err error) {
+	what := "save " + filePath + " to " + c.repoName()
+	if err := c.checkWrite(what, filePath, content, message); err != nil {
 		return "", "", err
 	}
-	put := &gh.RepositoryContentFileOptions{Message: gh.String(message), Content: content, SHA: sha}
+	put := &gh.RepositoryContentFileOptions{Message: gh.String(message), Content: content}
 	if branch != "" {
 		put.Branch = gh.String(branch)
 	}
 	write := c.gh.Repositories.CreateFile
-	if sha != nil {
+	if expectSHA != "" {
+		put.SHA = gh.String(expectSHA)
 		write = c.gh.Repositories.UpdateFile
 	}
 	res, resp, err := write(ctx, c.owner, c.repo, filePath, put)

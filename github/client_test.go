@@ -2,6 +2,7 @@ package github
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
@@ -448,4 +449,240 @@ func TestCheck(t *testing.T) {
 	if text := r.String(); !strings.Contains(text, "stale:") || !strings.Contains(text, "GitHub returned 503") || !strings.Contains(text, "fix:") {
 		t.Errorf("outage report text:\n%s", text)
 	}
+}
+
+func TestSaveTemplateExistingFile(t *testing.T) {
+	// The save tool updates a template where it lives, and only in the
+	// version flowyprompt loaded; what a teammate committed since is never
+	// overwritten.
+	files := map[string][]byte{
+		"templates/Existing.json":       fakegithub.ValidTemplate("Existing", "old {{subject}}"),
+		"templates/team/Sub.json":       fakegithub.ValidTemplate("Team_Sub", "old {{subject}}"),
+		"templates/odd-file-name.json":  fakegithub.ValidTemplate("Renamed", "old {{subject}}"),
+		"templates/Other.json":          fakegithub.ValidTemplate("Other", "old {{subject}}"),
+		"templates/Broken_Invalid.json": []byte(`{"metadata": {"name": "Broken_Invalid"}}`),
+	}
+	theirs := func(name string) []byte { return fakegithub.ValidTemplate(name, "theirs {{subject}}") }
+	tests := []struct {
+		name       string
+		tmpl       string
+		afterLoad  func(f *fakegithub.Server) // a teammate's commit between our load and our save
+		wantPath   string                     // the file written, or kept on a conflict
+		wantStatus int                        // of the PUT
+		wantCode   string
+		wantTheirs []byte // on a conflict: what the file must still hold
+	}{
+		{name: "update in place", tmpl: "Existing", wantPath: "templates/Existing.json", wantStatus: 200},
+		{name: "update in a subfolder", tmpl: "Team_Sub", wantPath: "templates/team/Sub.json", wantStatus: 200},
+		{name: "update under another file name", tmpl: "Renamed", wantPath: "templates/odd-file-name.json", wantStatus: 200},
+		{name: "new name creates NAME.json", tmpl: "Brand_New", wantPath: "templates/Brand_New.json", wantStatus: 201},
+		{name: "an invalid file with the name is replaced", tmpl: "Broken_Invalid", wantPath: "templates/Broken_Invalid.json", wantStatus: 200},
+		{name: "another file changed since the load", tmpl: "Existing",
+			afterLoad: func(f *fakegithub.Server) { f.PutFile("templates/Other.json", theirs("Other")) },
+			wantPath:  "templates/Existing.json", wantStatus: 200},
+		{name: "the file changed since the load", tmpl: "Existing",
+			afterLoad: func(f *fakegithub.Server) { f.PutFile("templates/Existing.json", theirs("Existing")) },
+			wantPath:  "templates/Existing.json", wantStatus: 409, wantCode: fault.WriteConflict, wantTheirs: theirs("Existing")},
+		{name: "the subfolder file changed since the load", tmpl: "Team_Sub",
+			afterLoad: func(f *fakegithub.Server) { f.PutFile("templates/team/Sub.json", theirs("Team_Sub")) },
+			wantPath:  "templates/team/Sub.json", wantStatus: 409, wantCode: fault.WriteConflict, wantTheirs: theirs("Team_Sub")},
+		{name: "the new name was created since the load", tmpl: "Brand_New",
+			afterLoad: func(f *fakegithub.Server) { f.PutFile("templates/Brand_New.json", theirs("Brand_New")) },
+			wantPath:  "templates/Brand_New.json", wantStatus: 422, wantCode: fault.WriteConflict, wantTheirs: theirs("Brand_New")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, fakegithub.Library{Files: files})
+			s := h.source()
+			if _, err := s.Load(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			if tt.afterLoad != nil {
+				tt.afterLoad(h.fake)
+			}
+			headBefore := h.fake.Head()
+			h.fake.Reset()
+			ours := fakegithub.ValidTemplate(tt.tmpl, "ours {{subject}}")
+			_, err := s.SaveTemplate(ctxT(t), tt.tmpl, ours, "update "+tt.tmpl)
+
+			var puts []fakegithub.Request
+			for _, r := range h.fake.Requests() {
+				switch r.Pattern {
+				case fakegithub.RoutePut:
+					puts = append(puts, r)
+				case fakegithub.RouteContents:
+					t.Errorf("the save read %s first: the version to replace is the one loaded", r.Path)
+				}
+			}
+			if len(puts) != 1 || puts[0].Path != "/repos/acme/prompts/contents/"+tt.wantPath || puts[0].Status != tt.wantStatus {
+				t.Fatalf("PUTs = %+v; want one to %s answered %d", puts, tt.wantPath, tt.wantStatus)
+			}
+			tree := headTree(t, h)
+			if tt.wantCode != "" {
+				f := fault.As(err)
+				if f == nil || f.Code != tt.wantCode || !errors.Is(err, ErrConflict) || f.How == "" {
+					t.Fatalf("SaveTemplate error = %v, want %s with a fix", err, tt.wantCode)
+				}
+				if h.fake.Head() != headBefore {
+					t.Error("a refused save made a commit")
+				}
+				if tree[tt.wantPath] != fakegithub.BlobSHA(tt.wantTheirs) {
+					t.Errorf("%s no longer holds the teammate's version", tt.wantPath)
+				}
+				// The advice works: refresh, then save again.
+				if _, err := s.Refresh(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.SaveTemplate(ctxT(t), tt.tmpl, ours, "update again"); err != nil {
+					t.Fatalf("save after a refresh: %v", err)
+				}
+				if got := headTree(t, h)[tt.wantPath]; got != fakegithub.BlobSHA(ours) {
+					t.Errorf("save after a refresh did not write %s", tt.wantPath)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tree[tt.wantPath] != fakegithub.BlobSHA(ours) {
+				t.Errorf("%s does not hold the saved version", tt.wantPath)
+			}
+			for p, sha := range tree {
+				if p != tt.wantPath && sha == fakegithub.BlobSHA(ours) {
+					t.Errorf("the saved version was also written to %s", p)
+				}
+			}
+			if want := len(files) + btoi(tt.wantStatus == http.StatusCreated); len(tree) != want {
+				t.Errorf("%d template files after the save, want %d", len(tree), want)
+			}
+			cat, _ := s.Load(ctxT(t))
+			e, ok := cat.Lookup(tt.tmpl)
+			if !ok || e.Path != tt.wantPath || !bytes.Equal(e.Raw, ours) {
+				t.Errorf("catalog after the save: %s found=%v; want the saved version at %s", tt.tmpl, ok, tt.wantPath)
+			}
+			for _, inv := range cat.Invalid() {
+				if inv.Path != "templates/Broken_Invalid.json" {
+					t.Errorf("invalid after the save: %s: %v", inv.Path, inv.Err)
+				}
+			}
+		})
+	}
+}
+
+// headTree maps each file of the fake's head commit to its blob SHA.
+func headTree(t *testing.T, h *harness) map[string]string {
+	t.Helper()
+	entries, err := h.client(func(c *Config) { c.Path = "." }).Tree(ctxT(t), h.fake.Head())
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, e := range entries {
+		out[e.Path] = e.SHA
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+func TestCheckReachesGitHub(t *testing.T) {
+	// A pinned commit whose catalog is on disk needs nothing from GitHub to
+	// serve, but check must still find out whether GitHub answers.
+	tests := []struct {
+		name      string
+		breakIt   func(f *fakegithub.Server)
+		wantCode  string // "" for a passing check
+		wantRoute []string
+	}{
+		{name: "healthy", breakIt: func(*fakegithub.Server) {}, wantRoute: []string{fakegithub.RouteRateLimit, fakegithub.RouteCommit}},
+		{name: "token revoked", breakIt: func(f *fakegithub.Server) { f.SetToken("ghp_someoneElsesToken000000000000000000") },
+			wantCode: fault.GitHubAuthFailed},
+		{name: "GitHub failing", breakIt: func(f *fakegithub.Server) { f.SetFault(503) }, wantCode: fault.NetworkError},
+		{name: "commit gone", breakIt: func(f *fakegithub.Server) {}, wantCode: fault.GitHubNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, standardLibrary())
+			sha := h.fake.Head()
+			if tt.wantCode == fault.GitHubNotFound {
+				// Cached from a commit the repository no longer has (a
+				// force-push, or another repository).
+				sha = strings.Repeat("ab", 20)
+				pinned := h.source(func(c *Config) { c.Ref = h.fake.Head() })
+				if _, err := pinned.Load(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+				movePinnedCache(t, pinned, h, sha)
+			} else if _, err := h.source(func(c *Config) { c.Ref = sha }).Load(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			s := h.source(func(c *Config) { c.Ref = sha })
+			h.fake.Reset()
+			if cat, err := s.Load(ctxT(t)); err != nil || cat.Len() != len(h.lib.Valid) || h.fake.Total() != 0 {
+				t.Fatalf("warm pinned start: %d templates, %v, %d requests; want the cache alone", cat.Len(), err, h.fake.Total())
+			}
+			tt.breakIt(h.fake)
+			r, err := s.Check(ctxT(t))
+			if r == nil {
+				t.Fatal("no report")
+			}
+			if h.fake.Total() == 0 {
+				t.Fatal("check made no request to GitHub")
+			}
+			if tt.wantCode == "" {
+				if err != nil || r.Error != "" || r.RateLimit == nil || r.Commit != sha || r.Valid != len(h.lib.Valid) {
+					t.Fatalf("healthy check = %+v, %v", r, err)
+				}
+				for _, route := range tt.wantRoute {
+					if h.fake.Count(route) != 1 {
+						t.Errorf("%s asked %d times, want once (%v)", routeName(route), h.fake.Count(route), h.costs())
+					}
+				}
+				return
+			}
+			f := fault.As(err)
+			if f == nil || f.Code != tt.wantCode || f.What == "" || f.Why == "" || f.How == "" {
+				t.Fatalf("check error = %v, want %s with what, why and how", err, tt.wantCode)
+			}
+			if r.Error != f.Error() || r.Fix != f.How {
+				t.Errorf("report error %q fix %q; want the fault's %q and %q", r.Error, r.Fix, f.Error(), f.How)
+			}
+			text := r.String()
+			if !strings.Contains(text, "error:") || !strings.Contains(text, "fix:") {
+				t.Errorf("report text lacks the error and the fix:\n%s", text)
+			}
+			if strings.Contains(text+err.Error(), testToken[4:]) {
+				t.Error("the report or the error contains the token")
+			}
+		})
+	}
+}
+
+// movePinnedCache rewrites the disk cache s wrote so that it claims to hold
+// commit sha: the listing key and the cache file name both name the ref.
+func movePinnedCache(t *testing.T, s *Source, h *harness, sha string) {
+	t.Helper()
+	moved := h.source(func(c *Config) { c.Ref = sha })
+	l, e, ok := s.loadListing()
+	if !ok {
+		t.Fatal("nothing cached")
+	}
+	l.Commit = sha
+	value, err := json.Marshal(l)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range s.cache.Keys(s.blobNS) {
+		if be, ok := s.cache.Peek(k); ok {
+			moved.cache.Put(be)
+		}
+	}
+	e.Key, e.Value = moved.listKey, value
+	moved.cache.Put(e)
+	moved.persist()
 }

@@ -59,12 +59,13 @@ type Source struct {
 	group       singleflight.Group
 	bgRunning   atomic.Bool
 	saveWarned  atomic.Bool
-	newTicker   func(time.Duration) (<-chan time.Time, func()) // tests replace it
+	newTimer    func(time.Duration) (<-chan time.Time, func()) // tests replace it
 	bgDoneHook  func()                                         // tests observe background syncs
 	persistLock sync.Mutex                                     // one Save at a time keeps the newest last
 
 	mu         sync.Mutex
 	base       *templates.Catalog // last good catalog, never marked stale
+	baseBlobs  map[string]string  // path → blob SHA of each file base was built from
 	current    *templates.Catalog // what Load returns: base, or base marked stale
 	lastLoaded *templates.Catalog // what Load last handed out, so Watch can catch up
 	commit     string
@@ -107,9 +108,9 @@ func NewSource(cfg Config) (*Source, error) {
 		logger:  st.logger,
 		now:     st.now,
 		subs:    map[int]func(*templates.Catalog){},
-		newTicker: func(d time.Duration) (<-chan time.Time, func()) {
-			t := time.NewTicker(d)
-			return t.C, t.Stop
+		newTimer: func(d time.Duration) (<-chan time.Time, func()) {
+			t := time.NewTimer(d)
+			return t.C, func() { t.Stop() }
 		},
 	}
 	s.blobNS += ":"
@@ -195,11 +196,18 @@ func (s *Source) Refresh(ctx context.Context) (*templates.Catalog, error) {
 	return s.syncWait(ctx)
 }
 
-// Watch revalidates every TTL in the background and calls onChange with the
-// new catalog when the commit changed, or when the catalog became stale or
-// fresh again (templates.Library installs such catalogs without notifying
+// Watch revalidates in the background and calls onChange with the new
+// catalog when the commit changed, or when the catalog became stale or fresh
+// again (templates.Library installs such catalogs without notifying
 // clients). If the catalog changed since Load last returned it, onChange
 // gets it at once. Watch returns nil when ctx ends.
+//
+// Each check is timed from the state the previous one left, whoever ran it
+// (Watch, a Load past the TTL, a refresh, or a restart on the disk cache):
+// one TTL after the last successful check, or, after a failure, at the
+// retry time (the rate limit's reset, or failureBackoff), whichever is
+// later. A fixed ticker would instead let checks drift up to two TTLs apart
+// and delay the retry after an outage to the next tick.
 func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) error {
 	s.mu.Lock()
 	id := s.nextSub
@@ -219,20 +227,37 @@ func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) e
 		<-ctx.Done()
 		return nil
 	}
-	ticks, stop := s.newTicker(max(s.cfg.ttl, minWatchInterval))
-	defer stop()
 	for {
+		fire, stop := s.newTimer(s.untilNextCheck(s.now()))
 		select {
 		case <-ctx.Done():
+			stop()
 			return nil
-		case <-ticks:
-			// A tick may land a moment before expiry; a tenth of the TTL
-			// of slack keeps it from skipping a whole period.
-			if s.due(s.now().Add(s.cfg.ttl / 10)) {
+		case <-fire:
+			stop()
+			// The deadline may have moved since the timer was armed (a
+			// refresh, or a Load past the TTL, checked meanwhile; the wall
+			// clock was set back): then nothing is due yet, and the loop
+			// arms the timer again for what is left.
+			if s.due(s.now()) {
 				s.syncWait(ctx) // a failure marks the catalog stale and notifies
 			}
 		}
 	}
+}
+
+// untilNextCheck is how long Watch waits from now before the next check:
+// until the checked commit expires and any retry time has passed, but never
+// less than minWatchInterval, so that a tiny TTL or a deadline already past
+// (a failed check that set no later retry) is not a busy loop.
+func (s *Source) untilNextCheck(now time.Time) time.Duration {
+	s.mu.Lock()
+	next := s.freshUntil
+	if s.retryAt.After(next) {
+		next = s.retryAt
+	}
+	s.mu.Unlock()
+	return max(next.Sub(now), minWatchInterval)
 }
 
 // due reports whether the ref should be revalidated at now.
@@ -380,7 +405,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	s.mu.Lock()
 	wasStale := s.stale
 	if changed {
-		s.base, s.commit = built, sha
+		s.base, s.commit, s.baseBlobs = built, sha, blobSHAs(entries)
 	}
 	if branch != "" {
 		s.branch = branch
@@ -575,6 +600,7 @@ func (s *Source) restore() {
 	cat := s.build(l.Commit, l.Entries, contents)
 	s.mu.Lock()
 	s.base, s.current, s.commit, s.branch = cat, cat, l.Commit, l.Branch
+	s.baseBlobs = blobSHAs(l.Entries)
 	s.freshUntil = e.ExpiresAt
 	s.mu.Unlock()
 	s.logger.Info("GitHub templates loaded from the disk cache", "repository", s.cfg.webURL,
@@ -595,10 +621,27 @@ func (s *Source) persist() {
 	}
 }
 
-// SaveTemplate commits a template file as Config.Path/NAME.json on the
-// configured branch (the default branch when Ref is empty) and refreshes
-// the catalog so it lists the new version. It returns the commit's URL.
-// A source pinned to a commit cannot be written to (WRITE_DISABLED).
+// blobSHAs maps each entry's path to its blob SHA.
+func blobSHAs(entries []TreeEntry) map[string]string {
+	m := make(map[string]string, len(entries))
+	for _, e := range entries {
+		m[e.Path] = e.SHA
+	}
+	return m
+}
+
+// SaveTemplate commits a template file on the configured branch (the
+// default branch when Ref is empty) and refreshes the catalog so it lists
+// the new version. It returns the commit's URL.
+//
+// A template the catalog already has is updated in its own file, wherever
+// that is (a subfolder, another file name), and only if that file is still
+// the version flowyprompt loaded: GitHub is sent the blob SHA of that
+// version, so a change committed by someone else since the last load or
+// refresh is refused with WRITE_CONFLICT instead of being overwritten. A new
+// name is created as Config.Path/NAME.json, which GitHub refuses
+// (WRITE_CONFLICT) if such a file appeared meanwhile. A source pinned to a
+// commit cannot be written to (WRITE_DISABLED).
 func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, message string) (string, error) {
 	if err := templates.ValidateName(name); err != nil {
 		return "", err
@@ -608,11 +651,24 @@ func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, 
 			"the GitHub source is pinned to commit "+short(s.cfg.ref)+", which cannot change",
 			"set GITHUB_REF to a branch to save templates")
 	}
+	s.mu.Lock()
+	loaded := s.base != nil
+	s.mu.Unlock()
+	if !loaded {
+		// Whether the name exists, and in which version, must come from
+		// GitHub: guessing "new" would turn an update into a conflict.
+		if _, err := s.Load(ctx); err != nil {
+			return "", err
+		}
+	}
 	branch := s.cfg.ref
+	s.mu.Lock()
+	base, blobs := s.base, s.baseBlobs
 	if branch == "" {
-		s.mu.Lock()
 		branch = s.branch
-		s.mu.Unlock()
+	}
+	s.mu.Unlock()
+	if branch == "" {
 		if l, _, ok := s.loadListing(); ok && l.Branch != "" {
 			branch = l.Branch
 		}
@@ -621,7 +677,13 @@ func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, 
 	if s.cfg.path != "" {
 		p = s.cfg.path + "/" + p
 	}
-	url, sha, err := s.client.saveFile(ctx, p, content, message, branch)
+	if e, ok := base.Lookup(name); ok {
+		p = e.Path
+	}
+	// A new name whose file exists but was invalid when loaded is
+	// replaced only in the version that was loaded, like any update.
+	expect := blobs[p]
+	url, sha, err := s.client.putFile(ctx, p, content, message, branch, expect)
 	if err != nil {
 		return "", err
 	}

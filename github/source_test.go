@@ -531,11 +531,51 @@ func TestPinnedCommit(t *testing.T) {
 	}
 }
 
+// manualTimer stands in for Watch's timer: the test sees each delay Watch
+// arms and fires the timer by hand, while the fake clock says what time it
+// is.
+type manualTimer struct {
+	armed chan time.Duration
+	c     chan time.Time
+}
+
+func installTimer(s *Source) *manualTimer {
+	m := &manualTimer{armed: make(chan time.Duration, 1), c: make(chan time.Time)}
+	s.newTimer = func(d time.Duration) (<-chan time.Time, func()) {
+		m.armed <- d
+		return m.c, func() {}
+	}
+	return m
+}
+
+// next waits until Watch arms its timer and returns the delay.
+func (m *manualTimer) next(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case d := <-m.armed:
+		return d
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch did not arm its timer")
+		return 0
+	}
+}
+
+// fire fires the armed timer and, once Watch has handled it (checked
+// GitHub or not), returns the delay it armed next.
+func (m *manualTimer) fire(t *testing.T) time.Duration {
+	t.Helper()
+	select {
+	case m.c <- time.Now():
+	case <-time.After(30 * time.Second):
+		t.Fatal("Watch is not waiting on its timer")
+	}
+	return m.next(t)
+}
+
 func TestWatch(t *testing.T) {
 	h := newHarness(t, standardLibrary())
 	s := h.source()
-	ticks := make(chan time.Time)
-	s.newTicker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+	timer := installTimer(s)
 	first, err := s.Load(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -544,14 +584,6 @@ func TestWatch(t *testing.T) {
 	ctx, cancel := contextWithCancel(t)
 	done := make(chan error, 1)
 	go func() { done <- s.Watch(ctx, func(c *templates.Catalog) { got <- c }) }()
-
-	// tick delivers one tick and waits until Watch has handled it: the
-	// second send completes only when the loop is back in its select (the
-	// clock has not moved, so that tick does nothing).
-	tick := func() {
-		ticks <- time.Now()
-		ticks <- time.Now()
-	}
 	drained := func() []*templates.Catalog {
 		var out []*templates.Catalog
 		for {
@@ -563,38 +595,43 @@ func TestWatch(t *testing.T) {
 			}
 		}
 	}
-
-	h.fake.Reset()
-	tick()
-	if n := h.fake.Total(); n != 0 || len(drained()) != 0 {
-		t.Errorf("tick within the TTL: %d requests; want none and no callback", n)
+	if d := timer.next(t); d != DefaultTTL {
+		t.Errorf("first check armed %v ahead, want the TTL %v", d, DefaultTTL)
 	}
 
-	h.clock.Add(DefaultTTL + time.Second)
-	tick()
+	// A timer that fires before the deadline (the wall clock was set
+	// back) checks nothing and waits for the rest.
+	h.fake.Reset()
+	h.clock.Add(DefaultTTL / 3)
+	if d := timer.fire(t); d != DefaultTTL-DefaultTTL/3 || h.fake.Total() != 0 || len(drained()) != 0 {
+		t.Errorf("early firing: %d requests, next in %v; want none, and the remaining %v", h.fake.Total(), d, DefaultTTL-DefaultTTL/3)
+	}
+
+	h.clock.Add(DefaultTTL - DefaultTTL/3)
+	timer.fire(t)
 	if c := h.costs(); c.Total != 1 || c.Status[http.StatusNotModified] != 1 || len(drained()) != 0 {
-		t.Errorf("tick after the TTL, nothing changed: %v; want one 304 and no callback", c)
+		t.Errorf("check after the TTL, nothing changed: %v; want one 304 and no callback", c)
 	}
 
 	h.fake.PutFile("templates/Generated_010.json", fakegithub.ValidTemplate("Generated_010", "new text {{subject}}"))
-	h.clock.Add(DefaultTTL + time.Second)
-	tick()
+	h.clock.Add(DefaultTTL)
+	timer.fire(t)
 	cats := drained()
 	if len(cats) != 1 || cats[0] == first || cats[0].Info().Revision != h.fake.Head() {
-		t.Fatalf("tick after a change: %d callbacks, want 1 with the new commit", len(cats))
+		t.Fatalf("check after a change: %d callbacks, want 1 with the new commit", len(cats))
 	}
 
 	h.fake.SetFault(503)
-	h.clock.Add(DefaultTTL + time.Second)
-	tick()
+	h.clock.Add(DefaultTTL)
+	timer.fire(t)
 	if cats := drained(); len(cats) != 1 || cats[0].Stale() == nil {
-		t.Errorf("tick during an outage: %d callbacks, want 1 stale catalog", len(cats))
+		t.Errorf("check during an outage: %d callbacks, want 1 stale catalog", len(cats))
 	}
 	h.fake.SetFault(0)
-	h.clock.Add(DefaultTTL + time.Second)
-	tick()
+	h.clock.Add(failureBackoff)
+	timer.fire(t)
 	if cats := drained(); len(cats) != 1 || cats[0].Stale() != nil {
-		t.Errorf("tick after recovery: %d callbacks, want 1 fresh catalog", len(cats))
+		t.Errorf("check after recovery: %d callbacks, want 1 fresh catalog", len(cats))
 	}
 
 	cancel()
@@ -603,12 +640,137 @@ func TestWatch(t *testing.T) {
 	}
 }
 
+func TestWatchTiming(t *testing.T) {
+	// Each check is timed from what the previous one left: one TTL after a
+	// success, at the retry time after a failure, whoever made the check.
+	type step struct {
+		name        string
+		before      func(t *testing.T, h *harness, s *Source) // may move the clock itself
+		advance     time.Duration                             // then the clock moves and the timer fires
+		wantChecked bool                                      // a request reached GitHub
+		wantNext    time.Duration                             // the delay armed afterwards
+	}
+	tests := []struct {
+		name      string
+		edit      func(*Config)
+		prepare   func(t *testing.T, h *harness) // before the watched source starts
+		wantFirst time.Duration
+		steps     []step
+	}{
+		{
+			name:      "unchanged revalidation: one TTL later",
+			wantFirst: DefaultTTL,
+			steps: []step{
+				{name: "first check", advance: DefaultTTL, wantChecked: true, wantNext: DefaultTTL},
+				{name: "second check", advance: DefaultTTL, wantChecked: true, wantNext: DefaultTTL},
+			},
+		},
+		{
+			name:      "outage without a retry time: after the backoff, not a TTL later",
+			wantFirst: DefaultTTL,
+			steps: []step{
+				{name: "GitHub fails", before: func(_ *testing.T, h *harness, _ *Source) { h.fake.SetFault(503) },
+					advance: DefaultTTL, wantChecked: true, wantNext: failureBackoff},
+				{name: "still failing", advance: failureBackoff, wantChecked: true, wantNext: failureBackoff},
+				{name: "GitHub is back", before: func(_ *testing.T, h *harness, _ *Source) { h.fake.SetFault(0) },
+					advance: failureBackoff, wantChecked: true, wantNext: DefaultTTL},
+			},
+		},
+		{
+			name:      "rate limited: at the reset",
+			wantFirst: DefaultTTL,
+			steps: []step{
+				{name: "limit spent", before: func(_ *testing.T, h *harness, _ *Source) {
+					// The reset is an hour after the check, which happens once
+					// the clock has moved one TTL on.
+					h.fake.SetRateLimited(h.clock.Now().Add(DefaultTTL + time.Hour))
+				}, advance: DefaultTTL, wantChecked: true, wantNext: time.Hour},
+			},
+		},
+		{
+			name:      "a refresh between checks moves the next one",
+			wantFirst: DefaultTTL,
+			steps: []step{
+				{name: "refreshed a third of the way", before: func(t *testing.T, h *harness, s *Source) {
+					h.clock.Add(DefaultTTL / 3)
+					if _, err := s.Refresh(ctxT(t)); err != nil {
+						t.Fatal(err)
+					}
+				}, advance: DefaultTTL - DefaultTTL/3, wantChecked: false, wantNext: DefaultTTL / 3},
+				{name: "one TTL after the refresh", advance: DefaultTTL / 3, wantChecked: true, wantNext: DefaultTTL},
+			},
+		},
+		{
+			name: "restart on the disk cache: when the cached check expires",
+			prepare: func(t *testing.T, h *harness) {
+				if _, err := h.source().Load(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+				h.clock.Add(DefaultTTL / 4)
+			},
+			wantFirst: DefaultTTL - DefaultTTL/4,
+			steps: []step{
+				{name: "cached check expires", advance: DefaultTTL - DefaultTTL/4, wantChecked: true, wantNext: DefaultTTL},
+			},
+		},
+		{
+			name:      "a tiny TTL is not a busy loop",
+			edit:      func(c *Config) { c.TTL = 200 * time.Millisecond },
+			wantFirst: minWatchInterval,
+			steps: []step{
+				{name: "check", advance: minWatchInterval, wantChecked: true, wantNext: minWatchInterval},
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, standardLibrary())
+			if tt.prepare != nil {
+				tt.prepare(t, h)
+			}
+			edit := func(*Config) {}
+			if tt.edit != nil {
+				edit = tt.edit
+			}
+			s := h.source(edit)
+			timer := installTimer(s)
+			if _, err := s.Load(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := contextWithCancel(t)
+			done := make(chan error, 1)
+			go func() { done <- s.Watch(ctx, func(*templates.Catalog) {}) }()
+			if d := timer.next(t); d != tt.wantFirst {
+				t.Errorf("first check armed %v ahead, want %v", d, tt.wantFirst)
+			}
+			for _, st := range tt.steps {
+				if st.before != nil {
+					st.before(t, h, s)
+				}
+				h.fake.Reset()
+				h.clock.Add(st.advance)
+				next := timer.fire(t)
+				if checked := h.fake.Total() > 0; checked != st.wantChecked {
+					t.Errorf("%s: checked GitHub = %v, want %v (%v)", st.name, checked, st.wantChecked, h.costs())
+				}
+				if next != st.wantNext {
+					t.Errorf("%s: next check armed %v ahead, want %v", st.name, next, st.wantNext)
+				}
+			}
+			cancel()
+			if err := <-done; err != nil {
+				t.Errorf("Watch returned %v, want nil", err)
+			}
+		})
+	}
+}
+
 func TestWatchCatchesUp(t *testing.T) {
 	// A change found by a background revalidation before Watch started
 	// reaches the watcher at once, not a TTL later.
 	h := newHarness(t, standardLibrary())
 	s := h.source()
-	s.newTicker = func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
+	s.newTimer = func(time.Duration) (<-chan time.Time, func()) { return nil, func() {} }
 	bg := watchBackground(s)
 	first, _ := s.Load(ctxT(t))
 	h.fake.PutFile("templates/Generated_020.json", fakegithub.ValidTemplate("Generated_020", "v2 {{subject}}"))
@@ -637,8 +799,7 @@ func TestLibraryIntegration(t *testing.T) {
 	// the catalog handlers read.
 	h := newHarness(t, standardLibrary())
 	s := h.source()
-	ticks := make(chan time.Time)
-	s.newTicker = func(time.Duration) (<-chan time.Time, func()) { return ticks, func() {} }
+	timer := installTimer(s)
 	lib := templates.NewLibrary(s, s.logger)
 	if err := lib.Load(ctxT(t)); err != nil {
 		t.Fatal(err)
@@ -646,10 +807,10 @@ func TestLibraryIntegration(t *testing.T) {
 	ctx, cancel := contextWithCancel(t)
 	defer cancel()
 	go lib.Run(ctx)
+	timer.next(t)
 	h.fake.SetFault(500)
 	h.clock.Add(DefaultTTL + time.Second)
-	ticks <- time.Now()
-	ticks <- time.Now()
+	timer.fire(t)
 	if st := lib.Catalog().Stale(); st == nil || st.Code != fault.NetworkError {
 		t.Errorf("library catalog staleness = %+v, want NETWORK_ERROR", st)
 	}

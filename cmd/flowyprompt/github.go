@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -22,14 +24,54 @@ func githubSource(cfg *config.Config, log *slog.Logger) (*github.Source, error) 
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
 	}
 	if err := gc.Validate(); err != nil {
-		return nil, &exitError{code: 2, err: fmt.Errorf("bad GitHub configuration: %w", err)}
+		return nil, badConfig("bad GitHub configuration", err)
 	}
 	src, err := github.NewSource(gc)
 	if err != nil {
-		return nil, &exitError{code: 2, err: fmt.Errorf("bad GitHub configuration: %w", err)}
+		return nil, badConfig("bad GitHub configuration", err)
 	}
 	return src, nil
 }
+
+// badConfig is a configuration refused at startup: exit status 2, and a
+// message giving what, why and how to fix each problem, since
+// fault.Error.Error() leaves out the fix and a user at a terminal needs it
+// most. The problems stay wrapped for errors.As.
+func badConfig(title string, err error) error {
+	var b strings.Builder
+	b.WriteString(title + ":")
+	for _, e := range leaves(err) {
+		text := e.Error()
+		if fault.As(e) != nil {
+			text = explain(e).Error() // code, what, why, and the fix
+		}
+		b.WriteString("\n  " + strings.ReplaceAll(text, "\n", "\n  "))
+	}
+	return &exitError{code: 2, err: &explained{text: b.String(), err: err}}
+}
+
+// leaves splits an errors.Join tree (Config.Validate joins one fault per
+// bad setting) into its problems.
+func leaves(err error) []error {
+	if j, ok := err.(interface{ Unwrap() []error }); ok {
+		var out []error
+		for _, e := range j.Unwrap() {
+			out = append(out, leaves(e)...)
+		}
+		return out
+	}
+	return []error{err}
+}
+
+// explained is an error whose text was written for a person, over the
+// error it explains.
+type explained struct {
+	text string
+	err  error
+}
+
+func (e *explained) Error() string { return e.text }
+func (e *explained) Unwrap() error { return e.err }
 
 // writerFor returns what the save tool writes through: the GitHub
 // source commits, the folder source writes files; the built-in examples
@@ -48,7 +90,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	fs := newFlagSet("check", "check [--json] [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	var cfg config.Config
-	envErr := config.Register(fs, &cfg, config.Env(lookup))
+	envErr := config.RegisterSource(fs, &cfg, config.Env(lookup))
 	if err := parse(fs, args); err != nil {
 		return err
 	}

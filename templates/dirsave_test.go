@@ -1,0 +1,102 @@
+package templates
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+func TestDirectorySaveTemplate(t *testing.T) {
+	// A template the folder has is replaced in its own file; only a new
+	// name becomes NAME.json at the top of the folder.
+	tests := []struct {
+		name      string
+		files     map[string][]byte // relative path → content, before the load
+		afterLoad map[string][]byte // written between the load and the save
+		save      string
+		wantFile  string // relative path written
+	}{
+		{name: "update at the top", files: map[string][]byte{"Hello.json": tmpl("Hello", "v1")},
+			save: "Hello", wantFile: "Hello.json"},
+		{name: "update in a subfolder", files: map[string][]byte{"team/Sub.json": tmpl("Team_Sub", "v1"), "Other.json": tmpl("Other", "o")},
+			save: "Team_Sub", wantFile: "team/Sub.json"},
+		{name: "update under another file name", files: map[string][]byte{"odd name.json": tmpl("Renamed", "v1")},
+			save: "Renamed", wantFile: "odd name.json"},
+		{name: "new name", files: map[string][]byte{"team/Sub.json": tmpl("Team_Sub", "v1")},
+			save: "Brand_New", wantFile: "Brand_New.json"},
+		{name: "a file added since the load", afterLoad: map[string][]byte{"team/Late.json": tmpl("Late", "v1")},
+			save: "Late", wantFile: "team/Late.json"},
+		// An editor is half-way through saving the file: it is invalid on
+		// disk, but its last valid version is what the catalog serves.
+		{name: "the served file of a template being edited", files: map[string][]byte{"team/Sub.json": tmpl("Team_Sub", "v1")},
+			afterLoad: map[string][]byte{"team/Sub.json": []byte(`{"metadata":`)}, save: "Team_Sub", wantFile: "team/Sub.json"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, data := range tt.files {
+				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+			}
+			src := Directory(dir, BuildOptions{Logger: quiet})
+			ctx := context.Background()
+			if _, err := src.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for p, data := range tt.afterLoad {
+				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+			}
+
+			saved := tmpl(tt.save, "saved version")
+			got, err := src.SaveTemplate(ctx, tt.save, saved, "unused")
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := filepath.Join(dir, filepath.FromSlash(tt.wantFile))
+			if got != want {
+				t.Errorf("saved to %s, want %s", got, want)
+			}
+			if data, err := os.ReadFile(want); err != nil || string(data) != string(saved) {
+				t.Errorf("%s holds %q, %v; want the saved version", tt.wantFile, data, err)
+			}
+
+			// No second file for the name, no temporary file left behind.
+			var all []string
+			filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					rel, _ := filepath.Rel(dir, p)
+					all = append(all, filepath.ToSlash(rel))
+				}
+				return nil
+			})
+			wantAll := []string{tt.wantFile}
+			for _, files := range []map[string][]byte{tt.files, tt.afterLoad} {
+				for p := range files {
+					if !slices.Contains(wantAll, p) {
+						wantAll = append(wantAll, p)
+					}
+				}
+			}
+			slices.Sort(all)
+			slices.Sort(wantAll)
+			if !slices.Equal(all, wantAll) {
+				t.Errorf("files after the save %v, want %v", all, wantAll)
+			}
+			cat, err := src.Load(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, ok := cat.Lookup(tt.save)
+			if !ok || e.Path != tt.wantFile || string(e.Raw) != string(saved) {
+				t.Errorf("catalog after the save: found=%v, want the saved version at %s", ok, tt.wantFile)
+			}
+			for _, inv := range cat.Invalid() {
+				if strings.Contains(inv.Err.Error(), "duplicate") {
+					t.Errorf("the save left a duplicate: %s: %v", inv.Path, inv.Err)
+				}
+			}
+		})
+	}
+}
