@@ -20,7 +20,7 @@ type EngineOptions struct {
 	MaxMessageSize        int           // bytes per inbound message (default 4 MiB)
 	MaxInflightPerSession int           // requests a session may have in flight (default 256)
 	RequestTimeout        time.Duration // per-request deadline (default 5 min)
-	CallTimeout           time.Duration // wait for a client's answer to our request (default 10 min)
+	CallTimeout           time.Duration // wait for a client's answer to our request (default and at most: RequestTimeout)
 	IdleTimeout           time.Duration // close sessions idle this long; 0 never (HTTP sets it)
 	Logger                *slog.Logger
 }
@@ -47,8 +47,11 @@ func (o *EngineOptions) fill() {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 5 * time.Minute
 	}
-	if o.CallTimeout <= 0 {
-		o.CallTimeout = 10 * time.Minute
+	// A call is made while handling a request, so it cannot outlive it: a
+	// longer call timeout would never fire, and the request would end with
+	// its own deadline instead of saying the client did not answer.
+	if o.CallTimeout <= 0 || o.CallTimeout > o.RequestTimeout {
+		o.CallTimeout = o.RequestTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -366,7 +369,7 @@ func (e *Engine) janitor() {
 			e.mu.RLock()
 			var expired []*Session
 			for _, s := range e.sessions {
-				if s.lastActive.Load() < limit && len(s.slots) == 0 {
+				if s.holds.Load() == 0 && s.lastActive.Load() < limit && len(s.slots) == 0 {
 					expired = append(expired, s)
 				}
 			}

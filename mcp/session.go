@@ -239,7 +239,9 @@ type Session struct {
 
 	state      atomic.Int32
 	logLevel   atomic.Int32
+	greeted    atomic.Bool // OnInitialized ran
 	lastActive atomic.Int64
+	holds      atomic.Int32 // Hold calls not yet released: the janitor leaves the session alone
 
 	mu         sync.Mutex
 	version    string
@@ -295,6 +297,25 @@ func (s *Session) ClientCapabilities() ClientCapabilities {
 
 // Touch marks the session active (idle expiry counts from the last touch).
 func (s *Session) Touch() { s.lastActive.Store(time.Now().UnixNano()) }
+
+// Hold keeps the session from idle expiry until release is called. A
+// transport holds a session while its client stays connected to a stream:
+// a connected client is not idle however quiet it is, and whether the
+// transport sends keep-alives must not decide when the session ends. Holds
+// nest; release may be called more than once, and idle time counts from
+// the last release.
+func (s *Session) Hold() (release func()) {
+	s.holds.Add(1)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			// Touched first, so the janitor never sees the hold gone and the
+			// last activity from before it.
+			s.Touch()
+			s.holds.Add(-1)
+		})
+	}
+}
 
 // Remember records a value the client used for name in scope (a template's
 // variable), most recent first; argument completion offers them back.
@@ -514,9 +535,13 @@ func (s *Session) notification(f frame) {
 			fl.cancelled.Store(true)
 			fl.ctx.cancel()
 		}
+	case NotificationInitialized:
+		if fn := s.engine.srv.OnInitialized; fn != nil && s.Initialized() && s.greeted.CompareAndSwap(false, true) {
+			fn(s)
+		}
 	default:
-		// notifications/initialized, roots/list_changed and anything unknown
-		// need no action; unknown notifications must be ignored.
+		// roots/list_changed and anything unknown need no action; unknown
+		// notifications must be ignored.
 	}
 }
 
@@ -708,13 +733,22 @@ func (s *Session) call(ctx context.Context, route any, method string, params, re
 		}
 		return nil
 	case <-ctx.Done():
+		s.abandonCall(route, id, "the request that asked was cancelled or ran out of time")
 		return ctx.Err()
 	case <-s.done:
 		return fmt.Errorf("%s: session closed before the client answered", method)
 	case <-timer.C:
+		s.abandonCall(route, id, "no answer in time")
 		return &fault.Error{Code: fault.RequestTimeout, What: fmt.Sprintf("the client did not answer %s", method),
 			Why: fmt.Sprintf("no answer within %s", s.engine.opts.CallTimeout), How: "answer the request sooner, or retry"}
 	}
+}
+
+// abandonCall tells the client that the server no longer waits for its
+// answer to call id, so it can close what it showed the user (a form, a
+// sampling approval) instead of asking for input nobody will read.
+func (s *Session) abandonCall(route any, id int64, reason string) {
+	_ = s.send(route, NotificationCancelled, &CancelledParams{RequestID: strconv.AppendInt(nil, id, 10), Reason: reason})
 }
 
 // writerLinger is how long a writer with nothing to write waits before it

@@ -25,6 +25,21 @@ const wait = 10 * time.Second
 // newEngine serves the embedded example library plus test methods.
 func newEngine(t testing.TB, opts mcp.EngineOptions) *mcp.Engine {
 	t.Helper()
+	e, _ := newBlockingEngine(t, opts)
+	return e
+}
+
+// blocker watches the test/block requests, which run until their context
+// ends.
+type blocker struct {
+	started chan string // the request's id, once it runs
+	ended   chan error  // its context's error, once that ends
+}
+
+// newBlockingEngine is newEngine with a view of the test/block requests.
+func newBlockingEngine(t testing.TB, opts mcp.EngineOptions) (*mcp.Engine, *blocker) {
+	t.Helper()
+	b := &blocker{started: make(chan string, 16), ended: make(chan error, 16)}
 	quiet := transporttest.Quiet
 	lib := transporttest.Library(t)
 	srv := app.New(app.Options{Library: lib, Logger: quiet}).Server()
@@ -37,9 +52,15 @@ func newEngine(t testing.TB, opts mcp.EngineOptions) *mcp.Engine {
 			r.Progress(1, 1, "half way")
 			return map[string]bool{"done": true}, nil
 		},
+		"test/block": func(ctx context.Context, r *mcp.Request) (any, error) {
+			b.started <- string(r.ID)
+			<-ctx.Done()
+			b.ended <- ctx.Err()
+			return nil, ctx.Err()
+		},
 	}
 	opts.Logger = quiet
-	return mcp.NewEngine(srv, opts)
+	return mcp.NewEngine(srv, opts), b
 }
 
 // serve mounts h as the server does and stops everything at cleanup:

@@ -41,7 +41,9 @@ type Options struct {
 	// Host.
 	PublicURL string
 	// KeepAlive is the interval of `: ping` comments on an open stream
-	// (default 15 s; negative turns them off).
+	// (default 15 s; negative turns them off). They are for proxies that
+	// cut quiet connections: the engine's idle expiry never ends a session
+	// whose stream is open, with keep-alives or without.
 	KeepAlive time.Duration
 	// MaxBodyBytes caps a posted message (default: the engine's
 	// MaxMessageSize).
@@ -113,6 +115,10 @@ type conn struct {
 	h  *Handler
 	s  *mcp.Session
 	id string
+	// release lets the engine's idle expiry have the session again: a
+	// session is held from GET /sse to the stream's end, because a client
+	// connected to its stream is not idle, keep-alives or none.
+	release func()
 
 	// mu serialises writes (the outbox, keep-alives) and guards the rest.
 	mu     sync.Mutex
@@ -224,9 +230,6 @@ func (c *conn) startKeepAlive() {
 }
 
 func (c *conn) ping() {
-	// An open stream is a live client: the engine's idle expiry is for
-	// sessions nobody is connected to.
-	c.s.Touch()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closed {
@@ -270,7 +273,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 		c.mu.Unlock()
 		return
 	}
-	c.s, c.id = s, s.ID()
+	c.s, c.id, c.release = s, s.ID(), s.Hold()
 	hdr := w.Header()
 	hdr.Set("Content-Type", "text/event-stream")
 	hdr.Set("Cache-Control", "no-cache, no-transform")
@@ -318,6 +321,7 @@ func (h *Handler) register(c *conn) {
 // teardown ends the session behind a stream whose client has gone; its
 // pending work is cancelled with the session's context.
 func (h *Handler) teardown(c *conn) {
+	c.release()
 	c.s.Close()
 	c.Close()
 	h.mu.Lock()

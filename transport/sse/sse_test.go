@@ -342,22 +342,54 @@ func TestSessionEndsStream(t *testing.T) {
 	transporttest.Settle(t, wait, "handler forgot the session", func() bool { return h.Sessions() == 0 })
 }
 
-// TestIdleExpiryKeptAliveByStream: keep-alive ticks count as activity, so
-// the engine's idle expiry never closes a session whose stream is open.
+// TestIdleExpiryKeptAliveByStream: the engine's idle expiry never closes
+// a session whose stream is open, whether keep-alives are sent or not (a
+// quiet Void stays connected for hours); once the stream closes, the
+// session is gone.
 func TestIdleExpiryKeptAliveByStream(t *testing.T) {
-	e := newEngine(t, mcp.EngineOptions{IdleTimeout: 100 * time.Millisecond})
-	_, ts, c := serve(t, e, sse.Options{KeepAlive: 10 * time.Millisecond})
-	s, endpoint := initialized(t, c, ts.URL+"/sse")
-	// Four idle timeouts' worth of keep-alives.
-	for n := 0; n < 40; {
-		if ev := s.next(t); ev == ": ping\n\n" {
-			n++
-		}
+	tests := []struct {
+		name      string
+		keepAlive time.Duration
+	}{
+		{name: "keep-alives on", keepAlive: 10 * time.Millisecond},
+		{name: "keep-alives off", keepAlive: -1},
 	}
-	if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusAccepted {
-		t.Fatalf("session expired although its stream was open: %d", code)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t, mcp.EngineOptions{IdleTimeout: 40 * time.Millisecond})
+			h, ts, c := serve(t, e, sse.Options{KeepAlive: tc.keepAlive})
+			s := openStream(t, c, ts.URL+"/sse")
+			endpoint := s.endpoint(t)
+			id := endpointRE.FindStringSubmatch(endpoint)[1]
+			handshake(t, c, s, endpoint)
+			// Each control session, opened after the stream's session was
+			// last used, expires in a janitor pass that found the stream's
+			// session idle for at least as long: four such passes are four
+			// idle timeouts survived, with no fixed sleep.
+			for round := 0; round < 4; round++ {
+				control := e.NewSession(nullSink{})
+				transporttest.Settle(t, wait, "control session expired", func() bool { return e.Session(control.ID()) == nil })
+				if e.Session(id) == nil {
+					t.Fatalf("round %d: the session expired although its stream was open", round)
+				}
+			}
+			if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); code != http.StatusAccepted {
+				t.Fatalf("ping: %d, want 202", code)
+			}
+			if m := s.message(t); m["id"] != float64(2) {
+				t.Fatalf("ping answer = %v", m)
+			}
+			s.close()
+			transporttest.Settle(t, wait, "session closed with its stream", func() bool { return h.Sessions() == 0 && e.Session(id) == nil })
+		})
 	}
 }
+
+// nullSink is the sink of a session no client is connected to.
+type nullSink struct{}
+
+func (nullSink) Send([]mcp.Outgoing) error { return nil }
+func (nullSink) Close()                    {}
 
 // TestBroadcastReachesStream: unsolicited notifications (list_changed)
 // reach an initialized SSE session.

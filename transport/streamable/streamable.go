@@ -686,6 +686,7 @@ func (h *Handler) writeJSON(w http.ResponseWriter, ss *session, m mcp.Outgoing, 
 // response is written, the handler ends the stream, the client goes away
 // or the session ends.
 func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventWriter, replay []sentEvent) outcome {
+	defer ss.s.Hold()()
 	for _, e := range replay {
 		if ew.Event(eventID(rt.stream, e.seq), e.m.Data) != nil {
 			return streamLost
@@ -719,7 +720,6 @@ func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventW
 		select {
 		case <-rt.wake:
 		case <-tick:
-			ss.s.Touch()
 			if ew.KeepAlive() != nil {
 				return streamLost
 			}
@@ -808,6 +808,9 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 		ss.getOpen = false
 		ss.mu.Unlock()
 	}()
+	// A client connected to its stream is not idle, however quiet, and
+	// whatever the keep-alive setting.
+	defer ss.s.Hold()()
 
 	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
 	if ew.Start() != nil {
@@ -838,7 +841,6 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 				return
 			}
 		case <-tick:
-			ss.s.Touch()
 			if ew.KeepAlive() != nil {
 				return
 			}

@@ -330,34 +330,46 @@ func TestSessionCap(t *testing.T) {
 	}
 }
 
-// TestGetStreamKeepsSessionAlive: an open GET stream sends keep-alive
-// comments, and they count as activity, so the session does not expire
-// while its client listens.
+// TestGetStreamKeepsSessionAlive: a session whose client listens on its
+// GET stream does not expire, whether or not keep-alive comments are
+// sent; once the stream closes, it does.
 func TestGetStreamKeepsSessionAlive(t *testing.T) {
-	f := newFixture(t, mcp.EngineOptions{IdleTimeout: 100 * time.Millisecond}, streamable.Options{KeepAlive: 10 * time.Millisecond})
-	id := f.open(t)
-	req, _ := http.NewRequest(http.MethodGet, f.ts.URL+"/mcp", nil)
-	req.Header.Set("Accept", "text/event-stream")
-	req.Header.Set("Mcp-Session-Id", id)
-	resp, err := f.c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer resp.Body.Close()
-	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
-		t.Fatalf("GET: %d %q", resp.StatusCode, ct)
-	}
-	// Four idle timeouts' worth of pings, read byte for byte.
-	want := strings.Repeat(": ping\n\n", 40)
-	got := make([]byte, len(want))
-	if _, err := io.ReadFull(resp.Body, got); err != nil {
-		t.Fatal(err)
-	}
-	if string(got) != want {
-		t.Fatalf("stream = %q, want only keep-alive comments", got)
-	}
-	if r := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != 200 {
-		t.Fatalf("session expired although its stream was open: %d", r.status)
+	for _, tt := range []struct {
+		name      string
+		keepAlive time.Duration
+	}{{"keep-alives on", 10 * time.Millisecond}, {"keep-alives off", -1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t, mcp.EngineOptions{IdleTimeout: 100 * time.Millisecond}, streamable.Options{KeepAlive: tt.keepAlive})
+			id := f.open(t)
+			req, _ := http.NewRequest(http.MethodGet, f.ts.URL+"/mcp", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", id)
+			resp, err := f.c.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+				t.Fatalf("GET: %d %q", resp.StatusCode, ct)
+			}
+			if tt.keepAlive > 0 {
+				// Four idle timeouts' worth of pings, read byte for byte.
+				want := strings.Repeat(": ping\n\n", 40)
+				got := make([]byte, len(want))
+				if _, err := io.ReadFull(resp.Body, got); err != nil {
+					t.Fatal(err)
+				}
+				if string(got) != want {
+					t.Fatalf("stream = %q, want only keep-alive comments", got)
+				}
+			} else {
+				time.Sleep(400 * time.Millisecond) // four idle timeouts, sixteen janitor passes
+			}
+			if r := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != 200 {
+				t.Fatalf("session expired although its stream was open: %d", r.status)
+			}
+			resp.Body.Close()
+			transporttest.Settle(t, wait, "session expired after its stream closed", func() bool { return f.e.Session(id) == nil })
+		})
 	}
 }
 
