@@ -395,6 +395,71 @@ func TestServerToClientCall(t *testing.T) {
 	}
 }
 
+// TestAbandonedCallIsCancelled: when the server stops waiting for a
+// client's answer (its own timeout, or the request that asked was
+// cancelled), it tells the client with notifications/cancelled naming the
+// call, so the client can close the form it shows.
+func TestAbandonedCallIsCancelled(t *testing.T) {
+	tests := []struct {
+		name     string
+		opts     mcp.EngineOptions
+		abandon  func(t *testing.T, c *mcptest.Client)
+		wantCode string // error.data.code of the request's answer; "" for none (cancelled)
+	}{
+		{name: "call timeout", opts: mcp.EngineOptions{CallTimeout: 50 * time.Millisecond}, wantCode: "REQUEST_TIMEOUT"},
+		{name: "request cancelled", abandon: func(t *testing.T, c *mcptest.Client) {
+			c.Notify(t, mcp.NotificationCancelled, map[string]any{"requestId": "e1"})
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := testServer(t, tt.opts)
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			c.Send(`{"jsonrpc":"2.0","id":"e1","method":"test/elicit"}`)
+			req := c.Next(t)
+			if req.Method != mcp.MethodElicitationCreate {
+				t.Fatalf("expected an elicitation request, got %s", req.Raw)
+			}
+			if tt.abandon != nil {
+				tt.abandon(t, c)
+			}
+			n := c.Notification(t, mcp.NotificationCancelled)
+			var p mcp.CancelledParams
+			if err := json.Unmarshal(n.Params, &p); err != nil || string(p.RequestID) != string(req.ID) || p.Reason == "" {
+				t.Fatalf("cancelled = %s, want requestId %s and a reason", n.Params, req.ID)
+			}
+			if tt.wantCode != "" {
+				m := c.Response(t, json.RawMessage(`"e1"`))
+				if m.Error == nil || m.Error.Data.Code != tt.wantCode {
+					t.Fatalf("answer = %s, want %s", m.Raw, tt.wantCode)
+				}
+			}
+			// A late answer is dropped quietly; the session goes on.
+			c.Send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"action":"accept","content":{}}}`)
+			if m := c.Request(t, "after", "ping", nil); m.Error != nil {
+				t.Fatalf("ping after an abandoned call: %s", m.Raw)
+			}
+		})
+	}
+}
+
+// TestCallTimeoutNeverExceedsRequestTimeout: a call is made within a
+// request, so a longer call timeout would never fire.
+func TestCallTimeoutNeverExceedsRequestTimeout(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{RequestTimeout: 80 * time.Millisecond, CallTimeout: time.Hour})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	c.Send(`{"jsonrpc":"2.0","id":"e1","method":"test/elicit"}`)
+	if req := c.Next(t); req.Method != mcp.MethodElicitationCreate {
+		t.Fatalf("expected an elicitation request, got %s", req.Raw)
+	}
+	c.Notification(t, mcp.NotificationCancelled)
+	if m := c.Response(t, json.RawMessage(`"e1"`)); m.Error == nil {
+		t.Fatalf("answer = %s, want an error", m.Raw)
+	}
+}
+
 // TestSlowClientClosedNotWorkers: a client that stops reading fills its
 // own outbox and is closed; other sessions keep being served.
 func TestSlowClientClosedNotWorkers(t *testing.T) {

@@ -51,6 +51,10 @@ type Server struct {
 	PageSize int
 	// Methods adds or overrides methods (tests and fixtures use it).
 	Methods map[string]Handler
+	// OnInitialized, when set, runs once per session when the client sends
+	// notifications/initialized: the first moment the session may be sent
+	// notifications, such as warnings that predate it.
+	OnInitialized func(*Session)
 }
 
 // Handler runs one request. The result is encoded as the response's

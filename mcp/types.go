@@ -176,7 +176,20 @@ type ResourceContents struct {
 	URI      string `json:"uri"`
 	MimeType string `json:"mimeType,omitempty"`
 	Text     string `json:"text,omitempty"`
-	Blob     string `json:"blob,omitempty"`
+	Blob     string `json:"blob,omitempty"` // base64
+}
+
+// MarshalJSON writes text even when it is empty: contents are text or a
+// blob, and an empty file is empty text, not neither.
+func (c ResourceContents) MarshalJSON() ([]byte, error) {
+	type plain ResourceContents
+	if c.Blob != "" {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		plain
+		Text string `json:"text"`
+	}{plain(c), c.Text})
 }
 
 // Tool is one entry of tools/list.

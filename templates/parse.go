@@ -489,7 +489,41 @@ func codeProblems(doc any) []Problem {
 			}
 		}
 	}
+	if res, ok := top["resources"].([]any); ok {
+		for i, r := range res {
+			if s, ok := r.(string); ok {
+				if msg := resourceProblem(s); msg != "" {
+					out = append(out, Problem{Pointer: "/resources/" + strconv.Itoa(i), Message: msg})
+				}
+			}
+		}
+	}
 	return out
+}
+
+// resourceProblem says what is wrong with an entry of a template's
+// resources, or "": it must be template://NAME or a path inside the same
+// source that no reader would refuse (absolute, leading out, hidden).
+func resourceProblem(r string) string {
+	if name, ok := strings.CutPrefix(r, "template://"); ok {
+		if name == "" || strings.ContainsAny(name, `/\`) {
+			return fmt.Sprintf("%q names no template: write template://NAME", r)
+		}
+		return ""
+	}
+	if strings.Contains(r, "://") {
+		return fmt.Sprintf("%q: resources are template://NAME or a path in the same folder or repository", r)
+	}
+	p := strings.ReplaceAll(r, `\`, "/")
+	if path.IsAbs(p) || p == ".." || strings.HasPrefix(path.Clean(p), "../") || path.Clean(p) == ".." {
+		return fmt.Sprintf("path %q leads out of the template source: use a path relative to it", r)
+	}
+	for _, part := range strings.Split(path.Clean(p), "/") {
+		if strings.HasPrefix(part, ".") {
+			return fmt.Sprintf("path %q names a hidden file or folder, which is never served", r)
+		}
+	}
+	return ""
 }
 
 func validTimestamp(s string) bool {

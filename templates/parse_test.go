@@ -187,6 +187,9 @@ func TestParseValidVariants(t *testing.T) {
 		{"default in enum", withVar(map[string]any{"name": "x", "type": "string", "description": "d", "default": "a", "enum": []any{"a", "b"}})},
 		{"default without enum", withVar(map[string]any{"name": "x", "type": "string", "description": "d", "default": ""})},
 		{"order zero", func(m map[string]any) { m["results"] = []any{res("a", 0)} }},
+		{"resources", func(m map[string]any) {
+			m["resources"] = []any{"template://Style_Guide", "docs/guide.md", "./docs/../notes.txt", `docs\win.md`}
+		}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -236,6 +239,23 @@ func TestParseProblems(t *testing.T) {
 		raw    string // used instead of minimal()+mutate when set
 		want   []Problem
 	}{
+		{
+			name: "resources a reader would refuse",
+			mutate: func(m map[string]any) {
+				m["resources"] = []any{"template://", "template://a/b", "https://example.com/x", "/etc/passwd", "../up.md",
+					"docs/../../up.md", ".env", "docs/.git/config", "ok.md"}
+			},
+			want: []Problem{
+				{"/resources/0", `"template://" names no template: write template://NAME`},
+				{"/resources/1", `"template://a/b" names no template: write template://NAME`},
+				{"/resources/2", `"https://example.com/x": resources are template://NAME or a path in the same folder or repository`},
+				{"/resources/3", `path "/etc/passwd" leads out of the template source: use a path relative to it`},
+				{"/resources/4", `path "../up.md" leads out of the template source: use a path relative to it`},
+				{"/resources/5", `path "docs/../../up.md" leads out of the template source: use a path relative to it`},
+				{"/resources/6", `path ".env" names a hidden file or folder, which is never served`},
+				{"/resources/7", `path "docs/.git/config" names a hidden file or folder, which is never served`},
+			},
+		},
 		{
 			name:   "name missing",
 			mutate: md("name", nil),

@@ -67,10 +67,22 @@ func (a *App) Server() *mcp.Server {
 		Info: mcp.Implementation{Name: "flowyprompt", Title: "flowyprompt prompt library", Version: a.opts.Version},
 		Instructions: "flowyprompt serves a team's prompt templates. Use flowyprompt_search_templates or " +
 			"flowyprompt_list_templates to find one, then flowyprompt_render_template with its arguments to get the prompt text.",
-		Prompts:    a,
-		Tools:      a,
-		Resources:  a,
-		Completion: a,
+		Prompts:       a,
+		Tools:         a,
+		Resources:     a,
+		Completion:    a,
+		OnInitialized: a.greet,
+	}
+}
+
+// greet tells a newly initialized session what the warnings sent so far
+// told the others: templates left out and stale data. Without this, the
+// warnings of the first load, which happens before any client connects,
+// would reach no one.
+func (a *App) greet(s *mcp.Session) {
+	cat := a.lib.Catalog()
+	for _, w := range warnings(cat, nil) {
+		s.Log(mcp.LevelWarning, "flowyprompt", w)
 	}
 }
 
@@ -102,19 +114,29 @@ func title(name string) string {
 // (templates left out, data gone stale) to clients as log messages, once
 // per new occurrence.
 func (a *App) tellClients(e *mcp.Engine, old, cur *templates.Catalog) {
+	for _, w := range warnings(cur, old) {
+		e.Log(mcp.LevelWarning, "flowyprompt", w)
+	}
+}
+
+// warnings lists cur's warnings that old did not already have (all of
+// them when old is nil), as log message data.
+func warnings(cur, old *templates.Catalog) []map[string]any {
 	known := map[string]string{}
 	if old != nil {
 		for _, inv := range old.Invalid() {
 			known[inv.Path] = inv.Err.Error()
 		}
 	}
+	var out []map[string]any
 	for _, inv := range cur.Invalid() {
 		if msg := inv.Err.Error(); known[inv.Path] != msg {
-			e.Log(mcp.LevelWarning, "flowyprompt", map[string]any{"message": "template left out: " + msg, "path": inv.Path})
+			out = append(out, map[string]any{"message": "template left out: " + msg, "path": inv.Path})
 		}
 	}
 	if s := cur.Stale(); s != nil && (old == nil || old.Stale() == nil) {
-		e.Log(mcp.LevelWarning, "flowyprompt", map[string]any{"message": "serving templates that may be stale: " + s.Reason,
+		out = append(out, map[string]any{"message": "serving templates that may be stale: " + s.Reason,
 			"code": s.Code, "since": s.Since})
 	}
+	return out
 }

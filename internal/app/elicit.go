@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -25,7 +26,7 @@ var errDeclined = errors.New("the user declined to provide the values")
 // It returns (nil, nil) when the client cannot elicit, so the caller keeps
 // the plain MISSING_REQUIRED_VARIABLE error.
 func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, args map[string]string, missing []string) (map[string]string, error) {
-	if r == nil || r.Session == nil || r.Session.ClientCapabilities().Elicitation == nil {
+	if r == nil || r.Session == nil || !formElicitation(r.Session.ClientCapabilities().Elicitation) {
 		return nil, nil
 	}
 	props := map[string]any{}
@@ -34,9 +35,13 @@ func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, a
 		if !ok {
 			continue
 		}
-		p := map[string]any{"type": "string", "title": title(v.Name), "description": v.Description, "minLength": 1}
+		p := map[string]any{"type": "string", "title": title(v.Name), "description": v.Description}
+		// An enum field is MCP's EnumSchema, which has no minLength; a free
+		// text field needs one so an empty answer does not count as given.
 		if len(v.Enum) > 0 {
 			p["enum"] = v.Enum
+		} else {
+			p["minLength"] = 1
 		}
 		if v.Default != nil && *v.Default != "" {
 			p["default"] = *v.Default
@@ -70,4 +75,21 @@ func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, a
 		}
 	}
 	return merged, nil
+}
+
+// formElicitation reports whether the client's elicitation capability
+// covers forms: an empty object (every revision before 2025-11-25, and
+// "forms only" since), or one that names "form". A client that declares
+// only {"url": {}} takes URL elicitation alone.
+func formElicitation(capability json.RawMessage) bool {
+	if len(capability) == 0 || string(capability) == "null" {
+		return false
+	}
+	var modes map[string]json.RawMessage
+	if json.Unmarshal(capability, &modes) != nil {
+		return false
+	}
+	_, form := modes["form"]
+	_, url := modes["url"]
+	return form || !url
 }

@@ -2,7 +2,9 @@ package app_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -183,4 +185,251 @@ func mustString(t *testing.T, v any) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// TestPathResources: a template may list files of its folder; those, and
+// only those, are served, as text or as a base64 blob, never from outside
+// the folder.
+func TestPathResources(t *testing.T) {
+	dir := t.TempDir()
+	outside := filepath.Join(t.TempDir(), "secret.txt")
+	files := map[string]string{
+		"docs/guide.md": "# Guide\nBe brief.",
+		"logo.png":      "\x89PNG\r\n\x1a\n\x00\x00binary",
+		"empty.txt":     "",
+		"notes.txt":     "not listed by any template",
+		outside:         "outside the folder",
+	}
+	for name, body := range files {
+		p := name
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(dir, name)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "docs", "link.md")); err != nil {
+		t.Fatal(err)
+	}
+	writeTemplate(t, dir, "Write", `{"metadata":{"name":"Write","description":"Writes","version":"1.0.0"},"variables":[],`+
+		`"results":[{"name":"s","content":"Write it."}],"resources":["docs/guide.md","logo.png","empty.txt","docs/link.md"]}`)
+	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	e, _, _ := newEngine(t, src)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	read := func(id int, uri string) (mcp.ReadResourceResult, mcptest.Message) {
+		t.Helper()
+		m := c.Request(t, id, "resources/read", map[string]string{"uri": uri})
+		var res mcp.ReadResourceResult
+		if m.Error == nil {
+			if err := json.Unmarshal(m.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return res, m
+	}
+	tests := []struct {
+		uri      string
+		wantText *string // nil: a blob, or an error when wantBlob is also empty
+		wantBlob string
+		wantMIME string
+	}{
+		{uri: "docs/guide.md", wantText: ptr("# Guide\nBe brief."), wantMIME: "text/markdown; charset=utf-8"},
+		{uri: "./docs/guide.md", wantText: ptr("# Guide\nBe brief.")},
+		{uri: "empty.txt", wantText: ptr(""), wantMIME: "text/plain; charset=utf-8"},
+		{uri: "logo.png", wantBlob: base64.StdEncoding.EncodeToString([]byte(files["logo.png"])), wantMIME: "image/png"},
+		{uri: "notes.txt"},    // in the folder, listed by no template
+		{uri: ".env"},         // hidden
+		{uri: "docs/link.md"}, // listed, but a link leading out
+		{uri: "../" + filepath.Base(filepath.Dir(outside)) + "/secret.txt"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.uri, func(t *testing.T) {
+			res, m := read(10+i, tt.uri)
+			if tt.wantText == nil && tt.wantBlob == "" {
+				if m.Error == nil || m.Error.Data.Code != "RESOURCE_NOT_FOUND" || strings.Contains(string(m.Raw), "outside the folder\"") {
+					t.Fatalf("want RESOURCE_NOT_FOUND without the content, got %s", m.Raw)
+				}
+				return
+			}
+			if m.Error != nil || len(res.Contents) != 1 {
+				t.Fatalf("read %s: %s", tt.uri, m.Raw)
+			}
+			got := res.Contents[0]
+			if tt.wantText != nil && (got.Text != *tt.wantText || got.Blob != "" || !strings.Contains(string(m.Result), `"text":`)) {
+				t.Errorf("text = %q, blob %q, want text %q (always present): %s", got.Text, got.Blob, *tt.wantText, m.Result)
+			}
+			if tt.wantBlob != "" && (got.Blob != tt.wantBlob || got.Text != "") {
+				t.Errorf("blob = %q, text %q, want blob %q", got.Blob, got.Text, tt.wantBlob)
+			}
+			if tt.wantMIME != "" && got.MimeType != tt.wantMIME {
+				t.Errorf("mimeType = %q, want %q", got.MimeType, tt.wantMIME)
+			}
+		})
+	}
+
+	// prompts/get fails clearly on the link rather than send what it points to.
+	m := c.Request(t, 99, "prompts/get", map[string]any{"name": "Write"})
+	if m.Error == nil || strings.Contains(string(m.Raw), "outside the folder\"") || !strings.Contains(string(m.Raw), "docs/link.md") {
+		t.Fatalf("prompts/get with a link leading out: %s", m.Raw)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestWarningsGreetNewSessions: warnings from before a client connected
+// (the first load happens before any) reach each session once it has
+// initialized, and not before.
+func TestWarningsGreetNewSessions(t *testing.T) {
+	dir := t.TempDir()
+	writeTemplate(t, dir, "Good", `{"metadata":{"name":"Good","description":"Fine","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
+	writeTemplate(t, dir, "Broken", `{"metadata":{"name":"Broken","description":"No version"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
+	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	e, _, _ := newEngine(t, src)
+
+	for i := range 2 {
+		c := mcptest.Connect(t, e)
+		c.Request(t, "init", "initialize", map[string]any{"protocolVersion": mcp.LatestVersion, "capabilities": map[string]any{},
+			"clientInfo": map[string]any{"name": "mcptest", "version": "1"}})
+		c.Request(t, "p", "ping", nil)
+		for _, m := range c.All() {
+			if m.Method == mcp.NotificationMessage {
+				t.Fatalf("session %d: warning before notifications/initialized: %s", i, m.Raw)
+			}
+		}
+		c.Notify(t, "notifications/initialized", nil)
+		n := c.Notification(t, mcp.NotificationMessage)
+		var p struct {
+			Level string         `json:"level"`
+			Data  map[string]any `json:"data"`
+		}
+		if err := json.Unmarshal(n.Params, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.Level != "warning" || p.Data["path"] != "Broken.json" || !strings.Contains(fmt.Sprint(p.Data["message"]), "template left out") {
+			t.Errorf("session %d: warning = %s", i, n.Params)
+		}
+		// A second initialized notification does not repeat it.
+		c.Notify(t, "notifications/initialized", nil)
+		c.Request(t, "p2", "ping", nil)
+		for _, m := range c.All() {
+			if m.Method == mcp.NotificationMessage {
+				t.Errorf("session %d: warning repeated: %s", i, m.Raw)
+			}
+		}
+	}
+}
+
+// TestElicitationForm: the form asks for each missing required variable
+// with its description, enum and default; a cancelled form is a tool
+// error; a client that takes only URL elicitation is not sent a form.
+func TestElicitationForm(t *testing.T) {
+	dir := t.TempDir()
+	writeTemplate(t, dir, "Ask", `{"metadata":{"name":"Ask","description":"Asks","version":"1.0.0"},`+
+		`"variables":[{"name":"tone","type":"string","description":"How it sounds","required":true,"enum":["formal","casual"],"default":"formal"},`+
+		`{"name":"topic","type":"string","description":"What it is about","required":true}],`+
+		`"results":[{"name":"s","content":"Write about {{topic}}, {{tone}}."}]}`)
+	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	e, _, _ := newEngine(t, src)
+	call := mustString(t, map[string]any{"jsonrpc": "2.0", "id": "r", "method": "tools/call",
+		"params": map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Ask"}}})
+
+	t.Run("form", func(t *testing.T) {
+		c := mcptest.Connect(t, e)
+		c.InitializeWith(t, mcp.LatestVersion, map[string]any{"elicitation": map[string]any{"form": map[string]any{}}})
+		c.Send(call)
+		req := c.Next(t)
+		var p struct {
+			RequestedSchema struct {
+				Properties map[string]map[string]any `json:"properties"`
+				Required   []string                  `json:"required"`
+			} `json:"requestedSchema"`
+		}
+		if req.Method != "elicitation/create" || json.Unmarshal(req.Params, &p) != nil {
+			t.Fatalf("expected elicitation, got %s", req.Raw)
+		}
+		want := map[string]map[string]any{
+			"tone":  {"type": "string", "title": "tone", "description": "How it sounds", "enum": []any{"formal", "casual"}, "default": "formal"},
+			"topic": {"type": "string", "title": "topic", "description": "What it is about", "minLength": float64(1)},
+		}
+		if diff := cmp.Diff(want, p.RequestedSchema.Properties); diff != "" {
+			t.Errorf("form fields (-want +got):\n%s", diff)
+		}
+		if !cmp.Equal(p.RequestedSchema.Required, []string{"tone", "topic"}) {
+			t.Errorf("required = %v", p.RequestedSchema.Required)
+		}
+		c.Send(`{"jsonrpc":"2.0","id":` + string(req.ID) + `,"result":{"action":"cancel"}}`)
+		m := c.Response(t, json.RawMessage(`"r"`))
+		if !strings.Contains(string(m.Result), `"isError":true`) || !strings.Contains(string(m.Result), "cancel") {
+			t.Fatalf("cancelled form: %s", m.Raw)
+		}
+	})
+	t.Run("URL elicitation only", func(t *testing.T) {
+		c := mcptest.Connect(t, e)
+		c.InitializeWith(t, mcp.LatestVersion, map[string]any{"elicitation": map[string]any{"url": map[string]any{}}})
+		m := c.Request(t, "r", "tools/call", map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Ask"}})
+		if !strings.Contains(string(m.Result), `"isError":true`) || !strings.Contains(string(m.Result), "tone, topic") {
+			t.Fatalf("want the missing variables named: %s", m.Raw)
+		}
+		for _, msg := range c.All() {
+			if msg.Method == "elicitation/create" {
+				t.Fatal("sent a form to a client that takes only URL elicitation")
+			}
+		}
+	})
+}
+
+// TestRenderToolBudget: a rendered prompt longer than a tool result may
+// carry is cut at a line, says so, and says how to get it whole; the
+// structured copy agrees with the text.
+func TestRenderToolBudget(t *testing.T) {
+	dir := t.TempDir()
+	line := strings.Repeat("x", 99) + "\n"
+	writeTemplate(t, dir, "Big", `{"metadata":{"name":"Big","description":"Big","version":"1.0.0"},`+
+		`"variables":[{"name":"a","type":"string","description":"filler"},{"name":"b","type":"string","description":"filler"}],`+
+		`"results":[{"name":"s","content":`+mustString(t, strings.Repeat(line, 900)+"{{a}}{{b}}")+`}]}`)
+	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	e, _, _ := newEngine(t, src)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	value := strings.Repeat("é", 10_000) // 10,000 characters, 20,000 bytes
+	m := c.Request(t, 1, "tools/call", map[string]any{"name": "flowyprompt_render_template",
+		"arguments": map[string]any{"name": "Big", "arguments": map[string]string{"a": value, "b": value}}})
+	var res struct {
+		Content           []mcp.Content  `json:"content"`
+		StructuredContent map[string]any `json:"structuredContent"`
+		IsError           bool           `json:"isError"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil || res.IsError || len(res.Content) != 1 {
+		t.Fatalf("render: %.500s", m.Raw)
+	}
+	text := res.Content[0].Text
+	if n := len([]rune(text)); n > 100_000 {
+		t.Errorf("result text has %d characters, over the 100,000 budget", n)
+	}
+	whole := c.Request(t, 2, "prompts/get", map[string]any{"name": "Big", "arguments": map[string]string{"a": value, "b": value}})
+	var got mcp.GetPromptResult
+	if err := json.Unmarshal(whole.Result, &got); err != nil || len(got.Messages) != 1 {
+		t.Fatalf("prompts/get: %.300s", whole.Raw)
+	}
+	full := got.Messages[0].Content.Text
+	total := len([]rune(full))
+	prompt := res.StructuredContent["text"].(string)
+	if res.StructuredContent["truncated"] != true || res.StructuredContent["total_characters"] != float64(total) {
+		t.Errorf("structured = truncated %v, total %v; want true, %d", res.StructuredContent["truncated"], res.StructuredContent["total_characters"], total)
+	}
+	if !strings.HasPrefix(full, prompt) || !strings.HasPrefix(full[len(prompt):], "\n") || len(prompt) < len(full)/2 {
+		t.Errorf("the cut prompt (%d bytes) is not the whole prompt's beginning up to a line break", len(prompt))
+	}
+	if !strings.Contains(text, "<<<PROMPT\n"+prompt+"\nPROMPT>>>") {
+		t.Error("the text and structuredContent disagree on the prompt")
+	}
+	if !strings.Contains(text, fmt.Sprintf("Truncated: the prompt has %d characters", total)) || !strings.Contains(text, "prompts/get Big") {
+		t.Errorf("no truncation notice naming the way to the whole prompt:\n%s", text[len(text)-600:])
+	}
 }

@@ -2,8 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
+	"mime"
+	"path"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -64,16 +69,52 @@ func (a *App) resourceContents(ctx context.Context, uri string) (mcp.ResourceCon
 			Why: "this server serves template://NAME resources and files of its template source",
 			How: "list them with resources/list"}
 	}
+	// Only files a template lists are served: the template folder may hold
+	// anything else (a .git directory, an .env file, notes), and clients
+	// over HTTP are not necessarily the folder's owner.
+	if !listedResource(a.lib.Catalog(), uri) {
+		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
+			Why: "files of the template source are served only when a template lists them in its resources",
+			How: "list the file in a template's resources, or use template://NAME resources"}
+	}
 	rr, ok := a.lib.Source().(ResourceReader)
 	if !ok {
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", uri),
 			Why: "this template source cannot serve files other than templates", How: "use template://NAME resources"}
 	}
-	data, mime, err := rr.ReadResource(ctx, uri)
+	data, mimeType, err := rr.ReadResource(ctx, uri)
 	if err != nil {
 		return mcp.ResourceContents{}, err
 	}
-	return mcp.ResourceContents{URI: uri, MimeType: mime, Text: string(data)}, nil
+	if isText(mimeType, data) {
+		return mcp.ResourceContents{URI: uri, MimeType: mimeType, Text: string(data)}, nil
+	}
+	return mcp.ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+// listedResource reports whether a template of cat lists the path p in its
+// resources (compared as cleaned slash paths).
+func listedResource(cat *templates.Catalog, p string) bool {
+	want := path.Clean(p)
+	for _, e := range cat.Templates() {
+		for _, r := range e.Template.Resources {
+			if !strings.Contains(r, "://") && path.Clean(r) == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// isText reports whether a file goes out as text: a textual MIME type and
+// valid UTF-8. Anything else is sent as a base64 blob, since JSON text
+// would corrupt it.
+func isText(mimeType string, data []byte) bool {
+	mt, _, _ := mime.ParseMediaType(mimeType)
+	textual := strings.HasPrefix(mt, "text/") || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml") ||
+		slices.Contains([]string{"application/json", "application/xml", "application/yaml", "application/x-yaml",
+			"application/javascript", "application/toml", "application/sql"}, mt)
+	return textual && utf8.Valid(data)
 }
 
 // embeddedResources turns a template's `resources` into prompt messages

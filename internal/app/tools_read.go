@@ -127,7 +127,8 @@ RELATED TOOLS:
 - flowyprompt_search_templates to find the template
 
 LIMITS:
-- Values are strings of at most 10,000 characters; every required variable must be given`,
+- Values are strings of at most 10,000 characters; every required variable must be given
+- A prompt longer than 95,000 characters is cut at a line and marked truncated; prompts/get returns it whole`,
 			`{"type": "object", "additionalProperties": false, "required": ["name"], "properties": {
   "name": `+nameParam+`,
   "arguments": {"type": "object", "additionalProperties": {"type": "string", "maxLength": 10000},
@@ -136,7 +137,8 @@ LIMITS:
 			`{"type": "object", "properties": {"name": {"type": "string"}, "text": {"type": "string"},
   "arguments_used": {"type": "object", "additionalProperties": {"type": "string"}},
   "defaults_applied": {"type": "array", "items": {"type": "string"}},
-  "unknown_arguments": {"type": "array", "items": {"type": "string"}}, "stale": {"type": "boolean"}},
+  "unknown_arguments": {"type": "array", "items": {"type": "string"}}, "stale": {"type": "boolean"},
+  "truncated": {"type": "boolean"}, "total_characters": {"type": "integer"}},
   "required": ["name", "text", "arguments_used", "defaults_applied", "unknown_arguments"]}`,
 			readOnly, a.renderTemplate),
 		newTool("flowyprompt_validate_template", "Validate a template", `
@@ -747,17 +749,53 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 	}
 	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
-	note, staleData := staleNote(cat)
+	note, extra := staleNote(cat)
+	// A result never exceeds the budget (TOOLS.md): a longer prompt is cut
+	// at a line, and says where to get it whole. Bytes bound characters
+	// from above, so most prompts are never counted.
+	if total := len(text); total > promptBudget && runeCount(text) > promptBudget {
+		total = runeCount(text)
+		text = cutPrompt(text, promptBudget)
+		escaped = jsonstr.AppendEscaped(nil, text)
+		note = fmt.Sprintf("- ⚠️ Truncated: the prompt has %d characters, more than a tool result carries; these are the first %d. "+
+			"Get it whole with prompts/get %s and the same arguments, or with `flowyprompt render %s`\n",
+			total, runeCount(text), t.Metadata.Name, t.Metadata.Name) + note
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["truncated"], extra["total_characters"] = true, total
+	}
 	report, escapedReport := renderReport(r, t, text, escaped, len(used), defaults, unknown, note)
-	if staleData != nil {
+	if extra != nil {
 		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
-		for k, v := range staleData {
+		for k, v := range extra {
 			structured[k] = v
 		}
 		return &toolResult{text: report, escaped: escapedReport, structured: structured}, nil
 	}
 	return &toolResult{text: report, escaped: escapedReport,
 		structured: &rendered{name: t.Metadata.Name, text: text, escaped: escaped, used: used, defaults: defaults, unknown: unknown}}, nil
+}
+
+// promptBudget is the most of a rendered prompt the render tool returns,
+// leaving room in ResultBudget for the report around it.
+const promptBudget = ResultBudget - 5000
+
+// cutPrompt returns the first max characters of text, ending at a line
+// break when one falls in the last tenth of them.
+func cutPrompt(text string, max int) string {
+	n := 0
+	for i := range text {
+		if n == max {
+			text = text[:i]
+			break
+		}
+		n++
+	}
+	if nl := strings.LastIndexByte(text, '\n'); nl > len(text)-len(text)/10 {
+		text = text[:nl]
+	}
+	return text
 }
 
 // renderReport writes the render tool's report into the request's scratch
