@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -239,8 +240,10 @@ func TestPathResources(t *testing.T) {
 		wantBlob string
 		wantMIME string
 	}{
-		{uri: "docs/guide.md", wantText: ptr("# Guide\nBe brief."), wantMIME: "text/markdown; charset=utf-8"},
+		{uri: "template-file:///docs/guide.md", wantText: ptr("# Guide\nBe brief."), wantMIME: "text/markdown; charset=utf-8"},
+		{uri: "docs/guide.md", wantText: ptr("# Guide\nBe brief.")},
 		{uri: "./docs/guide.md", wantText: ptr("# Guide\nBe brief.")},
+		{uri: "template-file:///notes.txt"},
 		{uri: "empty.txt", wantText: ptr(""), wantMIME: "text/plain; charset=utf-8"},
 		{uri: "logo.png", wantBlob: base64.StdEncoding.EncodeToString([]byte(files["logo.png"])), wantMIME: "image/png"},
 		{uri: "notes.txt"},    // in the folder, listed by no template
@@ -261,6 +264,9 @@ func TestPathResources(t *testing.T) {
 				t.Fatalf("read %s: %s", tt.uri, m.Raw)
 			}
 			got := res.Contents[0]
+			if want := "template-file:///" + path.Clean(strings.TrimPrefix(tt.uri, "template-file:///")); got.URI != want {
+				t.Errorf("uri = %q, want the absolute %q", got.URI, want)
+			}
 			if tt.wantText != nil && (got.Text != *tt.wantText || got.Blob != "" || !strings.Contains(string(m.Result), `"text":`)) {
 				t.Errorf("text = %q, blob %q, want text %q (always present): %s", got.Text, got.Blob, *tt.wantText, m.Result)
 			}
@@ -271,6 +277,21 @@ func TestPathResources(t *testing.T) {
 				t.Errorf("mimeType = %q, want %q", got.MimeType, tt.wantMIME)
 			}
 		})
+	}
+
+	// resources/list names the listed files by their absolute URIs.
+	var list mcp.ListResourcesResult
+	if err := json.Unmarshal(c.Request(t, 98, "resources/list", nil).Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	var uris []string
+	for _, r := range list.Resources {
+		uris = append(uris, r.URI)
+	}
+	want := []string{"template://Write", "template-file:///docs/guide.md", "template-file:///docs/link.md",
+		"template-file:///empty.txt", "template-file:///logo.png"}
+	if diff := cmp.Diff(want, uris); diff != "" {
+		t.Errorf("resources/list (-want +got):\n%s", diff)
 	}
 
 	// prompts/get fails clearly on the link rather than send what it points to.

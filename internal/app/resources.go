@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
+	"maps"
 	"mime"
 	"path"
 	"slices"
@@ -19,22 +20,49 @@ import (
 // template file's JSON.
 const TemplateURIPrefix = "template://"
 
+// FileURIPrefix names the files a template lists in its resources:
+// template-file:///guides/style.md is guides/style.md of the template
+// source. Resource URIs must be absolute (clients such as the Python SDK
+// refuse a bare path), and the empty authority keeps them apart from
+// template://NAME.
+const FileURIPrefix = "template-file:///"
+
 // ResourceReader is implemented by sources that can read other files of
 // the same source (a template's `resources` may name a path).
 type ResourceReader interface {
 	ReadResource(ctx context.Context, path string) (data []byte, mimeType string, err error)
 }
 
-// ListResources lists every template as a resource, in name order.
+// ListResources lists every template as a resource, in name order, then
+// the files templates list, in path order.
 func (a *App) ListResources(context.Context, *mcp.Request) ([]mcp.Resource, error) {
 	entries := a.lib.Catalog().Templates()
 	out := make([]mcp.Resource, 0, len(entries))
+	files := map[string][]string{} // path → the templates that list it
 	for _, e := range entries {
 		m := e.Template.Metadata
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
 			Description: m.Description, MimeType: "application/json", Size: int64(len(e.Raw))})
+		for _, r := range e.Template.Resources {
+			if !strings.Contains(r, "://") {
+				p := path.Clean(r)
+				files[p] = append(files[p], m.Name)
+			}
+		}
+	}
+	for _, p := range slices.Sorted(maps.Keys(files)) {
+		out = append(out, mcp.Resource{URI: FileURIPrefix + p, Name: p, MimeType: mimeOf(p),
+			Description: "Context file of the templates " + strings.Join(files[p], ", ")})
 	}
 	return out, nil
+}
+
+// mimeOf guesses a file's type from its extension, as the sources do.
+func mimeOf(p string) string {
+	if t := mime.TypeByExtension(path.Ext(p)); t != "" {
+		return t
+	}
+	return "text/plain"
 }
 
 // ListResourceTemplates offers template://{name}.
@@ -64,15 +92,18 @@ func (a *App) resourceContents(ctx context.Context, uri string) (mcp.ResourceCon
 		}
 		return mcp.ResourceContents{URI: uri, MimeType: "application/json", Text: string(e.Raw)}, nil
 	}
-	if strings.Contains(uri, "://") {
+	if strings.Contains(uri, "://") && !strings.HasPrefix(uri, FileURIPrefix) {
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
-			Why: "this server serves template://NAME resources and files of its template source",
+			Why: "this server serves template://NAME resources and template-file:///PATH files its templates list",
 			How: "list them with resources/list"}
 	}
+	// A file: template-file:///PATH, or the bare path as a template lists it.
+	rel := strings.TrimPrefix(uri, FileURIPrefix)
+	uri = FileURIPrefix + path.Clean(rel)
 	// Only files a template lists are served: the template folder may hold
 	// anything else (a .git directory, an .env file, notes), and clients
 	// over HTTP are not necessarily the folder's owner.
-	if !listedResource(a.lib.Catalog(), uri) {
+	if !listedResource(a.lib.Catalog(), rel) {
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
 			Why: "files of the template source are served only when a template lists them in its resources",
 			How: "list the file in a template's resources, or use template://NAME resources"}
@@ -82,7 +113,7 @@ func (a *App) resourceContents(ctx context.Context, uri string) (mcp.ResourceCon
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", uri),
 			Why: "this template source cannot serve files other than templates", How: "use template://NAME resources"}
 	}
-	data, mimeType, err := rr.ReadResource(ctx, uri)
+	data, mimeType, err := rr.ReadResource(ctx, rel)
 	if err != nil {
 		return mcp.ResourceContents{}, err
 	}

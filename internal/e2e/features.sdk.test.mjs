@@ -59,9 +59,12 @@ describe("resources, completion, embedded resources (folder source)", { timeout:
           { name: "topic", type: "string", description: "Topic", required: true, examples: ["release notes", "roadmap"] },
         ],
         results: [{ name: "s", content: "Write about {{topic}} in a {{tone}} tone." }],
-        resources: ["template://Style"],
+        resources: ["template://Style", "guides/voice.md"],
       }),
     );
+    mkdirSync(join(dir, "guides"));
+    writeFileSync(join(dir, "guides", "voice.md"), "# Voice\nSay it plainly.\n");
+    writeFileSync(join(dir, ".env"), "SECRET=do-not-serve\n");
     client = await connect(["--templates", dir], serverEnv(tmp.dir));
     client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => updates.push(n.params.uri));
     client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => logs.push(n.params));
@@ -81,8 +84,9 @@ describe("resources, completion, embedded resources (folder source)", { timeout:
 
   it("lists and reads templates as template:// resources", opts, async () => {
     const { resources } = await client.listResources();
-    assert.deepEqual(resources.map((r) => r.uri), ["template://Style", "template://Write"]);
-    assert.ok(resources.every((r) => r.mimeType === "application/json"));
+    assert.deepEqual(resources.map((r) => r.uri), ["template://Style", "template://Write", "template-file:///guides/voice.md"]);
+    assert.ok(resources.slice(0, 2).every((r) => r.mimeType === "application/json"));
+    assert.match(resources[2].mimeType, /^text\/markdown/);
     const { contents } = await client.readResource({ uri: "template://Style" });
     assert.equal(contents.length, 1);
     assert.equal(JSON.parse(contents[0].text).metadata.name, "Style");
@@ -91,13 +95,28 @@ describe("resources, completion, embedded resources (folder source)", { timeout:
     await assert.rejects(client.readResource({ uri: "template://Nope" }), (err) => err.code === -32002);
   });
 
+  it("reads the files templates list, and no other file of the folder", opts, async () => {
+    const { contents } = await client.readResource({ uri: "template-file:///guides/voice.md" });
+    assert.deepEqual(contents, [{ uri: "template-file:///guides/voice.md", mimeType: contents[0].mimeType, text: "# Voice\nSay it plainly.\n" }]);
+    for (const uri of ["template-file:///.env", ".env", "template-file:///Style.json", "template-file:///../x"]) {
+      await assert.rejects(
+        client.readResource({ uri }),
+        (err) => err.code === -32002 && !String(err.message).includes("do-not-serve"),
+        `reading ${uri} must fail without its content`,
+      );
+    }
+  });
+
   it("returns listed resources as embedded resources after the prompt text", opts, async () => {
     const res = await client.getPrompt({ name: "Write", arguments: { topic: "onboarding" } });
-    assert.equal(res.messages.length, 2);
+    assert.equal(res.messages.length, 3);
     assert.match(res.messages[0].content.text, /Write about onboarding in a friendly tone\./);
     assert.equal(res.messages[1].content.type, "resource");
     assert.equal(res.messages[1].content.resource.uri, "template://Style");
     assert.match(res.messages[1].content.resource.text, /Use short sentences\./);
+    assert.equal(res.messages[2].content.type, "resource");
+    assert.equal(res.messages[2].content.resource.uri, "template-file:///guides/voice.md");
+    assert.equal(res.messages[2].content.resource.text, "# Voice\nSay it plainly.\n");
   });
 
   it("completes enum values, examples, and values the session used", opts, async () => {
