@@ -271,6 +271,81 @@ func TestPagination(t *testing.T) {
 	}
 }
 
+// namedPrompts lists the prompts it is given; tests change it between
+// pages.
+type namedPrompts struct {
+	fakePrompts
+	mu    sync.Mutex
+	names []string
+}
+
+func (n *namedPrompts) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	out := make([]mcp.Prompt, len(n.names))
+	for i, name := range n.names {
+		out[i] = mcp.Prompt{Name: name, Arguments: []mcp.PromptArgument{}}
+	}
+	return out, nil
+}
+
+func (n *namedPrompts) set(names ...string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.names = names
+}
+
+// TestPaginationListChanged: a cursor is honoured while the list holds
+// still, or changes only after its place; an addition or removal before
+// it is reported, since going on would skip or repeat items.
+func TestPaginationListChanged(t *testing.T) {
+	tests := []struct {
+		name  string
+		after []string // the list when the second page is asked for
+		want  []string // the second page; nil when the cursor must be refused
+	}{
+		{name: "unchanged", after: []string{"a", "b", "c", "d", "e"}, want: []string{"c", "d"}},
+		{name: "changed after the cursor", after: []string{"a", "b", "c", "d", "z"}, want: []string{"c", "d"}},
+		{name: "added before the cursor", after: []string{"a", "aa", "b", "c", "d", "e"}},
+		{name: "removed before the cursor", after: []string{"b", "c", "d", "e"}},
+		{name: "the cursor's item removed", after: []string{"a", "b", "d", "e"}},
+		{name: "shrunk to the cursor", after: []string{"a", "b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			prompts := &namedPrompts{}
+			prompts.set("a", "b", "c", "d", "e")
+			e := mcp.NewEngine(&mcp.Server{Info: mcp.Implementation{Name: "t", Version: "1"}, Prompts: prompts, PageSize: 2}, mcp.EngineOptions{})
+			t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			var first mcp.ListPromptsResult
+			if err := json.Unmarshal(c.Request(t, 1, "prompts/list", nil).Result, &first); err != nil || first.NextCursor == "" {
+				t.Fatalf("first page: %+v, %v", first, err)
+			}
+			prompts.set(tt.after...)
+			m := c.Request(t, 2, "prompts/list", map[string]any{"cursor": first.NextCursor})
+			if tt.want == nil {
+				if m.Error == nil || m.Error.Code != -32602 || !strings.Contains(m.Error.Data.What, "the list changed") {
+					t.Fatalf("want the changed list reported, got %s", m.Raw)
+				}
+				return
+			}
+			var second mcp.ListPromptsResult
+			if err := json.Unmarshal(m.Result, &second); err != nil || m.Error != nil {
+				t.Fatalf("second page: %s", m.Raw)
+			}
+			var got []string
+			for _, p := range second.Prompts {
+				got = append(got, p.Name)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("second page (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
 // TestCancellation: a cancelled request gets no response, its handler's
 // context is cancelled, and the session goes on.
 func TestCancellation(t *testing.T) {

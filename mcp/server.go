@@ -155,7 +155,7 @@ func (s *Server) methodTable() map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			page, next, err := paginate(all, p.Cursor, s.pageSize(), func(p Prompt) string { return p.Name })
 			if err != nil {
 				return nil, err
 			}
@@ -175,7 +175,7 @@ func (s *Server) methodTable() map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			page, next, err := paginate(all, p.Cursor, s.pageSize(), func(t Tool) string { return t.Name })
 			if err != nil {
 				return nil, err
 			}
@@ -195,7 +195,7 @@ func (s *Server) methodTable() map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			page, next, err := paginate(all, p.Cursor, s.pageSize(), func(r Resource) string { return r.URI })
 			if err != nil {
 				return nil, err
 			}
@@ -206,7 +206,7 @@ func (s *Server) methodTable() map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			page, next, err := paginate(all, p.Cursor, s.pageSize())
+			page, next, err := paginate(all, p.Cursor, s.pageSize(), func(t ResourceTemplate) string { return t.URITemplate })
 			if err != nil {
 				return nil, err
 			}
@@ -288,15 +288,23 @@ func nonNil[T any](s []T) []T {
 }
 
 // paginate cuts one page out of a deterministic list. Cursors are opaque
-// to clients: base64 of the next offset.
-func paginate[T any](all []T, cursor string, size int) ([]T, string, error) {
+// to clients: base64 of the next offset and the key of the item found
+// there, so a list that changed between pages is reported rather than
+// silently skipping or repeating items.
+func paginate[T any](all []T, cursor string, size int, key func(T) string) ([]T, string, error) {
 	start := 0
 	if cursor != "" {
 		raw, err := base64.RawURLEncoding.DecodeString(cursor)
-		n, convErr := strconv.Atoi(strings.TrimPrefix(string(raw), "o:"))
+		offset, k, _ := strings.Cut(strings.TrimPrefix(string(raw), "o:"), ":")
+		n, convErr := strconv.Atoi(offset)
 		if err != nil || convErr != nil || !strings.HasPrefix(string(raw), "o:") || n < 0 || n > len(all) {
 			return nil, "", &fault.Error{Code: CodeInvalidParams, What: fmt.Sprintf("invalid cursor %q", cursor),
-				Why: "cursors come only from a previous nextCursor and this one is not one of ours (or the list changed)",
+				Why: "cursors come only from a previous nextCursor, and this one is not one of ours",
+				How: "start again without a cursor"}
+		}
+		if n == len(all) || key(all[n]) != k {
+			return nil, "", &fault.Error{Code: CodeInvalidParams, What: "the list changed since the previous page",
+				Why: "items were added or removed before the cursor's place, so going on would skip or repeat some",
 				How: "start again without a cursor"}
 		}
 		start = n
@@ -305,5 +313,5 @@ func paginate[T any](all []T, cursor string, size int) ([]T, string, error) {
 	if end >= len(all) {
 		return all[start:], "", nil
 	}
-	return all[start:end], base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(end))), nil
+	return all[start:end], base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(end) + ":" + key(all[end]))), nil
 }
