@@ -454,3 +454,44 @@ func TestRenderToolBudget(t *testing.T) {
 		t.Errorf("no truncation notice naming the way to the whole prompt:\n%s", text[len(text)-600:])
 	}
 }
+
+// TestListCursorNoticesChanges: the list tool's cursor resumes where it
+// left off, and says so when templates were added before that place
+// rather than skip one.
+func TestListCursorNoticesChanges(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"B", "C", "D"} {
+		writeTemplate(t, dir, name, `{"metadata":{"name":"`+name+`","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
+	}
+	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	e, _, _ := newEngine(t, src)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	list := func(id int, args map[string]any) (map[string]any, bool) {
+		t.Helper()
+		m := c.Request(t, id, "tools/call", map[string]any{"name": "flowyprompt_list_templates", "arguments": args})
+		var res struct {
+			StructuredContent map[string]any `json:"structuredContent"`
+			IsError           bool           `json:"isError"`
+			Content           []mcp.Content  `json:"content"`
+		}
+		if err := json.Unmarshal(m.Result, &res); err != nil {
+			t.Fatal(err)
+		}
+		if res.IsError {
+			return map[string]any{"error": res.Content[0].Text}, true
+		}
+		return res.StructuredContent, false
+	}
+	first, _ := list(1, map[string]any{"limit": 1})
+	cursor := first["next_cursor"].(string)
+	if second, isErr := list(2, map[string]any{"limit": 1, "cursor": cursor}); isErr || second["templates"].([]any)[0].(map[string]any)["name"] != "C" {
+		t.Fatalf("second page = %v", second)
+	}
+	writeTemplate(t, dir, "A", `{"metadata":{"name":"A","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
+	c.Request(t, 3, "tools/call", map[string]any{"name": "flowyprompt_refresh_templates", "arguments": map[string]any{}})
+	got, isErr := list(4, map[string]any{"limit": 1, "cursor": cursor})
+	if !isErr || !strings.Contains(got["error"].(string), "the library changed since the previous page") {
+		t.Fatalf("cursor after a template was added before it: %v", got)
+	}
+}

@@ -300,10 +300,15 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	start := 0
 	if args.Cursor != "" {
-		n, err := decodeCursor(args.Cursor)
+		n, name, err := decodeCursor(args.Cursor)
 		if err != nil || n > len(matching) {
 			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("invalid cursor %q", args.Cursor),
 				Why: "cursors come only from next_cursor of a previous result with the same filters",
+				How: "call flowyprompt_list_templates again without cursor"}
+		}
+		if n == len(matching) || matching[n].Template.Metadata.Name != name {
+			return nil, &fault.Error{Code: fault.InvalidArgument, What: "the library changed since the previous page",
+				Why: "templates were added or removed before the cursor's place (or the filters differ), so going on would skip or repeat some",
 				How: "call flowyprompt_list_templates again without cursor"}
 		}
 		start = n
@@ -326,7 +331,7 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	next := ""
 	if end < len(matching) {
-		next = encodeCursor(end)
+		next = encodeCursor(end, matching[end].Template.Metadata.Name)
 	}
 	var out strings.Builder
 	filter := describeFilter(args.Category, args.Tag)
@@ -406,20 +411,23 @@ func hasTag(tags []string, tag string) bool {
 	return false
 }
 
-func encodeCursor(n int) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("t:" + strconv.Itoa(n)))
+// encodeCursor names the place a page starts at: its offset, and the
+// template found there, so a library that changed in between is noticed.
+func encodeCursor(n int, name string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte("t:" + strconv.Itoa(n) + ":" + name))
 }
 
-func decodeCursor(c string) (int, error) {
+func decodeCursor(c string) (int, string, error) {
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	if err != nil || !strings.HasPrefix(string(raw), "t:") {
-		return 0, fmt.Errorf("not a cursor")
+		return 0, "", fmt.Errorf("not a cursor")
 	}
-	n, err := strconv.Atoi(string(raw[2:]))
+	offset, name, _ := strings.Cut(string(raw[2:]), ":")
+	n, err := strconv.Atoi(offset)
 	if err != nil || n < 0 {
-		return 0, fmt.Errorf("not a cursor")
+		return 0, "", fmt.Errorf("not a cursor")
 	}
-	return n, nil
+	return n, name, nil
 }
 
 type searchMatch struct {
