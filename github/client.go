@@ -43,7 +43,7 @@ type Client struct {
 	logger      *slog.Logger
 }
 
-// TreeEntry is one template file in a commit's tree.
+// TreeEntry is one file in a commit's tree.
 type TreeEntry struct {
 	Path string `json:"path"`
 	SHA  string `json:"sha"` // the git blob SHA: content-addressed
@@ -159,9 +159,19 @@ func escapeRef(ref string) string {
 // their blob SHAs and sizes, in one request. Sizes let the caller refuse
 // oversized files without downloading them.
 func (c *Client) Tree(ctx context.Context, sha string) ([]TreeEntry, error) {
+	tmpl, _, err := c.treeFiles(ctx, sha)
+	return tmpl, err
+}
+
+// treeFiles is Tree that also returns, from the same request, the folder's
+// other files, which templates may list as resources. Hidden files and
+// folders are left out of those: they are never served, and a folder such
+// as .github would only grow the listing. other is never nil, so that a
+// persisted listing tells "no other files" from "not listed" (older caches).
+func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeEntry, err error) {
 	t, resp, err := c.gh.Git.GetTree(ctx, c.owner, c.repo, sha, true)
 	if err := c.mapError(op{what: "list the templates of " + c.repoName() + " at " + short(sha), target: targetCommit, name: sha}, resp, err); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if t.GetTruncated() {
 		c.logger.Warn("GitHub truncated the repository listing; some templates may be missing",
@@ -172,28 +182,48 @@ func (c *Client) Tree(ctx context.Context, sha string) ([]TreeEntry, error) {
 		prefix = c.path + "/"
 	}
 	found := c.path == ""
-	var out []TreeEntry
+	other = []TreeEntry{}
 	for _, e := range t.Entries {
 		p := e.GetPath()
 		if e.GetType() == "tree" && p == c.path {
 			found = true
 		}
-		// Symlinks (120000) are blobs whose content is a path, not a template.
-		if e.GetType() != "blob" || e.GetMode() == "120000" || !strings.HasPrefix(p, prefix) || path.Ext(p) != ".json" {
+		// Symlinks (120000) are blobs whose content is a path, neither a
+		// template nor a file worth serving.
+		if e.GetType() != "blob" || e.GetMode() == "120000" || !strings.HasPrefix(p, prefix) {
 			continue
 		}
 		found = true
-		out = append(out, TreeEntry{Path: p, SHA: e.GetSHA(), Size: e.GetSize()})
+		te := TreeEntry{Path: p, SHA: e.GetSHA(), Size: e.GetSize()}
+		switch {
+		case path.Ext(p) == ".json":
+			tmpl = append(tmpl, te)
+		case !hiddenPath(strings.TrimPrefix(p, prefix)):
+			other = append(other, te)
+		}
 	}
 	if !found {
-		return nil, c.notFound(func(code string, sentinel error, why, how string) *fault.Error {
+		return nil, nil, c.notFound(func(code string, sentinel error, why, how string) *fault.Error {
 			return &fault.Error{Code: code, What: "list the templates of " + c.repoName(), Why: why, How: how,
 				Details: map[string]any{"repository": c.repoName(), "path": c.path, "commit": sha},
 				Err:     fmt.Errorf("%w: folder %s at %s", sentinel, c.path, sha)}
 		}, op{target: targetTree, name: c.path})
 	}
-	slices.SortFunc(out, func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) })
-	return out, nil
+	byPath := func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) }
+	slices.SortFunc(tmpl, byPath)
+	slices.SortFunc(other, byPath)
+	return tmpl, other, nil
+}
+
+// hiddenPath reports whether a slash path goes through a dot-file or
+// dot-folder (.git, .env), which are never resources.
+func hiddenPath(p string) bool {
+	for _, part := range strings.Split(p, "/") {
+		if strings.HasPrefix(part, ".") {
+			return true
+		}
+	}
+	return false
 }
 
 // Blob fetches one blob's bytes and checks them against the SHA, so a

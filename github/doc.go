@@ -34,7 +34,11 @@
 //     SHA is never revalidated.
 //  2. On a new commit, list its tree once (git/trees/SHA?recursive=1): every
 //     template path with its blob SHA and size. Files over MAX_FILE_SIZE are
-//     reported as TEMPLATE_TOO_LARGE from the size alone.
+//     reported as TEMPLATE_TOO_LARGE from the size alone. The folder's other
+//     (non-hidden) files are kept too, path, SHA and size only, for
+//     ReadResource: a file a template lists in its resources is downloaded
+//     when first read, from that commit, and cached by blob SHA like a
+//     template.
 //  3. Fetch only the blobs not already cached, eight at a time. A blob SHA
 //     names its bytes forever, so a blob is never fetched twice.
 //  4. Build a new catalog (templates.Build) and hand it to Watch callbacks;
@@ -59,8 +63,9 @@
 //
 // # Disk cache
 //
-// The ref's commit and ETag, the tree listing and the blobs in use are saved
-// to os.UserCacheDir()/flowyprompt/github/HASH.json (one file per API URL,
+// The ref's commit and ETag, the tree listing and the blobs in use (the
+// resources read so far included) are saved to
+// os.UserCacheDir()/flowyprompt/github/HASH.json (one file per API URL,
 // repository, ref and folder; mode 0600, written atomically), so a restart
 // (Claude Desktop restarts servers often) serves templates before any
 // request, and works with GitHub unreachable. A corrupt file is ignored with

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -31,13 +32,18 @@ const (
 )
 
 // listing is what the source persists about a ref: the commit it pointed at
-// when last checked (the cache entry's ETag is the answer's ETag) and the
-// template files of that commit.
+// when last checked (the cache entry's ETag is the answer's ETag), the
+// template files of that commit and the folder's other files.
 type listing struct {
 	Commit  string      `json:"commit"`
 	Branch  string      `json:"branch,omitempty"` // the default branch, when Config.Ref is empty
 	Auth    string      `json:"auth"`             // tokenID of the credentials the ETag belongs to
 	Entries []TreeEntry `json:"entries"`
+	// Files are the folder's other (non-template, non-hidden) files, which
+	// templates may list as resources: path, SHA and size only, their
+	// content is fetched when first read. nil in a listing written before
+	// resources were served; then the tree is listed again.
+	Files []TreeEntry `json:"files"`
 }
 
 // Source serves the templates of a GitHub repository. It implements
@@ -62,12 +68,14 @@ type Source struct {
 	newTimer    func(time.Duration) (<-chan time.Time, func()) // tests replace it
 	bgDoneHook  func()                                         // tests observe background syncs
 	persistLock sync.Mutex                                     // one Save at a time keeps the newest last
+	listingMu   sync.Mutex                                     // serialises writes of the listing entry
 
 	mu         sync.Mutex
-	base       *templates.Catalog // last good catalog, never marked stale
-	baseBlobs  map[string]string  // path → blob SHA of each file base was built from
-	current    *templates.Catalog // what Load returns: base, or base marked stale
-	lastLoaded *templates.Catalog // what Load last handed out, so Watch can catch up
+	base       *templates.Catalog   // last good catalog, never marked stale
+	baseBlobs  map[string]string    // path → blob SHA of each file base was built from
+	files      map[string]TreeEntry // path → entry of every file under the folder at commit; nil: not listed yet (an older cache)
+	current    *templates.Catalog   // what Load returns: base, or base marked stale
+	lastLoaded *templates.Catalog   // what Load last handed out, so Watch can catch up
 	commit     string
 	branch     string
 	stale      *templates.Staleness
@@ -361,12 +369,12 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		}
 	}
 
-	var entries []TreeEntry
-	if haveOld && old.Commit == sha {
-		entries = old.Entries
+	var entries, files []TreeEntry
+	if haveOld && old.Commit == sha && old.Files != nil {
+		entries, files = old.Entries, old.Files
 	} else {
 		var err error
-		if entries, err = s.client.Tree(ctx, sha); err != nil {
+		if entries, files, err = s.client.treeFiles(ctx, sha); err != nil {
 			return s.fail(err)
 		}
 	}
@@ -384,7 +392,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		}
 	}
 
-	l := listing{Commit: sha, Branch: branch, Auth: s.authID, Entries: entries}
+	l := listing{Commit: sha, Branch: branch, Auth: s.authID, Entries: entries, Files: files}
 	value, err := json.Marshal(l)
 	if err != nil {
 		return s.fail(fmt.Errorf("encode template listing: %w", err))
@@ -393,8 +401,10 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	if s.pinned {
 		expires = time.Time{} // a commit never changes
 	}
+	s.listingMu.Lock()
 	s.cache.Put(cache.Entry{Key: s.listKey, ETag: newETag, Value: value, CachedAt: now, ExpiresAt: expires})
-	s.pruneBlobs(entries)
+	s.listingMu.Unlock()
+	s.pruneBlobs(entries, files)
 
 	var built *templates.Catalog
 	if changed {
@@ -407,6 +417,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	if changed {
 		s.base, s.commit, s.baseBlobs = built, sha, blobSHAs(entries)
 	}
+	s.files = fileIndex(entries, files) // s.commit is sha, changed or not
 	if branch != "" {
 		s.branch = branch
 	}
@@ -468,10 +479,11 @@ func (s *Source) blobs(ctx context.Context, entries []TreeEntry) (map[string][]b
 }
 
 // pruneBlobs drops cached blobs the listing no longer uses, so the disk
-// cache holds exactly what a restart needs.
-func (s *Source) pruneBlobs(entries []TreeEntry) {
-	used := make(map[string]bool, len(entries))
-	for _, e := range entries {
+// cache holds exactly what a restart needs: the templates, and the
+// resources read so far that the commit still has.
+func (s *Source) pruneBlobs(entries, files []TreeEntry) {
+	used := make(map[string]bool, len(entries)+len(files))
+	for _, e := range slices.Concat(entries, files) {
 		used[s.blobNS+e.SHA] = true
 	}
 	for _, k := range s.cache.Keys(s.blobNS) {
@@ -601,6 +613,7 @@ func (s *Source) restore() {
 	s.mu.Lock()
 	s.base, s.current, s.commit, s.branch = cat, cat, l.Commit, l.Branch
 	s.baseBlobs = blobSHAs(l.Entries)
+	s.files = fileIndex(l.Entries, l.Files)
 	s.freshUntil = e.ExpiresAt
 	s.mu.Unlock()
 	s.logger.Info("GitHub templates loaded from the disk cache", "repository", s.cfg.webURL,

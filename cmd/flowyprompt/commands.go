@@ -25,6 +25,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/transport/stdio"
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 // setup is what every command that serves templates needs.
@@ -463,7 +464,12 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		if len(data.Suggestions) > 0 {
 			msg += "\n  did you mean: " + strings.Join(data.Suggestions, ", ")
 		}
-		return usageError("%s", msg)
+		// Only the caller's mistakes (an unknown tool, arguments that do
+		// not fit) are usage errors; a failure of the server is exit 1.
+		if res.Error.Code == jsonrpc2.CodeInvalidParams || res.Error.Code == jsonrpc2.CodeMethodNotFound {
+			return usageError("%s", msg)
+		}
+		return errors.New(msg)
 	}
 	if err := json.Unmarshal(res.Result, &result); err != nil {
 		return fmt.Errorf("decode tool result: %w", err)
