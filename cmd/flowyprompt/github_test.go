@@ -78,16 +78,7 @@ func TestCheckGitHub(t *testing.T) {
 			if fake.Total() == 0 {
 				t.Error("check made no request to GitHub")
 			}
-			for _, s := range tt.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tt.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
+			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
 			if strings.Contains(stdout+stderr, cliToken[4:]) {
 				t.Error("the output contains the token")
 			}

@@ -148,16 +148,7 @@ func TestCommands(t *testing.T) {
 			if code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}
-			for _, s := range tt.stdout {
-				if !strings.Contains(stdout, s) {
-					t.Errorf("stdout lacks %q:\n%s", s, stdout)
-				}
-			}
-			for _, s := range tt.stderr {
-				if !strings.Contains(stderr, s) {
-					t.Errorf("stderr lacks %q:\n%s", s, stderr)
-				}
-			}
+			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
 			if tt.flags != nil {
 				got := usageFlags(stderr)
 				want := append([]string{}, tt.flags...)
@@ -259,5 +250,20 @@ func TestProcs(t *testing.T) {
 	_, stderr, code := runCLI(t, nil, "", "serve", "--procs", "-1")
 	if code == 0 || !strings.Contains(stderr, "--procs must be 0") {
 		t.Errorf("serve --procs -1: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// checkOutput fails t for each wanted piece missing from stdout or stderr.
+func checkOutput(t *testing.T, stdout, stderr string, wantOut, wantErr []string) {
+	t.Helper()
+	for _, s := range wantOut {
+		if !strings.Contains(stdout, s) {
+			t.Errorf("stdout lacks %q:\n%s", s, stdout)
+		}
+	}
+	for _, s := range wantErr {
+		if !strings.Contains(stderr, s) {
+			t.Errorf("stderr lacks %q:\n%s", s, stderr)
+		}
 	}
 }

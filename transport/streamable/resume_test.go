@@ -35,6 +35,21 @@ func (f *fixture) openVersion(t *testing.T, v string) string {
 	return id
 }
 
+// postOpen posts body on session and returns the response unread, for a
+// test that reads its stream event by event (or drops it).
+func (f *fixture) postOpen(t *testing.T, session, body string) *http.Response {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, f.ts.URL+"/mcp", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", acceptBoth)
+	req.Header.Set("Mcp-Session-Id", session)
+	resp, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
+}
+
 // describeEvents reduces a stream to one line per event: its id (stream
 // number hidden), then "prime", "retry", the log message's data, or the
 // result.
@@ -139,14 +154,7 @@ func TestResumeAfterEndStream(t *testing.T) {
 func TestResumeReplaysWhatWasLost(t *testing.T) {
 	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{})
 	id := f.openVersion(t, "2025-11-25")
-	req, _ := http.NewRequest(http.MethodPost, f.ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":9,"method":"test/twostep"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", acceptBoth)
-	req.Header.Set("Mcp-Session-Id", id)
-	resp, err := f.c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.postOpen(t, id, `{"jsonrpc":"2.0","id":9,"method":"test/twostep"}`)
 	// Read up to the priming event, then drop the connection: the client
 	// never saw "one", which the server has already written.
 	br := bufio.NewReader(resp.Body)
@@ -185,14 +193,7 @@ func TestResumeRefused(t *testing.T) {
 	id := f.openVersion(t, "2025-11-25")
 
 	// An open stream, still written by its POST.
-	req, _ := http.NewRequest(http.MethodPost, f.ts.URL+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":"open","method":"test/twostep"}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", acceptBoth)
-	req.Header.Set("Mcp-Session-Id", id)
-	resp, err := f.c.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	resp := f.postOpen(t, id, `{"jsonrpc":"2.0","id":"open","method":"test/twostep"}`)
 	defer func() {
 		close(f.proceed)
 		io.Copy(io.Discard, resp.Body)
