@@ -495,3 +495,36 @@ func TestListCursorNoticesChanges(t *testing.T) {
 		t.Fatalf("cursor after a template was added before it: %v", got)
 	}
 }
+
+// staleSource serves the built-in examples as a catalog gone stale, as
+// the GitHub source does when it starts offline from its disk cache.
+type staleSource struct{ templates.Source }
+
+func (s staleSource) Load(ctx context.Context) (*templates.Catalog, error) {
+	cat, err := s.Source.Load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return cat.WithStale(&templates.Staleness{Since: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC),
+		Reason: "GitHub is unreachable", Code: "NETWORK_ERROR"}), nil
+}
+
+// TestStaleStartGreetsSessions: a library that started stale (offline
+// from the disk cache) says so to each session once it has initialized.
+func TestStaleStartGreetsSessions(t *testing.T) {
+	e, _, _ := newEngine(t, staleSource{templates.Embedded()})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	n := c.Notification(t, mcp.NotificationMessage)
+	var p struct {
+		Level string         `json:"level"`
+		Data  map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Level != "warning" || p.Data["code"] != "NETWORK_ERROR" || p.Data["since"] != "2026-11-22T00:00:00Z" ||
+		!strings.Contains(fmt.Sprint(p.Data["message"]), "stale: GitHub is unreachable") {
+		t.Errorf("warning = %s", n.Params)
+	}
+}
