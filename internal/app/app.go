@@ -5,6 +5,7 @@ package app
 
 import (
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 
@@ -96,7 +97,10 @@ func (a *App) Attach(e *mcp.Engine) func() {
 		}
 		e.Notify(mcp.NotificationPromptsListChanged, nil)
 		e.Notify(mcp.NotificationToolsListChanged, nil)
-		if len(ch.Added) > 0 || len(ch.Removed) > 0 {
+		// resources/list holds the templates and the files they list: a
+		// changed template may name other files without being added or
+		// removed.
+		if len(ch.Added) > 0 || len(ch.Removed) > 0 || old == nil || !slices.Equal(listedFiles(old), listedFiles(cur)) {
 			e.Notify(mcp.NotificationResourcesChanged, nil)
 		}
 		for _, name := range append(append([]string{}, ch.Changed...), ch.Removed...) {
@@ -131,7 +135,7 @@ func warnings(cur, old *templates.Catalog) []map[string]any {
 	var out []map[string]any
 	for _, inv := range cur.Invalid() {
 		if msg := inv.Err.Error(); known[inv.Path] != msg {
-			out = append(out, map[string]any{"message": "template left out: " + msg, "path": inv.Path})
+			out = append(out, map[string]any{"message": invalidNote(inv) + ": " + msg, "path": inv.Path})
 		}
 	}
 	if s := cur.Stale(); s != nil && (old == nil || old.Stale() == nil) {
@@ -139,4 +143,13 @@ func warnings(cur, old *templates.Catalog) []map[string]any {
 			"code": s.Code, "since": s.Since})
 	}
 	return out
+}
+
+// invalidNote says what became of an invalid file: left out, or (a file
+// being rewritten, say) still served in its last valid version.
+func invalidNote(inv templates.Invalid) string {
+	if inv.Kept {
+		return "template file invalid, its last valid version still served"
+	}
+	return "template left out"
 }

@@ -38,6 +38,14 @@ func newEngine(t *testing.T, src templates.Source) (*mcp.Engine, *app.App, *temp
 	return e, a, lib
 }
 
+// newDirEngine serves the template folder dir (not watched: a test that
+// wants changes noticed runs the library, or calls the refresh tool).
+func newDirEngine(t *testing.T, dir string) (*mcp.Engine, *templates.Library) {
+	t.Helper()
+	e, _, lib := newEngine(t, templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}}))
+	return e, lib
+}
+
 type exchange struct {
 	name   string
 	method string
@@ -251,25 +259,18 @@ func TestListPaginatesWholeLibrary(t *testing.T) {
 // for prompts and tools, and the next prompts/get serves the new content.
 func TestDirectoryChangeReachesSessions(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) {
-		t.Helper()
-		if err := os.WriteFile(filepath.Join(dir, name+".json"), []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
 	tmpl := func(name, content string) string {
 		return `{"metadata":{"name":"` + name + `","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"` + content + `"}]}`
 	}
-	write("One", tmpl("One", "first"))
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, lib := newEngine(t, src)
+	writeTemplate(t, dir, "One", tmpl("One", "first"))
+	e, lib := newDirEngine(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = lib.Run(ctx) }()
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	time.Sleep(100 * time.Millisecond) // let the watcher start
-	write("Two", tmpl("Two", "second"))
+	writeTemplate(t, dir, "Two", tmpl("Two", "second"))
 	c.Notification(t, mcp.NotificationPromptsListChanged)
 	c.Notification(t, mcp.NotificationToolsListChanged)
 	m := c.Request(t, 1, "prompts/get", map[string]any{"name": "Two"})
@@ -280,7 +281,10 @@ func TestDirectoryChangeReachesSessions(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "One.json"), []byte(`{"metadata":{"name":"One"`), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(500 * time.Millisecond)
+	// The watcher has handled the broken file once clients hear of it.
+	if n := c.Notification(t, mcp.NotificationMessage); !strings.Contains(string(n.Params), "One.json") {
+		t.Fatalf("warning = %s, want one about One.json", n.Params)
+	}
 	m = c.Request(t, 2, "prompts/get", map[string]any{"name": "One"})
 	if m.Error != nil || !strings.Contains(string(m.Result), "first") {
 		t.Fatalf("previous version of One not kept: %s", m.Raw)

@@ -94,8 +94,7 @@ func TestEmbeddedResourcesAndSubscriptions(t *testing.T) {
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Style", `{"metadata":{"name":"Style","description":"Style guide","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Use short sentences."}]}`)
 	writeTemplate(t, dir, "Write", `{"metadata":{"name":"Write","description":"Writes","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Write it."}],"resources":["template://Style"]}`)
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, lib := newEngine(t, src)
+	e, lib := newDirEngine(t, dir)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() { _ = lib.Run(ctx) }()
@@ -218,8 +217,7 @@ func TestPathResources(t *testing.T) {
 	}
 	writeTemplate(t, dir, "Write", `{"metadata":{"name":"Write","description":"Writes","version":"1.0.0"},"variables":[],`+
 		`"results":[{"name":"s","content":"Write it."}],"resources":["docs/guide.md","logo.png","empty.txt","docs/link.md"]}`)
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, _ := newEngine(t, src)
+	e, _ := newDirEngine(t, dir)
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 
@@ -310,8 +308,7 @@ func TestWarningsGreetNewSessions(t *testing.T) {
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Good", `{"metadata":{"name":"Good","description":"Fine","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
 	writeTemplate(t, dir, "Broken", `{"metadata":{"name":"Broken","description":"No version"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, _ := newEngine(t, src)
+	e, _ := newDirEngine(t, dir)
 
 	for i := range 2 {
 		c := mcptest.Connect(t, e)
@@ -355,8 +352,7 @@ func TestElicitationForm(t *testing.T) {
 		`"variables":[{"name":"tone","type":"string","description":"How it sounds","required":true,"enum":["formal","casual"],"default":"formal"},`+
 		`{"name":"topic","type":"string","description":"What it is about","required":true}],`+
 		`"results":[{"name":"s","content":"Write about {{topic}}, {{tone}}."}]}`)
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, _ := newEngine(t, src)
+	e, _ := newDirEngine(t, dir)
 	call := mustString(t, map[string]any{"jsonrpc": "2.0", "id": "r", "method": "tools/call",
 		"params": map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Ask"}}})
 
@@ -414,8 +410,7 @@ func TestRenderToolBudget(t *testing.T) {
 	writeTemplate(t, dir, "Big", `{"metadata":{"name":"Big","description":"Big","version":"1.0.0"},`+
 		`"variables":[{"name":"a","type":"string","description":"filler"},{"name":"b","type":"string","description":"filler"}],`+
 		`"results":[{"name":"s","content":`+mustString(t, strings.Repeat(line, 900)+"{{a}}{{b}}")+`}]}`)
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, _ := newEngine(t, src)
+	e, _ := newDirEngine(t, dir)
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	value := strings.Repeat("é", 10_000) // 10,000 characters, 20,000 bytes
@@ -463,8 +458,7 @@ func TestListCursorNoticesChanges(t *testing.T) {
 	for _, name := range []string{"B", "C", "D"} {
 		writeTemplate(t, dir, name, `{"metadata":{"name":"`+name+`","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
 	}
-	src := templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
-	e, _, _ := newEngine(t, src)
+	e, _ := newDirEngine(t, dir)
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	list := func(id int, args map[string]any) (map[string]any, bool) {
@@ -526,5 +520,65 @@ func TestStaleStartGreetsSessions(t *testing.T) {
 	if p.Level != "warning" || p.Data["code"] != "NETWORK_ERROR" || p.Data["since"] != "2026-11-22T00:00:00Z" ||
 		!strings.Contains(fmt.Sprint(p.Data["message"]), "stale: GitHub is unreachable") {
 		t.Errorf("warning = %s", n.Params)
+	}
+}
+
+// TestLibraryChangesReachClients: a template that starts listing a file
+// changes resources/list although no template was added or removed, and a
+// file turned invalid while its last version is still served is reported
+// as such, not as left out.
+func TestLibraryChangesReachClients(t *testing.T) {
+	dir := t.TempDir()
+	const write = `{"metadata":{"name":"Write","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]%s}`
+	writeTemplate(t, dir, "Write", fmt.Sprintf(write, ""))
+	if err := os.WriteFile(filepath.Join(dir, "guide.md"), []byte("be brief"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	refresh := func(id int) {
+		t.Helper()
+		if m := c.Request(t, id, "tools/call", map[string]any{"name": "flowyprompt_refresh_templates", "arguments": map[string]any{}}); m.Error != nil {
+			t.Fatalf("refresh: %s", m.Raw)
+		}
+	}
+
+	writeTemplate(t, dir, "Write", fmt.Sprintf(write, `,"resources":["guide.md"]`))
+	refresh(1)
+	c.Notification(t, mcp.NotificationResourcesChanged)
+
+	writeTemplate(t, dir, "Write", `{"metadata":`)
+	refresh(2)
+	n := c.Notification(t, mcp.NotificationMessage)
+	if !strings.Contains(string(n.Params), "last valid version still served") || strings.Contains(string(n.Params), "left out") {
+		t.Errorf("warning for a kept file = %s", n.Params)
+	}
+}
+
+// TestListLongDescription: a description as long as a template file may be
+// is cut in the list, so the page stays within budget and still lists
+// every template.
+func TestListLongDescription(t *testing.T) {
+	dir := t.TempDir()
+	writeTemplate(t, dir, "A_Long", `{"metadata":{"name":"A_Long","description":"`+strings.Repeat("d", 99_000)+`","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
+	writeTemplate(t, dir, "B_Short", `{"metadata":{"name":"B_Short","description":"short","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "tools/call", map[string]any{"name": "flowyprompt_list_templates", "arguments": map[string]any{}})
+	var res struct {
+		Content           []mcp.Content  `json:"content"`
+		StructuredContent map[string]any `json:"structuredContent"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) != 1 {
+		t.Fatalf("list: %.300s", m.Raw)
+	}
+	text := res.Content[0].Text
+	if n := len([]rune(text)); n > 100_000 || !strings.Contains(text, strings.Repeat("d", 1000)+"…") || strings.Contains(text, strings.Repeat("d", 1001)) {
+		t.Errorf("the long description is not cut at 1,000 characters (text of %d characters)", n)
+	}
+	if res.StructuredContent["returned"] != float64(2) || res.StructuredContent["truncated"] != false {
+		t.Errorf("returned %v, truncated %v; want both templates on one page", res.StructuredContent["returned"], res.StructuredContent["truncated"])
 	}
 }

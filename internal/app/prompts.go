@@ -62,7 +62,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	a.remember(r, e.Template, p.Arguments)
 	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.EscapedTextContent(text, escaped)}}
 	if len(e.Template.Resources) > 0 {
-		extra, err := a.embeddedResources(ctx, e.Template)
+		extra, err := a.embeddedResources(ctx, cat, e.Template)
 		if err != nil {
 			return nil, err
 		}

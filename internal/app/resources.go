@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/base64"
 	"fmt"
-	"maps"
 	"mime"
 	"path"
 	"slices"
@@ -36,25 +35,49 @@ type ResourceReader interface {
 // ListResources lists every template as a resource, in name order, then
 // the files templates list, in path order.
 func (a *App) ListResources(context.Context, *mcp.Request) ([]mcp.Resource, error) {
-	entries := a.lib.Catalog().Templates()
+	cat := a.lib.Catalog()
+	entries := cat.Templates()
 	out := make([]mcp.Resource, 0, len(entries))
-	files := map[string][]string{} // path → the templates that list it
 	for _, e := range entries {
 		m := e.Template.Metadata
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
 			Description: m.Description, MimeType: "application/json", Size: int64(len(e.Raw))})
+	}
+	for _, p := range listedFiles(cat) {
+		var by []string
+		for _, e := range entries {
+			if slices.ContainsFunc(e.Template.Resources, func(r string) bool { return filePath(r) == p }) {
+				by = append(by, e.Template.Metadata.Name)
+			}
+		}
+		out = append(out, mcp.Resource{URI: FileURIPrefix + p, Name: p, MimeType: mimeOf(p),
+			Description: "Context file of the templates " + strings.Join(by, ", ")})
+	}
+	return out, nil
+}
+
+// listedFiles returns the paths of the files cat's templates list as
+// resources, cleaned, sorted and once each.
+func listedFiles(cat *templates.Catalog) []string {
+	var out []string
+	for _, e := range cat.Templates() {
 		for _, r := range e.Template.Resources {
-			if !strings.Contains(r, "://") {
-				p := path.Clean(r)
-				files[p] = append(files[p], m.Name)
+			if p := filePath(r); p != "" {
+				out = append(out, p)
 			}
 		}
 	}
-	for _, p := range slices.Sorted(maps.Keys(files)) {
-		out = append(out, mcp.Resource{URI: FileURIPrefix + p, Name: p, MimeType: mimeOf(p),
-			Description: "Context file of the templates " + strings.Join(files[p], ", ")})
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// filePath is the cleaned path of a resources entry that names a file, or
+// "" for template://NAME.
+func filePath(r string) string {
+	if strings.Contains(r, "://") {
+		return ""
 	}
-	return out, nil
+	return path.Clean(r)
 }
 
 // mimeOf guesses a file's type from its extension, as the sources do.
@@ -74,16 +97,17 @@ func (a *App) ListResourceTemplates(context.Context, *mcp.Request) ([]mcp.Resour
 
 // ReadResource returns a template's JSON.
 func (a *App) ReadResource(ctx context.Context, _ *mcp.Request, uri string) (*mcp.ReadResourceResult, error) {
-	c, err := a.resourceContents(ctx, uri)
+	c, err := a.resourceContents(ctx, a.lib.Catalog(), uri, false)
 	if err != nil {
 		return nil, err
 	}
 	return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{c}}, nil
 }
 
-func (a *App) resourceContents(ctx context.Context, uri string) (mcp.ResourceContents, error) {
+// resourceContents reads uri as cat has it. listed says that a template of
+// cat lists the resource, so it need not be looked for.
+func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri string, listed bool) (mcp.ResourceContents, error) {
 	if name, ok := strings.CutPrefix(uri, TemplateURIPrefix); ok {
-		cat := a.lib.Catalog()
 		e, found := cat.Lookup(name)
 		if !found {
 			f := templates.NotFound(name, cat)
@@ -103,7 +127,7 @@ func (a *App) resourceContents(ctx context.Context, uri string) (mcp.ResourceCon
 	// Only files a template lists are served: the template folder may hold
 	// anything else (a .git directory, an .env file, notes), and clients
 	// over HTTP are not necessarily the folder's owner.
-	if !listedResource(a.lib.Catalog(), rel) {
+	if !listed && !listedResource(cat, rel) {
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
 			Why: "files of the template source are served only when a template lists them in its resources",
 			How: "list the file in a template's resources, or use template://NAME resources"}
@@ -126,15 +150,8 @@ func (a *App) resourceContents(ctx context.Context, uri string) (mcp.ResourceCon
 // listedResource reports whether a template of cat lists the path p in its
 // resources (compared as cleaned slash paths).
 func listedResource(cat *templates.Catalog, p string) bool {
-	want := path.Clean(p)
-	for _, e := range cat.Templates() {
-		for _, r := range e.Template.Resources {
-			if !strings.Contains(r, "://") && path.Clean(r) == want {
-				return true
-			}
-		}
-	}
-	return false
+	_, found := slices.BinarySearch(listedFiles(cat), path.Clean(p))
+	return found
 }
 
 // isText reports whether a file goes out as text: a textual MIME type and
@@ -150,10 +167,10 @@ func isText(mimeType string, data []byte) bool {
 
 // embeddedResources turns a template's `resources` into prompt messages
 // that follow the text (seed 001: embedded resource context).
-func (a *App) embeddedResources(ctx context.Context, t *templates.Template) ([]mcp.PromptMessage, error) {
+func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]mcp.PromptMessage, error) {
 	msgs := make([]mcp.PromptMessage, 0, len(t.Resources))
 	for _, uri := range t.Resources {
-		c, err := a.resourceContents(ctx, uri)
+		c, err := a.resourceContents(ctx, cat, uri, true)
 		if err != nil {
 			return nil, fmt.Errorf("resource %q of template %s: %w", uri, t.Metadata.Name, err)
 		}

@@ -185,7 +185,7 @@ LIMITS:
 			`{"type": "object", "additionalProperties": false, "properties": {}}`,
 			`{"type": "object", "properties": {"added": {"type": "array", "items": {"type": "string"}},
   "changed": {"type": "array", "items": {"type": "string"}}, "removed": {"type": "array", "items": {"type": "string"}},
-  "total": {"type": "integer"}, "invalid": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "error": {"type": "string"}}}},
+  "total": {"type": "integer"}, "invalid": {"type": "array", "items": {"type": "object", "properties": {"path": {"type": "string"}, "error": {"type": "string"}, "kept_last_valid": {"type": "boolean"}}}},
   "source": {"type": "object"}, "stale": {"type": "boolean"}}, "required": ["added", "changed", "removed", "total", "invalid", "source"]}`,
 			&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 			a.refreshTemplates),
@@ -230,7 +230,9 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 	if s.Category != "" {
 		fmt.Fprintf(b, " [%s]", s.Category)
 	}
-	fmt.Fprintf(b, "\n   %s\n", s.Description)
+	// A list entry is a pointer to the template, not the template: a
+	// description as long as a file could be would crowd out the page.
+	fmt.Fprintf(b, "\n   %s\n", truncateRunes(s.Description, 1000))
 	if len(s.Tags) > 0 {
 		fmt.Fprintf(b, "   Tags: %s\n", strings.Join(s.Tags, ", "))
 	}
@@ -321,7 +323,8 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		s := summarize(matching[end].Template)
 		var item strings.Builder
 		writeSummary(&item, end+1, s)
-		if b.Len()+item.Len() > ResultBudget-4000 {
+		// Every page holds at least one template, so a cursor always moves.
+		if len(items) > 0 && b.Len()+item.Len() > ResultBudget-4000 {
 			truncated = true
 			break
 		}
@@ -1009,10 +1012,11 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 	type invalid struct {
 		Path  string `json:"path"`
 		Error string `json:"error"`
+		Kept  bool   `json:"kept_last_valid,omitempty"`
 	}
 	inv := []invalid{}
 	for _, i := range cat.Invalid() {
-		inv = append(inv, invalid{Path: i.Path, Error: i.Err.Error()})
+		inv = append(inv, invalid{Path: i.Path, Error: i.Err.Error(), Kept: i.Kept})
 	}
 	info := cat.Info()
 	var b strings.Builder
@@ -1030,9 +1034,9 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 		}
 	}
 	if len(inv) > 0 {
-		fmt.Fprintf(&b, "\n## Invalid templates (left out)\n")
-		for _, i := range inv {
-			fmt.Fprintf(&b, "- %s: %s\n", i.Path, i.Error)
+		fmt.Fprintf(&b, "\n## Invalid template files\n")
+		for _, i := range cat.Invalid() {
+			fmt.Fprintf(&b, "- %s (%s): %s\n", i.Path, invalidNote(i), i.Err)
 		}
 	}
 	note, staleData := staleNote(cat)

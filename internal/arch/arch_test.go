@@ -25,7 +25,11 @@ func TestImportRules(t *testing.T) {
 		{"mcp", []string{module + "/transport", "github.com/r3labs/sse", "github.com/google/go-github", module + "/templates", module + "/internal/app"}},
 		{"templates", []string{module + "/mcp", module + "/transport", module + "/internal/app"}},
 		{"render", []string{module + "/mcp", module + "/transport"}},
+		// Transports move messages: what a template is, they never know.
 		{"transport/stdio", []string{module + "/templates", module + "/internal/app", module + "/render"}},
+		{"transport/sse", []string{module + "/templates", module + "/internal/app", module + "/render"}},
+		{"transport/streamable", []string{module + "/templates", module + "/internal/app", module + "/render"}},
+		{"transport/httpserver", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 	}
 	// render is pure: none of its own imports may do I/O (its dependencies,
 	// such as the schema library behind templates, are not its business).

@@ -1,4 +1,5 @@
-// Package arch holds no code: its test enforces the import rules of
+// Package arch holds no code: its test enforces the import rules listed in
 // docs/architecture.md (mcp never imports a transport, r3labs/sse or
-// go-github; templates never imports mcp; render does no I/O).
+// go-github; templates never imports mcp; render does no I/O; transports
+// never know templates).
 package arch

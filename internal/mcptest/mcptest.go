@@ -38,11 +38,10 @@ type ErrorObject struct {
 type Client struct {
 	S *mcp.Session
 
-	mu     sync.Mutex
-	cond   *sync.Cond
-	msgs   []Message
-	closed bool
-	block  chan struct{} // when non-nil, Send blocks until it is closed
+	mu    sync.Mutex
+	cond  *sync.Cond
+	msgs  []Message
+	block chan struct{} // when non-nil, Send blocks until it is closed
 }
 
 type sink struct{ c *Client }
@@ -67,12 +66,8 @@ func (k sink) Send(msgs []mcp.Outgoing) error {
 	return nil
 }
 
-func (k sink) Close() {
-	k.c.mu.Lock()
-	k.c.closed = true
-	k.c.cond.Broadcast()
-	k.c.mu.Unlock()
-}
+// Close needs nothing: a test sees a closed session through Client.S.Done.
+func (sink) Close() {}
 
 // Connect opens a session on e. The session is closed when the test ends.
 func Connect(t testing.TB, e *mcp.Engine) *Client {
@@ -189,29 +184,23 @@ func (c *Client) Notification(t testing.TB, method string) Message {
 	return m
 }
 
-// All returns every message received so far.
+// All returns the messages received so far that no Response, Next or
+// Notification has taken.
 func (c *Client) All() []Message {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return append([]Message(nil), c.msgs...)
 }
 
-// Len returns the number of messages received so far.
+// Len returns the number of messages received and not yet taken.
 func (c *Client) Len() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.msgs)
 }
 
-// Closed reports whether the transport side was closed.
-func (c *Client) Closed() bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.closed
-}
-
-// await finds the first message after the read mark matching pred. The
-// matched message is removed so it is never returned twice.
+// await waits for the first message not yet taken that matches pred, and
+// takes it: it is never returned twice.
 func (c *Client) await(pred func(Message) bool) (Message, bool) {
 	deadline := time.Now().Add(Wait)
 	timer := time.AfterFunc(Wait, func() {
