@@ -17,7 +17,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { BIN, serverEnv, STEP_MS, SUITE_MS, tempDir, WATCH_MS, within } from "./helpers.mjs";
+import { BIN, eventually, serverEnv, STEP_MS, SUITE_MS, tempDir, WATCH_MS, within } from "./helpers.mjs";
 
 const opts = { timeout: STEP_MS };
 
@@ -134,27 +134,18 @@ describe("resources, completion, embedded resources (folder source)", { timeout:
   it("sends resources/updated to a subscriber when the template changes", { timeout: WATCH_MS + STEP_MS }, async () => {
     await client.subscribeResource({ uri: "template://Style" });
     writeFileSync(join(dir, "Style.json"), template("Style", "Use active voice."));
-    await within(
-      (async () => {
-        while (!updates.includes("template://Style")) await new Promise((r) => setTimeout(r, 50));
-      })(),
-      WATCH_MS,
-      "resources/updated",
-    );
+    await eventually(() => assert.ok(updates.includes("template://Style"), "resources/updated for template://Style"));
     const { contents } = await client.readResource({ uri: "template://Style" });
     assert.match(contents[0].text, /Use active voice\./);
   });
 
   it("reports a template that became invalid as a warning log message", { timeout: WATCH_MS + STEP_MS }, async () => {
     writeFileSync(join(dir, "Broken.json"), '{"metadata": {"name": "Broken"}');
-    await within(
-      (async () => {
-        while (!logs.some((l) => l.level === "warning" && JSON.stringify(l.data).includes("Broken"))) {
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      })(),
-      WATCH_MS,
-      "warning log message",
+    await eventually(() =>
+      assert.ok(
+        logs.some((l) => l.level === "warning" && l.data.path === "Broken.json" && /template left out/.test(l.data.message)),
+        `a warning naming Broken.json, got ${JSON.stringify(logs)}`,
+      ),
     );
   });
 });

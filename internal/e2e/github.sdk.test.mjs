@@ -15,7 +15,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { BIN, REPO, serverEnv, STEP_MS, SUITE_MS, tempDir, within } from "./helpers.mjs";
+import { BIN, eventually, REPO, serverEnv, STEP_MS, SUITE_MS, tempDir, within } from "./helpers.mjs";
 
 const FAKE = process.env.FAKEGITHUB_BIN ?? resolve(REPO, "bin", "fakegithub");
 const TOKEN = "ghp_e2eSecretTokenThatMustNeverLeak0123456789";
@@ -125,9 +125,7 @@ describe("GitHub library through the fake API", { timeout: SUITE_MS }, () => {
     assert.ok(counts.total <= 4, JSON.stringify(counts));
     const after = await client.getPrompt({ name: "Generated_000", arguments: { subject: "tea" } });
     assert.match(after.messages[0].content.text, /EDITED tea/);
-    const deadline = Date.now() + STEP_MS;
-    while (changes.length === n && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-    assert.ok(changes.length > n, "prompts list_changed received");
+    await eventually(() => assert.ok(changes.length > n, "prompts list_changed received"), STEP_MS, 20);
   });
 
   it("keeps serving the catalog, marked stale, while GitHub is down", opts, async () => {

@@ -8,6 +8,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import {
+  LoggingMessageNotificationSchema,
   PromptListChangedNotificationSchema,
   ToolListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -16,7 +17,6 @@ import {
   eventually,
   expectedPrompt,
   RawSession,
-  sleep,
   STEP_MS,
   SUITE_MS,
   tempDir,
@@ -82,10 +82,12 @@ function writeTemplate(dir, t) {
 /** Collects notifications and lets a test wait for the next one of a kind. */
 class Inbox {
   constructor() {
-    this.counts = { prompts: 0, tools: 0 };
+    this.counts = { prompts: 0, tools: 0, logs: 0 };
+    this.logs = [];
     this.waiters = [];
   }
-  bump(kind) {
+  bump(kind, params) {
+    if (kind === "logs") this.logs.push(params);
     this.counts[kind]++;
     this.waiters = this.waiters.filter((w) => !w());
   }
@@ -126,6 +128,7 @@ describe("template folder over stdio with the SDK client", { timeout: SUITE_MS }
       setup: (c) => {
         c.setNotificationHandler(PromptListChangedNotificationSchema, () => inbox.bump("prompts"));
         c.setNotificationHandler(ToolListChangedNotificationSchema, () => inbox.bump("tools"));
+        c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => inbox.bump("logs", n.params));
       },
     });
     client = session.client;
@@ -180,13 +183,15 @@ describe("template folder over stdio with the SDK client", { timeout: SUITE_MS }
   it("keeps serving the others while a file is half written", async () => {
     const path = join(folder.dir, "Delta_Draft.json");
     const full = JSON.stringify(DELTA, null, 2);
+    const l0 = inbox.counts.logs;
     writeFileSync(path, full.slice(0, Math.floor(full.length / 2)));
-    // There is no event to wait for (the set did not change), so give the
-    // watcher time to read the broken file, checking all along.
-    for (let i = 0; i < 6; i++) {
-      await sleep(250);
-      assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check", "Gamma_Plan"]);
-    }
+    // The watcher has read the broken file once the client is warned of it.
+    await inbox.after("logs", l0, "a warning about the half-written Delta_Draft.json");
+    const warning = inbox.logs.at(-1);
+    assert.equal(warning.level, "warning");
+    assert.equal(warning.data.path, "Delta_Draft.json");
+    assert.match(warning.data.message, /template left out/);
+    assert.deepEqual(await names(), ["Alpha_Notes", "Beta_Check", "Gamma_Plan"]);
     const res = await client.getPrompt({ name: "Beta_Check", arguments: { subject: "s" } }, opts);
     assert.equal(res.messages[0].content.text, expectedPrompt(BETA, { subject: "s" }));
 

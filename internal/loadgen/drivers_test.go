@@ -101,7 +101,7 @@ func TestSSE(t *testing.T) {
 		{name: "server pings are answered", server: fakeOptions{pingClient: true}, method: "echo"},
 		{name: "json-rpc errors are counted", method: "nope", wantErrs: 4 * 25},
 		{name: "tool errors are counted", method: "tool_fails", wantErrs: 4 * 25},
-		{name: "missing expected text is counted", method: "echo", expect: "absent", wantFailed: "warmup: bad response"},
+		{name: "missing expected text fails the warmup", method: "echo", expect: "absent", wantFailed: "warmup: bad response"},
 		{name: "a misrouted response stops the run", server: fakeOptions{misroute: true}, method: "echo", wantFailed: "wrong request"},
 	}
 	for _, tt := range tests {

@@ -117,10 +117,9 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 	w := bufio.NewWriterSize(stdin, 64<<10)
 	r := bufio.NewReaderSize(stdout, 1<<20)
 
-	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"loadgen","version":"1"}}}` + "\n" +
-		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
-	if _, err := w.WriteString(init); err != nil {
-		return Stats{}, err
+	for _, msg := range [][]byte{initializeRequest("2025-06-18"), initializedNotification} {
+		w.Write(msg)
+		w.WriteByte('\n')
 	}
 	if err := w.Flush(); err != nil {
 		return Stats{}, err
@@ -129,7 +128,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 		return Stats{}, fmt.Errorf("no initialize response: %w (stderr: %s)", err, stderr.String())
 	}
 	total := cfg.Warmup + cfg.Requests
-	prefix := []byte(`{"jsonrpc":"2.0","method":` + strconv.Quote(cfg.Method) + `,"params":` + string(cfg.Params) + `,"id":`)
+	prefix := requestPrefix(cfg.Method, cfg.Params)
 
 	sent := make([]time.Time, total+1)
 	var mu sync.Mutex
@@ -156,12 +155,11 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 			mu.Lock()
 			d := now.Sub(sent[id])
 			mu.Unlock()
-			bad := isFailure(line) || (cfg.Expect != nil && !bytes.Contains(line, cfg.Expect))
 			if id > cfg.Warmup {
 				lat = append(lat, d)
-				if bad {
+				if reason := check(line, cfg.Expect); reason != "" {
 					if errs == 0 {
-						firstErr = string(line[:min(len(line), 300)])
+						firstErr = reason
 					}
 					errs++
 				}
@@ -183,8 +181,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 			ph = startPhase(cmd.Process.Pid)
 			start = time.Now()
 		}
-		buf = append(append(buf[:0], prefix...), strconv.Itoa(id)...)
-		buf = append(buf, '}', '\n')
+		buf = append(appendRequest(buf[:0], prefix, id), '\n')
 		mu.Lock()
 		sent[id] = time.Now()
 		mu.Unlock()

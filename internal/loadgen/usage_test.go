@@ -27,8 +27,10 @@ func TestStdioReportsServerUsage(t *testing.T) {
 	if st.Server.PeakRSS <= 0 || st.Server.RSS <= 0 || st.Server.PeakRSS < st.Server.RSS {
 		t.Errorf("server memory not read: %+v", st.Server)
 	}
-	if st.Server.CPU < 0 || st.CPUPerRequest() != st.Server.CPU/time.Duration(st.Requests) {
-		t.Errorf("cpu %s, per request %s", st.Server.CPU, st.CPUPerRequest())
+	// 3,000 requests cost the server tens of milliseconds, several clock
+	// ticks of /proc accounting: zero means the CPU was not read.
+	if st.Server.CPU <= 0 || st.CPUPerRequest() <= 0 {
+		t.Errorf("server CPU not read: %s, per request %s", st.Server.CPU, st.CPUPerRequest())
 	}
 
 	// A missing required argument is an error response: counted, quoted.
