@@ -1,8 +1,9 @@
-// Package cache is a small TTL + ETag entry store: the seed's cache entries
-// (`template:{name}:{ref}`, `template-list:{ref}`) with the revalidation
-// state they need (an ETag and an expiry), single-flight loading, an
-// injectable clock, a byte bound with least-recently-used eviction, and
-// optional persistence to one file written atomically.
+// Package cache is a small TTL + ETag entry store: entries keyed in the
+// seed's format (`template-list:{ref}`, plus content-addressed blobs) with
+// the revalidation state they need (an ETag and an expiry), single-flight
+// loading (Load), an injectable clock, a byte bound with
+// least-recently-used eviction, and optional persistence to one file
+// written atomically.
 //
 // An expired entry is not deleted: it is stale, and its ETag is exactly what
 // a conditional request needs (Peek returns it, Get does not). Entries whose
@@ -24,9 +25,8 @@ import (
 	"golang.org/x/sync/singleflight"
 )
 
-// Kinds of entries, as the seed names them, plus blobs.
+// Kinds of entries: the seed's template list, and blobs.
 const (
-	KindTemplate     = "template"      // template:{name}:{ref}
 	KindTemplateList = "template-list" // template-list:{ref}
 	KindBlob         = "blob"          // blob:{sha}, content-addressed
 )
@@ -73,7 +73,7 @@ type Loader func(ctx context.Context, stale *Entry) (Entry, error)
 
 // Options configures a Cache. The zero value is usable.
 type Options struct {
-	TTL         time.Duration // lifetime given by Set, Touch and Load; default DefaultTTL
+	TTL         time.Duration // lifetime given by Touch and Load; default DefaultTTL
 	MaxBytes    int64         // bound on the sum of entry sizes; default DefaultMaxBytes
 	Now         Clock         // default time.Now
 	LoadTimeout time.Duration // bound on one shared Load; default DefaultLoadTimeout
@@ -93,11 +93,23 @@ type Cache struct {
 	// shared load for its key.
 	joined func()
 
-	mu      sync.Mutex
-	items   map[string]*list.Element // of *Entry
-	lru     *list.List               // front: most recently used
-	bytes   int64
-	evicted int
+	mu    sync.Mutex
+	items map[string]*list.Element // of *Entry
+	lru   *list.List               // front: most recently used
+	bytes int64
+	// gen counts changes to the entries (added, replaced, touched,
+	// removed), so that SaveIfChanged can tell that nothing changed.
+	gen uint64
+
+	// saveMu makes Saves one at a time, so the last to start is the last
+	// written; savedGen and savedPath describe the last file written
+	// (or opened), under saveMu.
+	saveMu    sync.Mutex
+	savedGen  uint64
+	savedPath string
+	// encoding, when set (tests), runs between a Save's snapshot and its
+	// encoding.
+	encoding func()
 }
 
 // New returns an empty cache.
@@ -130,9 +142,9 @@ func New(opts Options) *Cache {
 
 // KeyFor builds a key in the seed's format, namespaced so two repositories
 // (or two servers sharing one cache) never collide: KeyFor("github.com/o/r",
-// KindTemplate, "Code_Review", "main") is
-// "github.com/o/r|template:Code_Review:main". Empty parts are left out, so
-// KeyFor(ns, KindTemplateList, "", "main") is "ns|template-list:main" and
+// KindTemplateList, "templates", "main") is
+// "github.com/o/r|template-list:templates:main". Empty parts are left out,
+// so KeyFor(ns, KindTemplateList, "", "main") is "ns|template-list:main" and
 // KeyFor(ns, KindBlob, sha, "") is "ns|blob:SHA".
 func KeyFor(namespace, kind, name, ref string) string {
 	parts := make([]string, 0, 3)
@@ -172,12 +184,6 @@ func (c *Cache) Peek(key string) (Entry, bool) {
 	return clone(el.Value.(*Entry)), true
 }
 
-// Set stores value under key with the cache's TTL.
-func (c *Cache) Set(key string, value []byte, etag string) {
-	now := c.now()
-	c.Put(Entry{Key: key, ETag: etag, Value: value, CachedAt: now, ExpiresAt: now.Add(c.ttl)})
-}
-
 // Put stores e as given (a zero ExpiresAt never expires; a zero CachedAt
 // becomes now). An entry larger than MaxBytes is not kept.
 func (c *Cache) Put(e Entry) {
@@ -191,18 +197,17 @@ func (c *Cache) Put(e Entry) {
 }
 
 func (c *Cache) put(e *Entry) {
+	c.gen++
 	if el, ok := c.items[e.Key]; ok {
 		c.remove(el)
 	}
 	if e.size() > c.maxBytes {
-		c.evicted++
 		return
 	}
 	c.items[e.Key] = c.lru.PushFront(e)
 	c.bytes += e.size()
 	for c.bytes > c.maxBytes {
 		c.remove(c.lru.Back())
-		c.evicted++
 	}
 }
 
@@ -210,6 +215,7 @@ func (c *Cache) remove(el *list.Element) {
 	e := c.lru.Remove(el).(*Entry)
 	delete(c.items, e.Key)
 	c.bytes -= e.size()
+	c.gen++
 }
 
 // Touch gives an entry a new TTL from now, as a 304 revalidation does, and
@@ -224,6 +230,7 @@ func (c *Cache) Touch(key string) bool {
 	e := el.Value.(*Entry)
 	if !e.ExpiresAt.IsZero() {
 		e.ExpiresAt = c.now().Add(c.ttl)
+		c.gen++
 	}
 	c.lru.MoveToFront(el)
 	return true
@@ -238,15 +245,6 @@ func (c *Cache) Invalidate(key string) {
 	}
 }
 
-// Clear removes every entry.
-func (c *Cache) Clear() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.items = make(map[string]*list.Element)
-	c.lru.Init()
-	c.bytes = 0
-}
-
 // Keys returns the keys that start with prefix, most recently used first.
 func (c *Cache) Keys(prefix string) []string {
 	c.mu.Lock()
@@ -258,21 +256,6 @@ func (c *Cache) Keys(prefix string) []string {
 		}
 	}
 	return keys
-}
-
-// Stats describes the cache's occupancy.
-type Stats struct {
-	Entries  int
-	Bytes    int64
-	MaxBytes int64
-	Evicted  int // entries dropped to stay under MaxBytes since New
-}
-
-// Stats returns the current occupancy.
-func (c *Cache) Stats() Stats {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return Stats{Entries: len(c.items), Bytes: c.bytes, MaxBytes: c.maxBytes, Evicted: c.evicted}
 }
 
 // Load returns the fresh entry for key, or runs load once for all concurrent

@@ -44,11 +44,11 @@ func TestKeyFor(t *testing.T) {
 		ns, kind, name, ref string
 		want                string
 	}{
-		{"github.com/o/r", KindTemplate, "Code_Review", "main", "github.com/o/r|template:Code_Review:main"},
+		{"github.com/o/r", KindTemplateList, "templates", "main", "github.com/o/r|template-list:templates:main"},
 		{"github.com/o/r", KindTemplateList, "", "main", "github.com/o/r|template-list:main"},
 		{"github.com/o/r", KindBlob, "abc123", "", "github.com/o/r|blob:abc123"},
 		{"github.com/o/r", KindTemplateList, "", "feature/x", "github.com/o/r|template-list:feature/x"},
-		{"", KindTemplate, "A", "v1.0.0", "|template:A:v1.0.0"},
+		{"", KindTemplateList, "A", "v1.0.0", "|template-list:A:v1.0.0"},
 	}
 	for _, tt := range tests {
 		if got := KeyFor(tt.ns, tt.kind, tt.name, tt.ref); got != tt.want {
@@ -64,7 +64,7 @@ func TestKeyFor(t *testing.T) {
 func TestExpiryAndTouch(t *testing.T) {
 	clk := newClock()
 	c := New(Options{TTL: time.Minute, Now: clk.Now})
-	c.Set("k", []byte("v1"), `"e1"`)
+	set(c, "k", []byte("v1"), `"e1"`)
 	c.Put(Entry{Key: "forever", Value: []byte("blob")})
 
 	steps := []struct {
@@ -107,6 +107,20 @@ func TestExpiryAndTouch(t *testing.T) {
 	}
 }
 
+// set stores value under key with the cache's TTL, as a revalidated entry
+// is stored.
+func set(c *Cache, key string, value []byte, etag string) {
+	now := c.now()
+	c.Put(Entry{Key: key, ETag: etag, Value: value, CachedAt: now, ExpiresAt: now.Add(c.ttl)})
+}
+
+// occupancy is how many entries c holds and what they cost.
+func occupancy(c *Cache) (entries int, bytes int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.items), c.bytes
+}
+
 func mustPeek(t *testing.T, c *Cache, key string) Entry {
 	t.Helper()
 	e, ok := c.Peek(key)
@@ -119,7 +133,7 @@ func mustPeek(t *testing.T, c *Cache, key string) Entry {
 func TestValuesAreCopied(t *testing.T) {
 	c := New(Options{})
 	v := []byte("abc")
-	c.Set("k", v, "")
+	set(c, "k", v, "")
 	v[0] = 'X'
 	e, _ := c.Get("k")
 	e.Value[1] = 'Y'
@@ -128,19 +142,21 @@ func TestValuesAreCopied(t *testing.T) {
 	}
 }
 
-func TestInvalidateClearKeys(t *testing.T) {
+func TestInvalidateKeys(t *testing.T) {
 	c := New(Options{})
 	for _, k := range []string{"ns|blob:1", "ns|blob:2", "ns|template-list:main", "other|blob:1"} {
-		c.Set(k, []byte("x"), "")
+		set(c, k, []byte("x"), "")
 	}
 	c.Invalidate("ns|blob:1")
 	c.Invalidate("never-there")
 	if diff := cmp.Diff([]string{"ns|blob:2"}, c.Keys("ns|blob:")); diff != "" {
 		t.Errorf("Keys after Invalidate (-want +got):\n%s", diff)
 	}
-	c.Clear()
-	if s := c.Stats(); s.Entries != 0 || s.Bytes != 0 {
-		t.Errorf("Stats after Clear = %+v, want empty", s)
+	for _, k := range c.Keys("") {
+		c.Invalidate(k)
+	}
+	if n, b := occupancy(c); n != 0 || b != 0 {
+		t.Errorf("after invalidating every key: %d entries, %d bytes; want none", n, b)
 	}
 }
 
@@ -151,59 +167,54 @@ func TestLRUEviction(t *testing.T) {
 		name     string
 		ops      func(c *Cache)
 		wantKeys []string
-		evicted  int
 	}{
 		{
 			name: "oldest goes first",
 			ops: func(c *Cache) {
 				for _, k := range []string{"a", "b", "c", "d"} {
-					c.Set(k, val, "")
+					set(c, k, val, "")
 				}
 			},
 			wantKeys: []string{"d", "c", "b"},
-			evicted:  1,
 		},
 		{
 			name: "a read makes an entry recent",
 			ops: func(c *Cache) {
-				c.Set("a", val, "")
-				c.Set("b", val, "")
-				c.Set("c", val, "")
+				set(c, "a", val, "")
+				set(c, "b", val, "")
+				set(c, "c", val, "")
 				c.Get("a")
-				c.Set("d", val, "")
+				set(c, "d", val, "")
 			},
 			wantKeys: []string{"d", "a", "c"},
-			evicted:  1,
 		},
 		{
 			name: "touch makes an entry recent",
 			ops: func(c *Cache) {
-				c.Set("a", val, "")
-				c.Set("b", val, "")
-				c.Set("c", val, "")
+				set(c, "a", val, "")
+				set(c, "b", val, "")
+				set(c, "c", val, "")
 				c.Touch("a")
-				c.Set("d", val, "")
-				c.Set("e", val, "")
+				set(c, "d", val, "")
+				set(c, "e", val, "")
 			},
 			wantKeys: []string{"e", "d", "a"},
-			evicted:  2,
 		},
 		{
 			name: "an entry larger than the bound is not kept",
 			ops: func(c *Cache) {
-				c.Set("a", val, "")
-				c.Set("huge", bytes.Repeat([]byte("x"), 100), "")
+				set(c, "a", val, "")
+				set(c, "huge", bytes.Repeat([]byte("x"), 100), "")
 			},
 			wantKeys: []string{"a"},
-			evicted:  1,
 		},
 		{
 			name: "replacing an entry does not count twice",
 			ops: func(c *Cache) {
 				for range 10 {
-					c.Set("a", val, "")
+					set(c, "a", val, "")
 				}
-				c.Set("b", val, "")
+				set(c, "b", val, "")
 			},
 			wantKeys: []string{"b", "a"},
 		},
@@ -215,9 +226,8 @@ func TestLRUEviction(t *testing.T) {
 			if diff := cmp.Diff(tt.wantKeys, c.Keys("")); diff != "" {
 				t.Errorf("keys (-want +got):\n%s", diff)
 			}
-			s := c.Stats()
-			if s.Evicted != tt.evicted || s.Bytes != int64(10*len(tt.wantKeys)) || s.Bytes > s.MaxBytes {
-				t.Errorf("Stats = %+v, want %d evicted and %d bytes", s, tt.evicted, 10*len(tt.wantKeys))
+			if n, b := occupancy(c); n != len(tt.wantKeys) || b != int64(10*len(tt.wantKeys)) {
+				t.Errorf("%d entries, %d bytes; want %d and %d", n, b, len(tt.wantKeys), 10*len(tt.wantKeys))
 			}
 		})
 	}
@@ -249,7 +259,7 @@ func TestLoad(t *testing.T) {
 			clk := newClock()
 			c := New(Options{TTL: time.Minute, Now: clk.Now})
 			if tt.seed != nil {
-				c.Set("k", tt.seed.Value, tt.seed.ETag)
+				set(c, "k", tt.seed.Value, tt.seed.ETag)
 				if !tt.fresh {
 					clk.Add(2 * time.Minute)
 				}
@@ -353,9 +363,9 @@ func TestSaveOpen(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "flowyprompt", "github")
 	path := filepath.Join(dir, FileName("https://api.github.com/", "o/r", "main"))
 	c := New(Options{TTL: time.Minute, Now: clk.Now})
-	c.Set("ns|template-list:main", []byte(`{"commit":"abc"}`), `"etag-1"`)
+	set(c, "ns|template-list:main", []byte(`{"commit":"abc"}`), `"etag-1"`)
 	c.Put(Entry{Key: "ns|blob:1", Value: []byte{0, 1, 2, 255}})
-	c.Set("ns|blob:2", []byte("two"), "")
+	set(c, "ns|blob:2", []byte("two"), "")
 	c.Get("ns|template-list:main") // most recent
 
 	if err := c.Save(path); err != nil {
@@ -384,6 +394,109 @@ func TestSaveOpen(t *testing.T) {
 	}
 }
 
+func TestSaveIfChanged(t *testing.T) {
+	clk := newClock()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	seed := New(Options{TTL: time.Minute, Now: clk.Now})
+	set(seed, "list", []byte("l"), `"e"`)
+	seed.Put(Entry{Key: "blob", Value: []byte("b")})
+	if err := seed.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	c, err := Open(path, Options{TTL: time.Minute, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Each step runs on the cache as the steps before left it; the file is
+	// removed first, so a write that should not happen shows.
+	steps := []struct {
+		name      string
+		change    func()
+		path      string
+		wantWrite bool
+	}{
+		{name: "just opened", change: func() {}},
+		{name: "an entry added", change: func() { c.Put(Entry{Key: "blob2", Value: []byte("c")}) }, wantWrite: true},
+		{name: "nothing since", change: func() {}},
+		{name: "reads change nothing", change: func() { c.Peek("list"); c.Get("blob"); c.Keys("") }},
+		{name: "an expiry moved", change: func() { clk.Add(time.Second); c.Touch("list") }, wantWrite: true},
+		{name: "touching what never expires changes nothing", change: func() { c.Touch("blob") }},
+		{name: "removing what is not there changes nothing", change: func() { c.Invalidate("nope") }},
+		{name: "an entry removed", change: func() { c.Invalidate("blob2") }, wantWrite: true},
+		{name: "an entry replaced", change: func() { set(c, "list", []byte("l2"), `"e2"`) }, wantWrite: true},
+		{name: "another file", change: func() {}, path: filepath.Join(dir, "other.json"), wantWrite: true},
+		{name: "back to the first file", change: func() {}, wantWrite: true},
+	}
+	for _, st := range steps {
+		p := path
+		if st.path != "" {
+			p = st.path
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+		st.change()
+		written, err := c.SaveIfChanged(p)
+		if err != nil {
+			t.Fatalf("%s: %v", st.name, err)
+		}
+		_, statErr := os.Stat(p)
+		if written != st.wantWrite || (statErr == nil) != st.wantWrite {
+			t.Errorf("%s: written = %v, file exists = %v; want %v", st.name, written, statErr == nil, st.wantWrite)
+		}
+		if !st.wantWrite {
+			continue
+		}
+		got, err := Open(p, Options{TTL: time.Minute, Now: clk.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range c.Keys("") {
+			if diff := cmp.Diff(mustPeek(t, c, k), mustPeek(t, got, k)); diff != "" {
+				t.Errorf("%s: %q on disk (-memory +disk):\n%s", st.name, k, diff)
+			}
+		}
+	}
+}
+
+func TestSaveEncodesOutsideTheLock(t *testing.T) {
+	// Encoding a large cache takes a while: readers and writers of the
+	// cache must not wait for it.
+	c := New(Options{})
+	c.Put(Entry{Key: "a", Value: []byte("a")})
+	put := make(chan struct{})
+	c.encoding = func() {
+		go func() {
+			c.Put(Entry{Key: "b", Value: []byte("b")})
+			c.Peek("a")
+			close(put)
+		}()
+		select {
+		case <-put:
+		case <-time.After(10 * time.Second):
+			t.Error("Put and Peek waited for the encoding of a Save")
+		}
+	}
+	path := filepath.Join(t.TempDir(), "c.json")
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	// What a Save writes is the snapshot it took: the entry put while it
+	// encoded is saved by the next one.
+	got, err := Open(path, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"a"}, got.Keys("")); diff != "" {
+		t.Errorf("saved keys (-want +got):\n%s", diff)
+	}
+	c.encoding = nil
+	if written, err := c.SaveIfChanged(path); err != nil || !written {
+		t.Errorf("SaveIfChanged after a change made during a Save = %v, %v; want it written", written, err)
+	}
+}
+
 // TestOpenShorterTTL: entries saved under a longer TTL than the one the
 // cache is opened with are fresh for at most the new TTL; shorter expiries
 // and entries that never expire are kept as they are.
@@ -391,7 +504,7 @@ func TestOpenShorterTTL(t *testing.T) {
 	clk := newClock()
 	path := filepath.Join(t.TempDir(), "cache.json")
 	c := New(Options{TTL: time.Hour, Now: clk.Now})
-	c.Set("long", []byte("1"), "")
+	set(c, "long", []byte("1"), "")
 	c.Put(Entry{Key: "soon", Value: []byte("2"), ExpiresAt: clk.Now().Add(time.Minute)})
 	c.Put(Entry{Key: "blob", Value: []byte("3")})
 	if err := c.Save(path); err != nil {
@@ -455,7 +568,10 @@ func TestOpenBadFiles(t *testing.T) {
 			if (err != nil) != tt.wantErr {
 				t.Errorf("Open error = %v, want error: %v", err, tt.wantErr)
 			}
-			if c == nil || c.Stats().Entries != 0 {
+			if c == nil {
+				t.Fatal("Open returned no cache")
+			}
+			if n, _ := occupancy(c); n != 0 {
 				t.Fatalf("Open returned %v, want a usable empty cache", c)
 			}
 			if warned := strings.Contains(logs.String(), "level=WARN"); warned != tt.wantWarn {
@@ -463,7 +579,7 @@ func TestOpenBadFiles(t *testing.T) {
 			}
 			// A usable cache is one that can be saved over the bad file.
 			if !tt.asDir {
-				c.Set("k", []byte("v"), "")
+				set(c, "k", []byte("v"), "")
 				if err := c.Save(path); err != nil {
 					t.Errorf("Save over the bad file: %v", err)
 				}
@@ -496,7 +612,7 @@ func TestFileName(t *testing.T) {
 
 func FuzzOpen(f *testing.F) {
 	c := New(Options{})
-	c.Set("ns|template-list:main", []byte(`{"commit":"abc"}`), `"e"`)
+	set(c, "ns|template-list:main", []byte(`{"commit":"abc"}`), `"e"`)
 	c.Put(Entry{Key: "ns|blob:1", Value: []byte{0, 255}})
 	seedPath := filepath.Join(f.TempDir(), "seed.json")
 	if err := c.Save(seedPath); err != nil {
@@ -522,8 +638,8 @@ func FuzzOpen(f *testing.F) {
 		if err != nil {
 			t.Fatalf("Open of a readable file failed: %v", err)
 		}
-		if s := c.Stats(); s.Bytes > s.MaxBytes {
-			t.Fatalf("opened cache exceeds its bound: %+v", s)
+		if _, b := occupancy(c); b > opts.MaxBytes {
+			t.Fatalf("opened cache holds %d bytes, over its bound of %d", b, opts.MaxBytes)
 		}
 		// Whatever was accepted must survive a round trip unchanged.
 		if err := c.Save(path); err != nil {
@@ -543,7 +659,7 @@ func BenchmarkGet(b *testing.B) {
 	c := New(Options{})
 	v := bytes.Repeat([]byte("x"), 4096)
 	for i := range 1000 {
-		c.Set(fmt.Sprintf("ns|blob:%d", i), v, "")
+		set(c, fmt.Sprintf("ns|blob:%d", i), v, "")
 	}
 	b.ReportAllocs()
 	b.ResetTimer()

@@ -42,19 +42,54 @@ func FileName(parts ...string) string {
 // Save writes every entry to path as one JSON file, atomically: a reader (or
 // a crash) sees the old file or the new one, never half of one. The file is
 // private to the user (0600, directory 0700) because cached templates may
-// come from a private repository.
+// come from a private repository. Saves run one at a time. The entries are
+// copied under the cache's lock but encoded outside it, so that readers and
+// writers of the cache do not wait for the encoding (values are never
+// modified in place, so the copy shares their bytes).
 func (c *Cache) Save(path string) error {
+	c.saveMu.Lock()
+	defer c.saveMu.Unlock()
+	return c.saveLocked(path)
+}
+
+// SaveIfChanged is Save, skipped when no entry was added, replaced,
+// touched or removed since the file at path was last written (or opened)
+// by this cache. It reports whether it wrote the file. Calls made while a
+// Save runs wait for it and then find their changes saved by the next
+// one, so a burst of changes costs one or two writes, not one each.
+func (c *Cache) SaveIfChanged(path string) (written bool, err error) {
+	c.saveMu.Lock()
+	defer c.saveMu.Unlock()
 	c.mu.Lock()
+	unchanged := path == c.savedPath && c.gen == c.savedGen
+	c.mu.Unlock()
+	if unchanged {
+		return false, nil
+	}
+	return true, c.saveLocked(path)
+}
+
+// saveLocked writes the file; c.saveMu must be held.
+func (c *Cache) saveLocked(path string) error {
+	c.mu.Lock()
+	gen := c.gen
 	f := file{Version: fileVersion, Entries: make([]Entry, 0, len(c.items))}
 	for el := c.lru.Front(); el != nil; el = el.Next() {
 		f.Entries = append(f.Entries, *el.Value.(*Entry))
 	}
-	data, err := json.Marshal(f)
 	c.mu.Unlock()
+	if c.encoding != nil {
+		c.encoding()
+	}
+	data, err := json.Marshal(f)
 	if err != nil {
 		return fmt.Errorf("encode cache: %w", err)
 	}
-	return writeAtomic(path, data)
+	if err := writeAtomic(path, data); err != nil {
+		return err
+	}
+	c.savedGen, c.savedPath = gen, path
+	return nil
 }
 
 func writeAtomic(path string, data []byte) (err error) {
@@ -135,5 +170,8 @@ func Open(path string, opts Options) (*Cache, error) {
 		}
 		c.put(&e)
 	}
+	// What is in memory is what the file holds (an expiry shortened to
+	// today's TTL aside): nothing to save until something changes.
+	c.savedGen, c.savedPath = c.gen, path
 	return c, nil
 }

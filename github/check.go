@@ -16,7 +16,7 @@ type Report struct {
 	APIURL        string               `json:"apiUrl"`
 	Authenticated bool                 `json:"authenticated"`
 	Ref           string               `json:"ref"`              // as configured; "" is the default branch
-	Branch        string               `json:"branch,omitempty"` // the default branch, when Ref is ""
+	Branch        string               `json:"branch,omitempty"` // the default branch's name, when Ref is "" and GitHub answered
 	Commit        string               `json:"commit,omitempty"`
 	Path          string               `json:"path"`
 	Valid         int                  `json:"valid"`
@@ -43,9 +43,11 @@ type InvalidFile struct {
 // a commit whose catalog is on disk revalidates nothing, and a check that
 // passed on the cache alone would hide a revoked token or an unreachable
 // API. So it reads the rate limit, which needs only a reachable API and a
-// valid token (or none), and, when pinned, resolves the commit, which
-// proves the repository and the commit are visible. Either failing fails
-// the check.
+// valid token (or none), and, when Refresh asked GitHub nothing (pinned,
+// with a catalog already held), resolves the commit, which proves the
+// repository and the commit are visible. Either failing fails the check.
+// When Refresh already failed to reach GitHub, the rate limit is not asked
+// for: it would only wait for the same network again.
 func (s *Source) Check(ctx context.Context) (*Report, error) {
 	r := &Report{
 		Repository:    s.cfg.webURL,
@@ -55,6 +57,12 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 		Path:          s.cfg.path,
 		Invalid:       []InvalidFile{},
 	}
+	s.mu.Lock()
+	// Refresh of a pinned source holding a catalog returns it as it is;
+	// without one, it loads it, listing the commit's tree (or, with the
+	// listing on disk, fetching the missing blobs from the repository).
+	asksNothing := s.pinned && s.current != nil
+	s.mu.Unlock()
 	cat, err := s.Refresh(ctx)
 	if cat != nil {
 		r.Commit = cat.Info().Revision
@@ -64,20 +72,23 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 			r.Invalid = append(r.Invalid, InvalidFile{Path: inv.Path, Code: fault.CodeOf(inv.Err), Reason: inv.Err.Error()})
 		}
 	}
-	s.mu.Lock()
-	r.Branch = s.branch
-	s.mu.Unlock()
-	// The rate_limit endpoint is never answered from go-github's memory
-	// and does not count against the limit.
-	rl, rlErr := s.client.RateLimit(ctx)
-	if rlErr == nil {
-		r.RateLimit = &rl
+	if err == nil && s.cfg.ref == "" {
+		// The source follows HEAD and never needs the default branch's
+		// name; the report names it, at one request of check's own.
+		r.Branch, err = s.client.DefaultBranch(ctx)
 	}
-	if err == nil {
-		err = rlErr
+	if fault.CodeOf(err) != fault.NetworkError {
+		// The rate_limit endpoint is never answered from go-github's
+		// memory and does not count against the limit.
+		rl, rlErr := s.client.RateLimit(ctx)
+		if rlErr == nil {
+			r.RateLimit = &rl
+		}
+		if err == nil {
+			err = rlErr
+		}
 	}
-	if err == nil && s.pinned {
-		// Refresh asked GitHub nothing: a pinned catalog never changes.
+	if err == nil && asksNothing {
 		_, _, _, err = s.client.ResolveRef(ctx, s.cfg.ref, "")
 	}
 	if err != nil {

@@ -57,33 +57,71 @@ type RateLimit struct {
 	Reset     time.Time `json:"reset"`
 }
 
-// NewClient returns a client for cfg's repository.
-func NewClient(cfg Config) (*Client, error) {
-	s, err := cfg.resolve()
-	if err != nil {
-		return nil, err
-	}
-	return newClient(s)
-}
-
-func newClient(s settings) (*Client, error) {
-	g := gh.NewClient(s.httpClient)
+func newClient(s settings) *Client {
+	// A copy: the caller's client (Config.HTTPClient) is not ours to change.
+	hc := *s.httpClient
 	if s.token != "" {
-		g = g.WithAuthToken(s.token)
+		base := hc.Transport
+		if base == nil {
+			base = http.DefaultTransport
+		}
+		hc.Transport = &authTransport{base: base, token: s.token, scheme: s.api.Scheme, host: s.api.Host}
 	}
+	hc.CheckRedirect = sameOriginRedirects(hc.CheckRedirect)
+	g := gh.NewClient(&hc)
 	// Set BaseURL directly rather than with WithEnterpriseURLs, which would
 	// append api/v3/ to any URL lacking it (the fake server, proxies); the
 	// user gives the full API root instead.
-	base, err := url.Parse(s.apiURL)
-	if err != nil {
-		return nil, configError("GITHUB_API_URL is not a URL", err.Error(), "set GITHUB_API_URL to https://api.github.com")
-	}
-	g.BaseURL = base
+	base := *s.api
+	g.BaseURL = &base
 	g.UserAgent = "flowyprompt"
 	return &Client{
 		gh: g, owner: s.owner, repo: s.repo, webURL: s.webURL, apiURL: s.apiURL,
 		path: s.path, maxFileSize: s.maxFileSize, token: s.token, now: s.now, logger: s.logger,
-	}, nil
+	}
+}
+
+// authTransport sends the token to the API's scheme and host only. (go-
+// github's WithAuthToken sets it on every request the client sends,
+// whatever its host, redirects included.)
+type authTransport struct {
+	base         http.RoundTripper
+	token        string
+	scheme, host string
+}
+
+func (t *authTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	if r.URL.Scheme != t.scheme || !strings.EqualFold(r.URL.Host, t.host) {
+		return t.base.RoundTrip(r)
+	}
+	r = r.Clone(r.Context()) // a RoundTripper must not modify the request it is given
+	r.Header.Set("Authorization", "Bearer "+t.token)
+	return t.base.RoundTrip(r)
+}
+
+// errRedirectElsewhere is why a redirect to another host or scheme is not
+// followed.
+var errRedirectElsewhere = errors.New("redirect to another host or scheme refused")
+
+// sameOriginRedirects follows redirects within the API's scheme and host
+// (GitHub redirects a renamed repository's requests that way) and refuses
+// any other: a redirect may carry a request, and its token, to a host the
+// user never configured, or from https down to http. next, the caller's
+// own policy, still applies to the redirects followed.
+func sameOriginRedirects(next func(*http.Request, []*http.Request) error) func(*http.Request, []*http.Request) error {
+	return func(req *http.Request, via []*http.Request) error {
+		from := via[0].URL
+		if req.URL.Scheme != from.Scheme || !strings.EqualFold(req.URL.Host, from.Host) {
+			return fmt.Errorf("%w: from %s://%s to %s://%s", errRedirectElsewhere, from.Scheme, from.Host, req.URL.Scheme, req.URL.Host)
+		}
+		if next != nil {
+			return next(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects") // net/http's own limit
+		}
+		return nil
+	}
 }
 
 func (c *Client) repoName() string { return c.owner + "/" + c.repo }
@@ -105,14 +143,14 @@ func (c *Client) DefaultBranch(ctx context.Context) (string, error) {
 // one conditional request. Given the ETag of a previous answer, an unchanged
 // ref costs a 304, which GitHub does not count against the rate limit: then
 // notModified is true, sha is empty and newETag is etag. An empty ref means
-// the default branch (one more request).
+// the default branch: HEAD, which GitHub resolves to the default branch's
+// head in the same one request, whatever that branch is called today.
 func (c *Client) ResolveRef(ctx context.Context, ref, etag string) (sha, newETag string, notModified bool, err error) {
-	if ref == "" {
-		if ref, err = c.DefaultBranch(ctx); err != nil {
-			return "", "", false, err
-		}
-	}
 	o := op{what: "resolve " + ref + " in " + c.repoName(), target: targetRef, name: ref}
+	if ref == "" {
+		ref = "HEAD"
+		o = op{what: "resolve the default branch of " + c.repoName(), target: targetRef, name: ref}
+	}
 	req, err := c.gh.NewRequest(http.MethodGet, "repos/"+url.PathEscape(c.owner)+"/"+url.PathEscape(c.repo)+"/commits/"+escapeRef(ref), nil)
 	if err != nil {
 		return "", "", false, c.mapError(o, nil, err)
@@ -155,17 +193,12 @@ func escapeRef(ref string) string {
 	return strings.Join(parts, "/")
 }
 
-// Tree lists the .json files under the configured folder at commit sha, with
-// their blob SHAs and sizes, in one request. Sizes let the caller refuse
-// oversized files without downloading them.
-func (c *Client) Tree(ctx context.Context, sha string) ([]TreeEntry, error) {
-	tmpl, _, err := c.treeFiles(ctx, sha)
-	return tmpl, err
-}
-
-// treeFiles is Tree that also returns, from the same request, the folder's
-// other files, which templates may list as resources. Hidden files and
-// folders are left out of those: they are never served, and a folder such
+// treeFiles lists, in one request, the files under the configured folder
+// at commit sha with their blob SHAs and sizes: the .json files (tmpl) and
+// the others, which templates may list as resources. Sizes let the caller
+// refuse oversized files without downloading them. Hidden files and folders
+// are left out of both, as the folder source leaves them out: they are
+// never served (templates/.drafts/X.json is no template), and a folder such
 // as .github would only grow the listing. other is never nil, so that a
 // persisted listing tells "no other files" from "not listed" (older caches).
 func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeEntry, err error) {
@@ -194,11 +227,13 @@ func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeE
 			continue
 		}
 		found = true
+		if templates.Hidden(strings.TrimPrefix(p, prefix)) {
+			continue
+		}
 		te := TreeEntry{Path: p, SHA: e.GetSHA(), Size: e.GetSize()}
-		switch {
-		case path.Ext(p) == ".json":
+		if path.Ext(p) == ".json" {
 			tmpl = append(tmpl, te)
-		case !hiddenPath(strings.TrimPrefix(p, prefix)):
+		} else {
 			other = append(other, te)
 		}
 	}
@@ -213,17 +248,6 @@ func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeE
 	slices.SortFunc(tmpl, byPath)
 	slices.SortFunc(other, byPath)
 	return tmpl, other, nil
-}
-
-// hiddenPath reports whether a slash path goes through a dot-file or
-// dot-folder (.git, .env), which are never resources.
-func hiddenPath(p string) bool {
-	for _, part := range strings.Split(p, "/") {
-		if strings.HasPrefix(part, ".") {
-			return true
-		}
-	}
-	return false
 }
 
 // Blob fetches one blob's bytes and checks them against the SHA, so a
@@ -279,42 +303,12 @@ func (c *Client) RateLimit(ctx context.Context) (RateLimit, error) {
 	return RateLimit{Limit: core.Limit, Remaining: core.Remaining, Reset: core.Reset.Time}, nil
 }
 
-// SaveFile creates or updates the file at path on branch (empty: the
-// default branch) in one commit with message, and returns the commit's web
-// URL. It reads the file's current SHA first, so it only refuses a change
-// made in the moment between that read and the write (WRITE_CONFLICT);
-// Source.SaveTemplate instead sends the SHA it loaded, which also catches
-// a change made any time since.
-func (c *Client) SaveFile(ctx context.Context, filePath string, content []byte, message, branch string) (commitURL string, err error) {
-	what := "save " + filePath + " to " + c.repoName()
-	if err := c.checkWrite(what, filePath, content, message); err != nil {
-		return "", err
-	}
-	var opts *gh.RepositoryContentGetOptions
-	if branch != "" {
-		opts = &gh.RepositoryContentGetOptions{Ref: branch}
-	}
-	file, dir, resp, err := c.gh.Repositories.GetContents(ctx, c.owner, c.repo, filePath, opts)
-	expect := ""
-	switch err := c.mapError(op{what: what, target: targetFile, name: branch}, resp, err); {
-	case err == nil && dir != nil:
-		return "", fault.New(fault.InvalidArgument, what, filePath+" is a folder", "choose a file path")
-	case err == nil:
-		expect = file.GetSHA()
-	case fault.As(err) != nil && fault.As(err).Code == fault.GitHubNotFound:
-		// New file: create it. If the branch is what is missing, the write
-		// below says so.
-	default:
-		return "", err
-	}
-	commitURL, _, err = c.putFile(ctx, filePath, content, message, branch, expect)
-	return commitURL, err
-}
-
 // checkWrite refuses locally what GitHub would refuse anyway, or what must
 // never reach it (a path leaving the repository).
 func (c *Client) checkWrite(what, filePath string, content []byte, message string) error {
-	if filePath == "" || path.Clean(filePath) != filePath || path.IsAbs(filePath) || strings.HasPrefix(filePath, "../") || filePath == ".." {
+	// A hidden folder is allowed: the configured folder may be one
+	// (.github/prompts).
+	if clean, err := templates.RelPath(filePath); clean != filePath || (err != nil && !errors.Is(err, templates.ErrPathHidden)) {
 		return fault.New(fault.InvalidArgument, what, "the path must be a plain relative path inside the repository",
 			"use a path such as templates/NAME.json")
 	}

@@ -2,10 +2,12 @@ package github
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -23,11 +25,11 @@ func (h *harness) client(edit ...func(*Config)) *Client {
 	for _, e := range edit {
 		e(&cfg)
 	}
-	c, err := NewClient(cfg)
+	st, err := cfg.resolve()
 	if err != nil {
-		h.t.Fatalf("NewClient: %v", err)
+		h.t.Fatalf("resolve: %v", err)
 	}
-	return c
+	return newClient(st)
 }
 
 // hookTransport runs before for each request, then sends it; edit may
@@ -87,7 +89,7 @@ func TestResolveRef(t *testing.T) {
 		{name: "branch with a slash", ref: "feature/x", wantSHA: func() string { return head }, wantStatus: []int{200}},
 		{name: "tag", ref: "v1.0.0", wantSHA: func() string { return head }, wantStatus: []int{200}},
 		{name: "full SHA", ref: head, wantSHA: func() string { return head }, wantStatus: []int{200}},
-		{name: "empty ref is the default branch", ref: "", wantSHA: func() string { return head }, wantStatus: []int{200, 200}},
+		{name: "empty ref is the default branch, asked as HEAD", ref: "", wantSHA: func() string { return head }, wantStatus: []int{200}},
 		{name: "a new commit changes the answer", ref: "main", etag: etag,
 			prepare: func() { h.fake.PutFile("templates/B.json", []byte("{}")) },
 			wantSHA: func() string { return h.fake.Head() }, wantStatus: []int{200}, wantETagNew: true},
@@ -117,6 +119,13 @@ func TestResolveRef(t *testing.T) {
 			var statuses []int
 			for _, r := range h.fake.Requests() {
 				statuses = append(statuses, r.Status)
+				want := "/repos/acme/prompts/commits/" + tt.ref
+				if tt.ref == "" {
+					want += "HEAD"
+				}
+				if r.Path != want {
+					t.Errorf("asked %s, want %s", r.Path, want)
+				}
 				if tt.etag != "" && r.Pattern == fakegithub.RouteCommit && r.IfNoneMatch != tt.etag {
 					t.Errorf("If-None-Match = %q, want %q verbatim", r.IfNoneMatch, tt.etag)
 				}
@@ -152,13 +161,16 @@ func TestEnterpriseAPIURL(t *testing.T) {
 
 func TestTree(t *testing.T) {
 	files := map[string][]byte{
-		"templates/A.json":        []byte("a"),
-		"templates/team/B.json":   []byte("bb"),
-		"templates/notes.md":      []byte("x"),
-		"templates-old/C.json":    []byte("c"),
-		"other/D.json":            []byte("d"),
-		"README.json":             []byte("r"),
-		"prompts/sub/deep/E.json": []byte("eeeee"),
+		"templates/A.json":         []byte("a"),
+		"templates/team/B.json":    []byte("bb"),
+		"templates/notes.md":       []byte("x"),
+		"templates/.drafts/X.json": []byte("x"), // hidden: never a template, as in a folder source
+		"templates/.Y.json":        []byte("y"),
+		".github/Z.json":           []byte("z"),
+		"templates-old/C.json":     []byte("c"),
+		"other/D.json":             []byte("d"),
+		"README.json":              []byte("r"),
+		"prompts/sub/deep/E.json":  []byte("eeeee"),
 	}
 	entry := func(p string) TreeEntry {
 		return TreeEntry{Path: p, SHA: fakegithub.BlobSHA(files[p]), Size: len(files[p])}
@@ -178,7 +190,7 @@ func TestTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			c := h.client(func(c *Config) { c.Path = tt.path })
-			got, err := c.Tree(ctxT(t), h.fake.Head())
+			got, _, err := c.treeFiles(ctxT(t), h.fake.Head())
 			if tt.wantErr != "" {
 				if fault.CodeOf(err) != tt.wantErr || !strings.Contains(fault.As(err).Why, `folder "missing"`) {
 					t.Fatalf("Tree error = %v, want %s naming the folder", err, tt.wantErr)
@@ -231,14 +243,26 @@ func TestBlobsBoundedParallelism(t *testing.T) {
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 40})
 	h := newHarness(t, lib)
 	var mu sync.Mutex
-	inFlight, peak := 0, 0
+	inFlight, peak, released := 0, 0, false
+	full := make(chan struct{}) // closed once blobParallelism requests are in flight together
 	hook := &hookTransport{
-		before: func(*http.Request) {
+		before: func(r *http.Request) {
 			mu.Lock()
 			inFlight++
 			peak = max(peak, inFlight)
+			if inFlight == blobParallelism && !released {
+				released = true
+				close(full)
+			}
 			mu.Unlock()
-			time.Sleep(2 * time.Millisecond) // let requests overlap
+			// The first requests wait for each other: a fast server could
+			// otherwise answer each before the next starts, and the peak
+			// would say nothing about parallelism. A client that never
+			// has that many in flight fails on the deadline instead.
+			select {
+			case <-full:
+			case <-r.Context().Done():
+			}
 		},
 		after: func(_ *http.Request, r *http.Response) *http.Response {
 			mu.Lock()
@@ -252,12 +276,14 @@ func TestBlobsBoundedParallelism(t *testing.T) {
 	for _, content := range lib.Files {
 		shas = append(shas, fakegithub.BlobSHA(content))
 	}
-	got, err := c.Blobs(ctxT(t), shas)
+	ctx, cancel := context.WithTimeout(ctxT(t), 20*time.Second)
+	defer cancel()
+	got, err := c.Blobs(ctx, shas)
 	if err != nil || len(got) != len(shas) {
-		t.Fatalf("Blobs = %d, %v; want %d", len(got), err, len(shas))
+		t.Fatalf("Blobs = %d, %v; want %d (never %d requests in flight at once?)", len(got), err, len(shas), blobParallelism)
 	}
-	if peak > blobParallelism {
-		t.Errorf("%d requests in flight at once, want at most %d", peak, blobParallelism)
+	if peak < 2 || peak > blobParallelism {
+		t.Errorf("%d requests in flight at once, want more than one and at most %d", peak, blobParallelism)
 	}
 	// One failure fails the batch.
 	if _, err := c.Blobs(ctxT(t), append(shas[:3:3], strings.Repeat("0", 40))); !errors.Is(err, ErrNotFound) {
@@ -296,7 +322,7 @@ func TestRateLimit(t *testing.T) {
 	}
 }
 
-func TestSaveFile(t *testing.T) {
+func TestPutFile(t *testing.T) {
 	existing := fakegithub.ValidTemplate("Existing", "old {{subject}}")
 	newer := fakegithub.ValidTemplate("Existing", "new {{subject}}")
 	tests := []struct {
@@ -305,15 +331,17 @@ func TestSaveFile(t *testing.T) {
 		content    []byte
 		message    string
 		branch     string
-		between    func(f *fakegithub.Server) // runs between reading and writing
+		expect     []byte                     // the version the change is based on; nil: a new file
+		between    func(f *fakegithub.Server) // runs before the write
 		wantCode   string
 		wantStatus int // of the PUT
 		wantNoReq  bool
 	}{
 		{name: "create", path: "templates/New.json", content: fakegithub.ValidTemplate("New", "x {{subject}}"), message: "add New", wantStatus: 201},
-		{name: "update", path: "templates/Existing.json", content: newer, message: "update Existing", wantStatus: 200},
-		{name: "update on a named branch", path: "templates/Existing.json", content: newer, message: "update", branch: "main", wantStatus: 200},
-		{name: "someone changed the file meanwhile", path: "templates/Existing.json", content: newer, message: "update",
+		{name: "update", path: "templates/Existing.json", content: newer, expect: existing, message: "update Existing", wantStatus: 200},
+		{name: "update on a named branch", path: "templates/Existing.json", content: newer, expect: existing, message: "update", branch: "main", wantStatus: 200},
+		{name: "in a hidden folder", path: ".github/prompts/New.json", content: newer, message: "add", wantStatus: 201},
+		{name: "someone changed the file meanwhile", path: "templates/Existing.json", content: newer, expect: existing, message: "update",
 			between: func(f *fakegithub.Server) {
 				f.PutFile("templates/Existing.json", fakegithub.ValidTemplate("Existing", "theirs {{subject}}"))
 			},
@@ -329,6 +357,8 @@ func TestSaveFile(t *testing.T) {
 			wantCode: fault.TemplateTooLarge, wantNoReq: true},
 		{name: "path escapes", path: "templates/../../etc/x.json", content: newer, message: "add", wantCode: fault.InvalidArgument, wantNoReq: true},
 		{name: "absolute path", path: "/templates/x.json", content: newer, message: "add", wantCode: fault.InvalidArgument, wantNoReq: true},
+		{name: "path not clean", path: "templates/./x.json", content: newer, message: "add", wantCode: fault.InvalidArgument, wantNoReq: true},
+		{name: "no path", path: "", content: newer, message: "add", wantCode: fault.InvalidArgument, wantNoReq: true},
 		{name: "no message", path: "templates/New.json", content: newer, message: " ", wantCode: fault.InvalidArgument, wantNoReq: true},
 	}
 	for _, tt := range tests {
@@ -341,7 +371,11 @@ func TestSaveFile(t *testing.T) {
 				}
 			}
 			c := h.client(func(c *Config) { c.HTTPClient = &http.Client{Transport: hook} })
-			url, err := c.SaveFile(ctxT(t), tt.path, tt.content, tt.message, tt.branch)
+			expect := ""
+			if tt.expect != nil {
+				expect = fakegithub.BlobSHA(tt.expect)
+			}
+			url, sha, err := c.putFile(ctxT(t), tt.path, tt.content, tt.message, tt.branch, expect)
 			if tt.wantNoReq && h.fake.Total() != 0 {
 				t.Errorf("%d requests for a write refused locally", h.fake.Total())
 			}
@@ -357,7 +391,7 @@ func TestSaveFile(t *testing.T) {
 			if tt.wantCode != "" {
 				f := fault.As(err)
 				if f == nil || f.Code != tt.wantCode || f.How == "" {
-					t.Fatalf("SaveFile error = %v, want %s with a fix", err, tt.wantCode)
+					t.Fatalf("putFile error = %v, want %s with a fix", err, tt.wantCode)
 				}
 				if tt.wantCode == fault.WriteConflict && (!errors.Is(err, ErrConflict) || !strings.Contains(f.How, "refresh")) {
 					t.Errorf("conflict = %v / %q; want ErrConflict and advice to refresh and retry", err, f.How)
@@ -368,8 +402,8 @@ func TestSaveFile(t *testing.T) {
 				t.Fatal(err)
 			}
 			head := h.fake.Head()
-			if url != "https://github.com/acme/prompts/commit/"+head {
-				t.Errorf("commit URL = %q, want the new head %s", url, head)
+			if url != "https://github.com/acme/prompts/commit/"+head || sha != head {
+				t.Errorf("commit URL = %q, SHA %q; want the new head %s", url, sha, head)
 			}
 			blob, err := c.Blob(ctxT(t), fakegithub.BlobSHA(tt.content))
 			if err != nil || !bytes.Equal(blob, tt.content) {
@@ -572,7 +606,7 @@ func TestSaveTemplateExistingFile(t *testing.T) {
 // headTree maps each file of the fake's head commit to its blob SHA.
 func headTree(t *testing.T, h *harness) map[string]string {
 	t.Helper()
-	entries, err := h.client(func(c *Config) { c.Path = "." }).Tree(ctxT(t), h.fake.Head())
+	entries, _, err := h.client(func(c *Config) { c.Path = "." }).treeFiles(ctxT(t), h.fake.Head())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -685,4 +719,207 @@ func movePinnedCache(t *testing.T, s *Source, h *harness, sha string) {
 	e.Key, e.Value = moved.listKey, value
 	moved.cache.Put(e)
 	moved.persist()
+}
+
+func TestRedirects(t *testing.T) {
+	// The token goes to the configured API only: a redirect to another host
+	// or scheme is not followed (GitHub's own redirects, for a renamed
+	// repository, stay on the API's host and are).
+	const sha = "0123456789abcdef0123456789abcdef01234567"
+	var mu sync.Mutex
+	var elsewhere []string // Authorization of each request the other host got
+	other := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		mu.Lock()
+		elsewhere = append(elsewhere, r.Header.Get("Authorization"))
+		mu.Unlock()
+		io.WriteString(w, sha)
+	}))
+	t.Cleanup(other.Close)
+	api := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch strings.TrimPrefix(r.URL.Path, "/repos/acme/prompts/commits/") {
+		case "to-another-host":
+			http.Redirect(w, r, other.URL+r.URL.Path, http.StatusFound)
+		case "to-https":
+			http.Redirect(w, r, "https://"+r.Host+r.URL.Path, http.StatusMovedPermanently)
+		case "moved":
+			http.Redirect(w, r, "/repos/acme/prompts/commits/target", http.StatusMovedPermanently)
+		case "target":
+			if r.Header.Get("Authorization") != "Bearer "+testToken {
+				http.Error(w, `{"message":"Bad credentials"}`, http.StatusUnauthorized)
+				return
+			}
+			io.WriteString(w, sha)
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	t.Cleanup(api.Close)
+
+	tests := []struct {
+		ref      string
+		wantSHA  string
+		wantCode string
+	}{
+		{ref: "moved", wantSHA: sha},
+		{ref: "to-another-host", wantCode: fault.NetworkError},
+		{ref: "to-https", wantCode: fault.NetworkError},
+	}
+	for _, tt := range tests {
+		t.Run(tt.ref, func(t *testing.T) {
+			h := newHarness(t, fakegithub.Library{})
+			c := h.client(func(c *Config) { c.APIURL = api.URL })
+			got, _, _, err := c.ResolveRef(ctxT(t), tt.ref, "")
+			if tt.wantCode == "" {
+				if err != nil || got != tt.wantSHA {
+					t.Fatalf("ResolveRef(%s) = %q, %v; want %s", tt.ref, got, err, tt.wantSHA)
+				}
+				return
+			}
+			f := fault.As(err)
+			if f == nil || f.Code != tt.wantCode || !strings.Contains(f.Why, "redirected") || !strings.Contains(f.How, "GITHUB_API_URL") {
+				t.Fatalf("ResolveRef(%s) error = %v, want %s explaining the redirect", tt.ref, err, tt.wantCode)
+			}
+			if strings.Contains(err.Error(), testToken[4:]) {
+				t.Errorf("the error holds the token: %v", err)
+			}
+		})
+	}
+	if len(elsewhere) != 0 {
+		t.Errorf("the other host got %d requests (Authorization %q), want none", len(elsewhere), elsewhere)
+	}
+}
+
+func TestAuthTransport(t *testing.T) {
+	// The token is added for the API's scheme and host only, whatever
+	// asks the client to send a request elsewhere.
+	var sent http.Header
+	base := roundTripFunc(func(r *http.Request) (*http.Response, error) {
+		sent = r.Header.Clone()
+		return &http.Response{StatusCode: http.StatusNoContent, Body: http.NoBody, Request: r}, nil
+	})
+	at := &authTransport{base: base, token: testToken, scheme: "https", host: "api.github.com"}
+	for url, want := range map[string]string{
+		"https://api.github.com/repos/acme/prompts": "Bearer " + testToken,
+		"https://API.GitHub.com/rate_limit":         "Bearer " + testToken,
+		"http://api.github.com/repos/acme/prompts":  "",
+		"https://evil.example.com/repos":            "",
+		"https://api.github.com:8443/repos":         "",
+	} {
+		req, err := http.NewRequest(http.MethodGet, url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := at.RoundTrip(req); err != nil {
+			t.Fatal(err)
+		}
+		if got := sent.Get("Authorization"); got != want {
+			t.Errorf("%s sent Authorization %q, want %q", url, got, want)
+		}
+		if req.Header.Get("Authorization") != "" {
+			t.Errorf("%s: the caller's request was modified", url)
+		}
+	}
+}
+
+type roundTripFunc func(*http.Request) (*http.Response, error)
+
+func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
+
+func TestSaveTemplateKeepsOtherTemplates(t *testing.T) {
+	// A new name is written to GITHUB_TEMPLATES_PATH/NAME.json, but never
+	// over a file that holds another, valid template: GitHub would accept
+	// the update (flowyprompt has that file's SHA) and the template would
+	// be gone.
+	bar := fakegithub.ValidTemplate("Bar", "bar {{subject}}")
+	tests := []struct {
+		name  string
+		files map[string][]byte
+		save  string
+	}{
+		{name: "NAME.json holds another template", files: map[string][]byte{"templates/Foo.json": bar}, save: "Foo"},
+		{name: "with the repository root as the folder", files: map[string][]byte{"Foo.json": bar}, save: "Foo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, fakegithub.Library{Files: tt.files})
+			s := h.source(func(c *Config) {
+				if _, ok := tt.files["Foo.json"]; ok {
+					c.Path = "."
+				}
+			})
+			if _, err := s.Load(ctxT(t)); err != nil {
+				t.Fatal(err)
+			}
+			head := h.fake.Head()
+			h.fake.Reset()
+			_, err := s.SaveTemplate(ctxT(t), tt.save, fakegithub.ValidTemplate(tt.save, "ours {{subject}}"), "add "+tt.save)
+			f := fault.As(err)
+			if f == nil || f.Code != fault.WriteConflict || !errors.Is(err, ErrConflict) || !strings.Contains(f.Why, `"Bar"`) || f.How == "" {
+				t.Fatalf("SaveTemplate error = %v, want WRITE_CONFLICT naming template Bar, with a fix", err)
+			}
+			if n := h.fake.Count(fakegithub.RoutePut); n != 0 || h.fake.Head() != head {
+				t.Errorf("%d writes reached GitHub (head moved: %v), want none", n, h.fake.Head() != head)
+			}
+			cat, _ := s.Load(ctxT(t))
+			if _, ok := cat.Lookup("Bar"); !ok {
+				t.Error("Bar is gone from the catalog")
+			}
+		})
+	}
+}
+
+func TestCheckRequests(t *testing.T) {
+	// What check asks GitHub: enough to prove it answers, nothing twice.
+	tests := []struct {
+		name      string
+		ref       func(h *harness) string
+		warm      bool // a catalog is held before the check
+		breakIt   func(f *fakegithub.Server)
+		wantCode  string
+		wantCount map[string]int // route → requests
+	}{
+		// Loading lists the commit's tree: that proves the commit, so it
+		// is not resolved as well.
+		{name: "pinned, nothing cached", ref: func(h *harness) string { return h.fake.Head() },
+			wantCount: map[string]int{fakegithub.RouteTree: 1, fakegithub.RouteCommit: 0, fakegithub.RouteRateLimit: 1}},
+		{name: "pinned, catalog held", ref: func(h *harness) string { return h.fake.Head() }, warm: true,
+			wantCount: map[string]int{fakegithub.RouteTree: 0, fakegithub.RouteCommit: 1, fakegithub.RouteRateLimit: 1}},
+		{name: "branch", ref: func(*harness) string { return "main" }, warm: true,
+			wantCount: map[string]int{fakegithub.RouteTree: 0, fakegithub.RouteCommit: 1, fakegithub.RouteRateLimit: 1}},
+		// GitHub could not be reached: the rate limit would only wait for
+		// the same network again.
+		{name: "GitHub failing", ref: func(*harness) string { return "main" }, warm: true,
+			breakIt: func(f *fakegithub.Server) { f.SetFault(503) }, wantCode: fault.NetworkError,
+			wantCount: map[string]int{fakegithub.RouteCommit: 1, fakegithub.RouteRateLimit: 0}},
+		{name: "token refused", ref: func(*harness) string { return "main" }, warm: true,
+			breakIt: func(f *fakegithub.Server) { f.SetToken("ghp_someoneElsesToken000000000000000000") }, wantCode: fault.GitHubAuthFailed,
+			wantCount: map[string]int{fakegithub.RouteCommit: 1, fakegithub.RouteRateLimit: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, standardLibrary())
+			s := h.source(func(c *Config) { c.Ref = tt.ref(h) })
+			if tt.warm {
+				if _, err := s.Load(ctxT(t)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if tt.breakIt != nil {
+				tt.breakIt(h.fake)
+			}
+			h.fake.Reset()
+			r, err := s.Check(ctxT(t))
+			if fault.CodeOf(err) != tt.wantCode && !(tt.wantCode == "" && err == nil) {
+				t.Fatalf("Check error = %v, want %q", err, tt.wantCode)
+			}
+			if r == nil || (tt.wantCode == "" && (r.RateLimit == nil || r.Commit != h.fake.Head())) {
+				t.Errorf("report = %+v", r)
+			}
+			for route, want := range tt.wantCount {
+				if got := h.fake.Count(route); got != want {
+					t.Errorf("%s asked %d times, want %d (%v)", routeName(route), got, want, h.costs())
+				}
+			}
+		})
+	}
 }

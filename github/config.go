@@ -4,14 +4,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
-	"path"
 	"regexp"
 	"strings"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
 )
 
 // Defaults for the zero fields of Config.
@@ -64,8 +65,9 @@ func (c Config) LogValue() slog.Value {
 // settings is a Config with defaults applied and the repository URL parsed.
 type settings struct {
 	host, owner, repo string
-	webURL            string // https://HOST/OWNER/REPO, never with credentials
-	apiURL            string // with a trailing slash
+	webURL            string   // https://HOST/OWNER/REPO, never with credentials
+	api               *url.URL // the API root, with a trailing slash
+	apiURL            string   // api as text
 	token             string
 	ref               string
 	path              string // "" is the repository root
@@ -99,12 +101,22 @@ func configError(what, why, how string) error {
 
 const repoURLHow = "set GITHUB_REPO_URL to https://github.com/OWNER/REPO (GitHub Enterprise: https://HOST/OWNER/REPO), or just OWNER/REPO"
 
-// ParseRepoURL returns the owner and repository a GITHUB_REPO_URL names.
-func ParseRepoURL(s string) (owner, repo string, err error) {
-	_, owner, repo, err = parseRepoURL(s)
-	return owner, repo, err
+// errCredentialsInURL refuses a URL carrying credentials: GITHUB_PAT is the
+// one place a token goes, so that no URL printed anywhere can leak it.
+func errCredentialsInURL(setting string) error {
+	return configError(setting+" contains credentials",
+		"a token inside the URL would end up in logs and error messages",
+		"remove the credentials from the URL and put the token in GITHUB_PAT")
 }
 
+// Redact removes from s what must never be printed: credentials and query
+// strings in URLs, and anything shaped like a GitHub token or an
+// Authorization value. Use it to show a setting such as GITHUB_REPO_URL as
+// the user gave it.
+func Redact(s string) string { return redact(s) }
+
+// parseRepoURL returns the host, owner and repository a GITHUB_REPO_URL
+// names.
 func parseRepoURL(s string) (host, owner, repo string, err error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
@@ -127,9 +139,7 @@ func parseRepoURL(s string) (host, owner, repo string, err error) {
 			return "", "", "", badRepoURL(s, "it does not parse as a URL")
 		}
 		if u.User != nil {
-			return "", "", "", configError("GITHUB_REPO_URL contains credentials",
-				"a token inside the URL would end up in logs and error messages",
-				"remove the credentials from the URL and put the token in GITHUB_PAT")
+			return "", "", "", errCredentialsInURL("GITHUB_REPO_URL")
 		}
 		if u.Scheme != "https" && u.Scheme != "http" {
 			return "", "", "", badRepoURL(s, fmt.Sprintf("the %q scheme is not supported", u.Scheme))
@@ -142,7 +152,12 @@ func parseRepoURL(s string) (host, owner, repo string, err error) {
 		}
 		host, rest = u.Host, u.Path
 	default:
-		// OWNER/REPO, or HOST/OWNER/REPO without a scheme.
+		// OWNER/REPO, or HOST/OWNER/REPO without a scheme, where
+		// USER:TOKEN@HOST/OWNER/REPO would otherwise be refused as a bad
+		// host name, token included.
+		if first, _, _ := strings.Cut(s, "/"); strings.Contains(first, "@") {
+			return "", "", "", errCredentialsInURL("GITHUB_REPO_URL")
+		}
 		if parts := strings.Split(strings.Trim(s, "/"), "/"); len(parts) == 3 && strings.Contains(parts[0], ".") {
 			host, rest = parts[0], parts[1]+"/"+parts[2]
 		}
@@ -227,13 +242,16 @@ func (c Config) resolve() (settings, error) {
 		if err != nil {
 			errs = append(errs, err)
 		}
-		s.apiURL = api
+		s.api = api
 	case host == "github.com" || host == "":
-		s.apiURL = DefaultAPIURL
+		s.api = &url.URL{Scheme: "https", Host: "api.github.com", Path: "/"} // DefaultAPIURL
 	default:
 		// GitHub Enterprise Server serves its API under /api/v3/ on the
 		// same host; deriving it saves users a setting they often get wrong.
-		s.apiURL = "https://" + host + "/api/v3/"
+		s.api = &url.URL{Scheme: "https", Host: host, Path: "/api/v3/"}
+	}
+	if s.api != nil {
+		s.apiURL = s.api.String()
 	}
 
 	if strings.ContainsFunc(c.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
@@ -256,7 +274,9 @@ func (c Config) resolve() (settings, error) {
 	if p == "." {
 		p = ""
 	}
-	if p != "" && (path.Clean(p) != p || strings.HasPrefix(p, "../") || p == "..") {
+	// A hidden folder (.github/prompts) is a folder like any other; what
+	// is hidden inside the folder is what is never served.
+	if clean, err := templates.RelPath(p); p != "" && (clean != p || (err != nil && !errors.Is(err, templates.ErrPathHidden))) {
 		errs = append(errs, configError(fmt.Sprintf("GITHUB_TEMPLATES_PATH %q is not a folder inside the repository", c.Path),
 			"it must be a plain relative path without '.' or '..' segments",
 			"set GITHUB_TEMPLATES_PATH to a folder such as templates or prompts/team (\".\" for the repository root)"))
@@ -294,25 +314,39 @@ func (c Config) resolve() (settings, error) {
 	return s, errors.Join(errs...)
 }
 
-func parseAPIURL(raw string) (string, error) {
+func parseAPIURL(raw string) (*url.URL, error) {
 	how := "set GITHUB_API_URL to https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server"
 	u, err := url.Parse(strings.TrimSpace(raw))
 	switch {
 	case err != nil:
-		return "", configError(fmt.Sprintf("GITHUB_API_URL %q is not a URL", redact(raw)), "it does not parse", how)
+		return nil, configError(fmt.Sprintf("GITHUB_API_URL %q is not a URL", redact(raw)), "it does not parse", how)
 	case u.User != nil:
-		return "", configError("GITHUB_API_URL contains credentials",
-			"a token inside the URL would end up in logs and error messages",
-			"remove the credentials from the URL and put the token in GITHUB_PAT")
+		return nil, errCredentialsInURL("GITHUB_API_URL")
 	case u.Scheme != "https" && u.Scheme != "http", u.Host == "":
-		return "", configError(fmt.Sprintf("GITHUB_API_URL %q is not an absolute http(s) URL", redact(raw)), "it needs a scheme and a host", how)
+		return nil, configError(fmt.Sprintf("GITHUB_API_URL %q is not an absolute http(s) URL", redact(raw)), "it needs a scheme and a host", how)
 	case u.RawQuery != "" || u.Fragment != "":
-		return "", configError(fmt.Sprintf("GITHUB_API_URL %q has a query or fragment", redact(raw)), "requests are built by appending paths to it", how)
+		return nil, configError(fmt.Sprintf("GITHUB_API_URL %q has a query or fragment", redact(raw)), "requests are built by appending paths to it", how)
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		// The token rides on every request: in clear text, anyone on the
+		// way could read it. A server on this machine (a test fake, a
+		// local proxy) sends nothing over the network.
+		return nil, configError(fmt.Sprintf("GITHUB_API_URL %q uses plain http", redact(raw)),
+			"the token would cross the network unencrypted; plain http is allowed only for a server on this machine (localhost, 127.0.0.1, ::1)",
+			"use an https:// URL: "+how)
 	}
 	if !strings.HasSuffix(u.Path, "/") {
 		u.Path += "/"
 	}
-	return u.String(), nil
+	return u, nil
+}
+
+// loopback reports whether host names this machine.
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // validRef applies the git check-ref-format rules that matter for a ref a

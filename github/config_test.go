@@ -52,19 +52,21 @@ func TestParseRepoURL(t *testing.T) {
 		{"git@github.com", "git@HOST:OWNER/REPO"},
 		{"https://x-access-token:" + testToken + "@github.com/acme/prompts", "would end up in logs"},
 		{"https://" + testToken + "@github.com/acme/prompts", "would end up in logs"},
+		{"me:hunter2@github.com/acme/prompts", "would end up in logs"},
+		{"me:" + testToken + "@ghe.example.com/team/prompts", "would end up in logs"},
 	}
 	for _, tt := range invalid {
-		_, _, err := ParseRepoURL(tt.in)
+		_, _, _, err := parseRepoURL(tt.in)
 		f := fault.As(err)
 		if f == nil || f.Code != fault.InvalidArgument || f.How == "" {
-			t.Errorf("ParseRepoURL(%q) error = %v, want an INVALID_ARGUMENT fault with a fix", tt.in, err)
+			t.Errorf("parseRepoURL(%q) error = %v, want an INVALID_ARGUMENT fault with a fix", tt.in, err)
 			continue
 		}
 		if !strings.Contains(f.Error(), tt.wantWhy) {
-			t.Errorf("ParseRepoURL(%q) = %q, want it to explain %q", tt.in, f.Error(), tt.wantWhy)
+			t.Errorf("parseRepoURL(%q) = %q, want it to explain %q", tt.in, f.Error(), tt.wantWhy)
 		}
-		if strings.Contains(f.Error()+f.How, testToken) {
-			t.Errorf("ParseRepoURL(%q) echoed the token: %q", tt.in, f.Error())
+		if strings.Contains(f.Error()+f.How, testToken) || strings.Contains(f.Error()+f.How, "hunter2") {
+			t.Errorf("parseRepoURL(%q) echoed the credentials: %q", tt.in, f.Error())
 		}
 	}
 }
@@ -82,11 +84,18 @@ func TestValidate(t *testing.T) {
 			c.Token, c.Ref, c.Path, c.APIURL, c.TTL, c.MaxFileSize = "github_pat_x", "release/v2", "prompts/team", "https://ghe.example.com/api/v3", time.Minute, 1000
 		}},
 		{name: "repository root", edit: func(c *Config) { c.Path = "." }},
+		{name: "a hidden folder", edit: func(c *Config) { c.Path = ".github/prompts" }},
+		{name: "plain http on this machine", edit: func(c *Config) { c.APIURL = "http://localhost:8080/api/v3" }},
+		{name: "plain http on loopback IPv6", edit: func(c *Config) { c.APIURL = "http://[::1]:8080/" }},
+		{name: "plain http elsewhere", edit: func(c *Config) { c.APIURL = "http://ghe.example.com/api/v3" }, want: []string{"GITHUB_API_URL \"http://ghe.example.com/api/v3\" uses plain http"}},
+		{name: "plain http to a look-alike of localhost", edit: func(c *Config) { c.APIURL = "http://localhost.example.com/" }, want: []string{"uses plain http"}},
+		{name: "repository URL with credentials and no scheme", edit: func(c *Config) { c.RepoURL = "me:" + testToken + "@github.com/acme/prompts" }, want: []string{"GITHUB_REPO_URL contains credentials"}},
 		{name: "missing repository", edit: func(c *Config) { c.RepoURL = "" }, want: []string{"GITHUB_REPO_URL is not set"}},
 		{name: "negative ttl", edit: func(c *Config) { c.TTL = -time.Second }, want: []string{"CACHE_TTL_MS is -1000"}},
 		{name: "negative max size", edit: func(c *Config) { c.MaxFileSize = -1 }, want: []string{"MAX_FILE_SIZE is -1"}},
 		{name: "path escapes", edit: func(c *Config) { c.Path = "../secrets" }, want: []string{"GITHUB_TEMPLATES_PATH"}},
 		{name: "path not clean", edit: func(c *Config) { c.Path = "a/./b" }, want: []string{"GITHUB_TEMPLATES_PATH"}},
+		{name: "path with a backslash", edit: func(c *Config) { c.Path = `a\b` }, want: []string{"GITHUB_TEMPLATES_PATH"}},
 		{name: "bad ref", edit: func(c *Config) { c.Ref = "feature..x" }, want: []string{"GITHUB_REF"}},
 		{name: "ref with space", edit: func(c *Config) { c.Ref = "my branch" }, want: []string{"GITHUB_REF"}},
 		{name: "ref option-like", edit: func(c *Config) { c.Ref = "-rf" }, want: []string{"GITHUB_REF"}},
@@ -174,7 +183,10 @@ func TestResolveDefaults(t *testing.T) {
 			if got.httpClient == nil || got.httpClient.Timeout != DefaultHTTPTimeout || got.logger == nil || got.now == nil {
 				t.Error("defaults for HTTP client, logger or clock missing")
 			}
-			got.httpClient, got.logger, got.now = nil, nil, nil
+			if got.api == nil || got.api.String() != got.apiURL {
+				t.Errorf("api = %v, want the URL apiURL says (%s)", got.api, got.apiURL)
+			}
+			got.httpClient, got.logger, got.now, got.api = nil, nil, nil, nil
 			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(settings{})); diff != "" {
 				t.Errorf("settings (-want +got):\n%s", diff)
 			}

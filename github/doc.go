@@ -20,7 +20,10 @@
 // with a warning. The token never appears in logs, errors, results or the
 // disk cache: every error passes through one mapping function that redacts
 // it, strips query strings and credentials from URLs, and masks anything
-// shaped like a GitHub token.
+// shaped like a GitHub token; a URL setting with credentials in it is
+// refused. It is sent to the API's scheme and host only: a redirect
+// elsewhere is not followed, and plain http is accepted for a loopback API
+// URL alone.
 //
 // # Sync: one request per TTL instead of one per template
 //
@@ -31,7 +34,10 @@
 //     (GET repos/O/R/commits/REF, Accept: application/vnd.github.sha,
 //     If-None-Match). A 304 costs nothing against the rate limit and means
 //     nothing changed: the TTL starts again. A ref that is a full commit
-//     SHA is never revalidated.
+//     SHA is never revalidated. With GITHUB_REF unset, REF is HEAD: the
+//     default branch, whatever it is called today, so a renamed default
+//     branch costs nothing and another branch made the default is noticed
+//     like a push.
 //  2. On a new commit, list its tree once (git/trees/SHA?recursive=1): every
 //     template path with its blob SHA and size. Files over MAX_FILE_SIZE are
 //     reported as TEMPLATE_TOO_LARGE from the size alone. The folder's other
@@ -45,9 +51,10 @@
 //     templates.Library swaps it in and notifies clients.
 //
 // Costs measured against internal/fakegithub: a cold start of N templates
-// is N+2 requests (N+3 with the default branch); an unchanged revalidation
-// is 1 request answered 304; one changed template is 3 requests; a restart
-// with the disk cache is 0 requests within the TTL and 1 (a 304) after it.
+// is N+2 requests (on the default branch too: HEAD needs no lookup); an
+// unchanged revalidation is 1 request answered 304; one changed template is
+// 3 requests; a restart with the disk cache is 0 requests within the TTL of
+// the last check and 1 (a 304) after it.
 //
 // Requests never wait for GitHub once a catalog exists: Load returns the
 // current catalog at once and revalidates in the background (one at a time;
@@ -55,8 +62,9 @@
 // refused token) the catalog keeps being served, marked stale
 // (templates.Staleness: since when, why, the error code, when to retry), a
 // warning is logged once per outage, and automatic retries wait for the rate
-// limit's reset or 30 seconds. Without a catalog, Load returns the error, a
-// *fault.Error with what / why / how and one of the codes
+// limit's reset or 30 seconds (one TTL, if that is shorter). Without a
+// catalog, Load returns the error, a *fault.Error with what / why / how and
+// one of the codes
 // GITHUB_AUTH_FAILED, GITHUB_RATE_LIMITED, GITHUB_NOT_FOUND or
 // NETWORK_ERROR; the sentinels (ErrUnauthorized, ErrRateLimited, ErrNotFound,
 // ErrUnavailable, ErrConflict) match it with errors.Is.
@@ -66,7 +74,8 @@
 // The ref's commit and ETag, the tree listing and the blobs in use (the
 // resources read so far included) are saved to
 // os.UserCacheDir()/flowyprompt/github/HASH.json (one file per API URL,
-// repository, ref and folder; mode 0600, written atomically), so a restart
+// repository, ref and folder; mode 0600, written atomically, at most once
+// per revalidation and only when something changed), so a restart
 // (Claude Desktop restarts servers often) serves templates before any
 // request, and works with GitHub unreachable. A corrupt file is ignored with
 // a warning. Cached ETags are only sent with the credentials they were

@@ -38,7 +38,6 @@ const (
 	targetCommit        // a tree by commit SHA: 404 is an unknown commit
 	targetTree
 	targetBlob
-	targetFile  // reading a file before writing it
 	targetWrite // creating or updating a file
 	targetRateLimit
 )
@@ -64,9 +63,11 @@ const (
 //   - 403/429 rate limits, including go-github's own pre-check that answers
 //     without calling out while the last known remaining count is 0 →
 //     GITHUB_RATE_LIMITED with RetryAfter
-//   - 404 (and 422 for an unknown ref) → GITHUB_NOT_FOUND naming what is missing
+//   - 404 (and 422 for an unknown ref, 409 for an empty repository) →
+//     GITHUB_NOT_FOUND naming what is missing
 //   - 409/422 on write → WRITE_CONFLICT
-//   - 5xx, timeouts, network failures → NETWORK_ERROR
+//   - 5xx, timeouts, network failures, a redirect to another host or
+//     scheme (never followed: see sameOriginRedirects) → NETWORK_ERROR
 //
 // A canceled context is returned as itself: nobody failed.
 func (c *Client) mapError(o op, resp *gh.Response, err error) error {
@@ -105,6 +106,11 @@ func (c *Client) mapError(o op, resp *gh.Response, err error) error {
 	var rle *gh.RateLimitError
 	var are *gh.AbuseRateLimitError
 	switch {
+	case errors.Is(err, errRedirectElsewhere):
+		// Before the status: the answer is the redirect, not a failure.
+		return mk(fault.NetworkError, ErrUnavailable,
+			"GitHub's answer redirected the request elsewhere ("+detail+"), which is not followed so that the token is never sent to another host or over plain http",
+			"check GITHUB_API_URL ("+c.apiURL+") points at the GitHub API itself, not at an address that redirects")
 	case errors.As(err, &rle):
 		retry := rle.Rate.Reset.Time.Sub(c.now())
 		return c.rateLimited(mk, details, retry, fmt.Sprintf("GitHub's API rate limit of %d requests per hour is used up until %s",
@@ -132,6 +138,10 @@ func (c *Client) mapError(o op, resp *gh.Response, err error) error {
 			o.target = targetRepo
 		}
 		return c.notFound(mk, o)
+	case status == http.StatusConflict && (o.target == targetRef || o.target == targetCommit):
+		// GitHub's answer for any commit of a repository without one.
+		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+c.owner+"/"+c.repo+" is empty (GitHub answered 409: "+ghMessage+")",
+			"push a first commit with the templates folder, or check GITHUB_REPO_URL")
 	case (status == http.StatusConflict || status == http.StatusUnprocessableEntity) && o.target == targetWrite:
 		return mk(fault.WriteConflict, ErrConflict,
 			"someone changed "+o.name+" on GitHub after it was read (GitHub answered "+strconv.Itoa(status)+": "+ghMessage+")",
@@ -186,7 +196,7 @@ func (c *Client) notFound(mk func(string, error, string, string) *fault.Error, o
 	case targetBlob:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the file object "+o.name+" is gone from "+repo,
 			"refresh the templates; the repository changed while they were read")
-	case targetFile, targetWrite:
+	case targetWrite:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+repo+" or its branch "+strconv.Quote(o.name)+" was not found",
 			"check GITHUB_REPO_URL and GITHUB_REF, and that the token may write to the repository"+access)
 	default:

@@ -55,6 +55,11 @@ func TestMapError(t *testing.T) {
 	}{
 		{name: "304 is not modified, not a failure", op: op{target: targetRef}, resp: respWith(304, nil),
 			err: errResp(respWith(304, nil), ""), want: result{sentinel: ErrNotModified}},
+		{name: "409 for a commit: the repository is empty", op: op{target: targetRef, name: "HEAD"}, resp: respWith(409, nil),
+			err: errResp(respWith(409, nil), "Git Repository is empty."), want: result{fault.GitHubNotFound, ErrNotFound, 0, "is empty"}},
+		{name: "redirect elsewhere refused", op: op{target: targetRef}, resp: respWith(302, nil),
+			err:  &url.Error{Op: "Get", URL: "https://api.github.com/repos/acme/prompts/commits/main", Err: fmt.Errorf("%w: from https://api.github.com to https://evil.example.com", errRedirectElsewhere)},
+			want: result{fault.NetworkError, ErrUnavailable, 0, "redirected the request elsewhere"}},
 		{name: "canceled context stays itself", op: op{what: "resolve main", target: targetRef},
 			err: context.Canceled, want: result{sentinel: context.Canceled, why: "resolve main"}},
 		{name: "401 with a token", op: op{target: targetRef}, resp: respWith(401, nil),

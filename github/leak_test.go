@@ -5,13 +5,16 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/cache"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
 
@@ -107,9 +110,9 @@ func TestTokenNeverLeaks(t *testing.T) {
 			t.Fatalf("%s: echo transport did not fail", mode)
 		}
 		record("echo "+mode, err)
-		_, err = c.Tree(ctx, strings.Repeat("a", 40))
+		_, _, err = c.treeFiles(ctx, strings.Repeat("a", 40))
 		record("echo tree "+mode, err)
-		_, err = c.SaveFile(ctx, "templates/X.json", []byte("{}"), "msg", "")
+		_, _, err = c.putFile(ctx, "templates/X.json", []byte("{}"), "msg", "", "")
 		record("echo save "+mode, err)
 	}
 	// A source without a catalog returns the raw fault to its caller.
@@ -132,14 +135,22 @@ func TestTokenNeverLeaks(t *testing.T) {
 	var files []string
 	filepath.WalkDir(h.cacheDir, func(p string, d fs.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			b, _ := os.ReadFile(p)
 			files = append(files, p)
-			outputs = append(outputs, "file "+p+": "+string(b))
+			outputs = append(outputs, cacheFileTexts(t, p)...)
 		}
 		return nil
 	})
 	if len(files) == 0 {
 		t.Fatal("no cache file written; nothing was checked on disk")
+	}
+	// Values are base64 in the file: make sure they were read decoded, so
+	// that the scan below would see a token inside one.
+	known, ok := cat.Lookup(h.lib.Valid[0])
+	if !ok || len(known.Raw) == 0 {
+		t.Fatalf("template %s not loaded", h.lib.Valid[0])
+	}
+	if !slices.ContainsFunc(outputs, func(o string) bool { return strings.Contains(o, string(known.Raw)) }) {
+		t.Fatal("no template found decoded in the cache files; the scan would not see a token in a cached value")
 	}
 	outputs = append(outputs, "logs: "+h.logs.String())
 
@@ -161,4 +172,31 @@ func mustRequest(t *testing.T, token string) *http.Request {
 	}
 	r.Header.Set("Authorization", "Bearer "+token)
 	return r
+}
+
+// cacheFileTexts returns what a cache file holds, as text to scan for the
+// token: the file as written, and each entry's key, ETag and value decoded
+// (values are []byte, so base64 in the file, where a search of the raw
+// text could never find the token).
+func cacheFileTexts(t *testing.T, path string) []string {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var logs strings.Builder
+	c, err := cache.Open(path, cache.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	if err != nil || logs.Len() > 0 {
+		t.Fatalf("cannot read the cache file %s: %v %s", path, err, logs.String())
+	}
+	out := []string{"file " + path + ": " + string(raw)}
+	keys := c.Keys("")
+	if len(keys) == 0 {
+		t.Fatalf("the cache file %s holds no entry", path)
+	}
+	for _, k := range keys {
+		e, _ := c.Peek(k)
+		out = append(out, fmt.Sprintf("entry %s (ETag %s): %s", e.Key, e.ETag, e.Value))
+	}
+	return out
 }

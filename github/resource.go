@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"mime"
 	"path"
-	"strings"
 
 	"github.com/flowyprompt/flowyprompt/cache"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -22,8 +21,8 @@ import (
 // before anything is downloaded. The blob is cached by SHA, on disk too: a
 // later read, a restart or an outage costs no request.
 func (s *Source) ReadResource(ctx context.Context, rel string) ([]byte, string, error) {
-	clean := path.Clean(rel)
-	if path.IsAbs(clean) || clean == ".." || strings.HasPrefix(clean, "../") || hiddenPath(clean) {
+	clean, err := templates.RelPath(rel)
+	if err != nil {
 		return nil, "", &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("resource %q is outside the template folder", rel),
 			Why: "resources are read from the template folder (GITHUB_TEMPLATES_PATH) only, never from hidden files or folders",
 			How: "use a path relative to the template folder, to a file inside it"}
@@ -145,14 +144,12 @@ func (s *Source) shared(ctx context.Context, key string, fn func(context.Context
 }
 
 func (s *Source) resourceNotFound(rel, full, commit string) *fault.Error {
-	s.mu.Lock()
 	ref := s.cfg.ref
 	if ref == "" {
-		ref = s.branch
+		ref = "the default branch"
 	}
-	s.mu.Unlock()
 	at := "commit " + short(commit)
-	if ref != "" && !s.pinned {
+	if !s.pinned {
 		at = ref + " (commit " + short(commit) + ")"
 	}
 	how := "check the path in the template's resources list: it is relative to the template folder (GITHUB_TEMPLATES_PATH)"

@@ -3,7 +3,6 @@ package github
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -36,8 +35,7 @@ const (
 // template files of that commit and the folder's other files.
 type listing struct {
 	Commit  string      `json:"commit"`
-	Branch  string      `json:"branch,omitempty"` // the default branch, when Config.Ref is empty
-	Auth    string      `json:"auth"`             // tokenID of the credentials the ETag belongs to
+	Auth    string      `json:"auth"` // tokenID of the credentials the ETag belongs to
 	Entries []TreeEntry `json:"entries"`
 	// Files are the folder's other (non-template, non-hidden) files, which
 	// templates may list as resources: path, SHA and size only, their
@@ -62,13 +60,12 @@ type Source struct {
 	logger    *slog.Logger
 	now       func() time.Time
 
-	group       singleflight.Group
-	bgRunning   atomic.Bool
-	saveWarned  atomic.Bool
-	newTimer    func(time.Duration) (<-chan time.Time, func()) // tests replace it
-	bgDoneHook  func()                                         // tests observe background syncs
-	persistLock sync.Mutex                                     // one Save at a time keeps the newest last
-	listingMu   sync.Mutex                                     // serialises writes of the listing entry
+	group      singleflight.Group
+	bgRunning  atomic.Bool
+	saveWarned atomic.Bool
+	newTimer   func(time.Duration) (<-chan time.Time, func()) // tests replace it
+	bgDoneHook func()                                         // tests observe background syncs
+	listingMu  sync.Mutex                                     // serialises writes of the listing entry
 
 	mu         sync.Mutex
 	base       *templates.Catalog   // last good catalog, never marked stale
@@ -77,7 +74,6 @@ type Source struct {
 	current    *templates.Catalog   // what Load returns: base, or base marked stale
 	lastLoaded *templates.Catalog   // what Load last handed out, so Watch can catch up
 	commit     string
-	branch     string
 	stale      *templates.Staleness
 	lastErr    error
 	retryAt    time.Time // no automatic retry before this, after a failure
@@ -96,10 +92,7 @@ func NewSource(cfg Config) (*Source, error) {
 	for _, w := range cfg.Warnings() {
 		st.logger.Warn(w)
 	}
-	client, err := newClient(st)
-	if err != nil {
-		return nil, err
-	}
+	client := newClient(st)
 	refLabel := st.ref
 	if refLabel == "" {
 		refLabel = "HEAD"
@@ -156,9 +149,6 @@ func (s *Source) Info() templates.SourceInfo {
 func (s *Source) infoLocked(commit string) templates.SourceInfo {
 	return templates.SourceInfo{Kind: "github", Location: s.cfg.webURL, Ref: s.cfg.ref, Revision: commit}
 }
-
-// Client returns the GitHub client the source uses (for check and save).
-func (s *Source) Client() *Client { return s.client }
 
 // Load returns the current catalog at once when there is one, starting a
 // background revalidation when the TTL has passed; requests never wait for
@@ -298,26 +288,15 @@ func (s *Source) revalidateInBackground() {
 	}()
 }
 
-type syncResult struct {
-	cat *templates.Catalog
-	err error
-}
-
-// syncWait runs one shared revalidation and waits for it or for ctx.
+// syncWait runs one shared revalidation and waits for it or for ctx. A
+// failed revalidation may still return a catalog (the held one, marked
+// stale) with its error.
 func (s *Source) syncWait(ctx context.Context) (*templates.Catalog, error) {
-	ch := s.group.DoChan("sync", func() (any, error) {
-		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), syncTimeout)
-		defer cancel()
-		cat, err := s.sync(sctx)
-		return syncResult{cat, err}, nil
+	v, err := s.shared(ctx, "sync", func(ctx context.Context) (any, error) {
+		return s.sync(ctx)
 	})
-	select {
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	case r := <-ch:
-		res := r.Val.(syncResult)
-		return res.cat, res.err
-	}
+	cat, _ := v.(*templates.Catalog) // nil when ctx ended first
+	return cat, err
 }
 
 // sync is the protocol of the package documentation: one conditional
@@ -331,36 +310,16 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		etag = oldEntry.ETag
 	}
 
-	ref, branch := s.cfg.ref, ""
 	var sha, newETag string
 	if s.pinned {
-		sha = strings.ToLower(ref)
+		sha = strings.ToLower(s.cfg.ref)
 	} else {
-		if ref == "" {
-			// The default branch rarely changes; asking for it on every
-			// revalidation would double the cost of a 304.
-			if haveOld && old.Branch != "" {
-				ref = old.Branch
-			} else {
-				b, err := s.client.DefaultBranch(ctx)
-				if err != nil {
-					return s.fail(err)
-				}
-				ref = b
-			}
-			branch = ref
-		}
+		// An empty ref is resolved as HEAD, not as the default branch's
+		// name: a renamed or changed default branch is then noticed at
+		// the next check, at no extra request.
 		var notModified bool
 		var err error
-		sha, newETag, notModified, err = s.client.ResolveRef(ctx, ref, etag)
-		if errors.Is(err, ErrNotFound) && branch != "" && haveOld && old.Branch != "" {
-			// The remembered default branch may have been renamed
-			// (master to main): ask for the default branch again.
-			if ref, err = s.client.DefaultBranch(ctx); err == nil {
-				branch = ref
-				sha, newETag, notModified, err = s.client.ResolveRef(ctx, ref, "")
-			}
-		}
+		sha, newETag, notModified, err = s.client.ResolveRef(ctx, s.cfg.ref, etag)
 		if err != nil {
 			return s.fail(err)
 		}
@@ -392,10 +351,18 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		}
 	}
 
-	l := listing{Commit: sha, Branch: branch, Auth: s.authID, Entries: entries, Files: files}
-	value, err := json.Marshal(l)
-	if err != nil {
-		return s.fail(fmt.Errorf("encode template listing: %w", err))
+	var value []byte
+	if haveOld && old.Commit == sha && old.Files != nil && old.Auth == s.authID {
+		// The listing is the one cached (a 304, most often): only the
+		// check's time, expiry and ETag change, and re-encoding it would
+		// cost more than the request did.
+		value = oldEntry.Value
+	} else {
+		l := listing{Commit: sha, Auth: s.authID, Entries: entries, Files: files}
+		var err error
+		if value, err = json.Marshal(l); err != nil {
+			return s.fail(fmt.Errorf("encode template listing: %w", err))
+		}
 	}
 	expires := now.Add(s.cfg.ttl)
 	if s.pinned {
@@ -410,6 +377,10 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	if changed {
 		built = s.build(sha, entries, contents)
 	}
+	// The one write of the sync. A 304 changed only the expiry, and that is
+	// written too: otherwise every restart after the first TTL of a run
+	// would cost a request, where the documentation promises none within
+	// the TTL of the last check.
 	s.persist()
 
 	s.mu.Lock()
@@ -418,9 +389,6 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		s.base, s.commit, s.baseBlobs = built, sha, blobSHAs(entries)
 	}
 	s.files = fileIndex(entries, files) // s.commit is sha, changed or not
-	if branch != "" {
-		s.branch = branch
-	}
 	s.freshUntil = expires
 	s.stale, s.lastErr, s.retryAt = nil, nil, time.Time{}
 	s.current = s.base
@@ -433,6 +401,10 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 			"repository", s.cfg.webURL, "stale_since", wasStale.Since, "commit", sha)
 	}
 	if changed {
+		ref := s.cfg.ref
+		if ref == "" {
+			ref = "HEAD"
+		}
 		s.logger.Info("GitHub templates loaded", "repository", s.cfg.webURL, "ref", ref, "commit", sha,
 			"templates", cur.Len(), "invalid", len(cur.Invalid()))
 	}
@@ -515,12 +487,10 @@ func (s *Source) build(commit string, entries []TreeEntry, contents map[string][
 // it marked stale, warns once per outage (not once per request) and
 // notifies watchers when the catalog turns stale or the reason's code
 // changes; without one it returns the error.
+//
+// It is only called from sync, which runs detached from its callers'
+// cancellation (see shared): a failure here is GitHub's or the network's.
 func (s *Source) fail(err error) (*templates.Catalog, error) {
-	if errors.Is(err, context.Canceled) {
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		return s.current, err
-	}
 	now := s.now()
 	f := fault.As(err)
 	code, retry := fault.Internal, time.Duration(0)
@@ -611,7 +581,7 @@ func (s *Source) restore() {
 	}
 	cat := s.build(l.Commit, l.Entries, contents)
 	s.mu.Lock()
-	s.base, s.current, s.commit, s.branch = cat, cat, l.Commit, l.Branch
+	s.base, s.current, s.commit = cat, cat, l.Commit
 	s.baseBlobs = blobSHAs(l.Entries)
 	s.files = fileIndex(l.Entries, l.Files)
 	s.freshUntil = e.ExpiresAt
@@ -620,15 +590,14 @@ func (s *Source) restore() {
 		"commit", l.Commit, "checked_at", e.CachedAt, "templates", cat.Len())
 }
 
-// persist saves the cache to disk. Failing to is not fatal (the server
-// works from memory); it is reported once.
+// persist saves the cache to disk, unless nothing changed since the last
+// save (concurrent downloads of resources then share one write). Failing to
+// is not fatal (the server works from memory); it is reported once.
 func (s *Source) persist() {
 	if s.cachePath == "" {
 		return
 	}
-	s.persistLock.Lock()
-	defer s.persistLock.Unlock()
-	if err := s.cache.Save(s.cachePath); err != nil && s.saveWarned.CompareAndSwap(false, true) {
+	if _, err := s.cache.SaveIfChanged(s.cachePath); err != nil && s.saveWarned.CompareAndSwap(false, true) {
 		s.logger.Warn("cannot write the GitHub template cache; a restart will download the templates again",
 			"path", s.cachePath, "error", err)
 	}
@@ -653,8 +622,11 @@ func blobSHAs(entries []TreeEntry) map[string]string {
 // version, so a change committed by someone else since the last load or
 // refresh is refused with WRITE_CONFLICT instead of being overwritten. A new
 // name is created as Config.Path/NAME.json, which GitHub refuses
-// (WRITE_CONFLICT) if such a file appeared meanwhile. A source pinned to a
-// commit cannot be written to (WRITE_DISABLED).
+// (WRITE_CONFLICT) if such a file appeared meanwhile; if that file holds
+// another, valid template, the save is refused (WRITE_CONFLICT) before
+// anything is sent, since replacing it would delete that template. A
+// NAME.json holding an invalid template is replaced, in the version loaded.
+// A source pinned to a commit cannot be written to (WRITE_DISABLED).
 func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, message string) (string, error) {
 	if err := templates.ValidateName(name); err != nil {
 		return "", err
@@ -674,29 +646,29 @@ func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, 
 			return "", err
 		}
 	}
-	branch := s.cfg.ref
 	s.mu.Lock()
 	base, blobs := s.base, s.baseBlobs
-	if branch == "" {
-		branch = s.branch
-	}
 	s.mu.Unlock()
-	if branch == "" {
-		if l, _, ok := s.loadListing(); ok && l.Branch != "" {
-			branch = l.Branch
-		}
-	}
 	p := name + ".json"
 	if s.cfg.path != "" {
 		p = s.cfg.path + "/" + p
 	}
 	if e, ok := base.Lookup(name); ok {
 		p = e.Path
+	} else if other := templateAt(base, p); other != "" {
+		return "", &fault.Error{Code: fault.WriteConflict, What: "save template " + name,
+			Why:     fmt.Sprintf("%s holds template %q: writing %s there would delete it", p, other, name),
+			How:     fmt.Sprintf("rename %s to %s.json (the name it declares) in the repository, or save the template under another name", p, other),
+			Details: map[string]any{"file": p, "template": other, "repository": s.cfg.webURL},
+			Err:     fmt.Errorf("%w: %s holds %s", ErrConflict, p, other)}
 	}
 	// A new name whose file exists but was invalid when loaded is
 	// replaced only in the version that was loaded, like any update.
 	expect := blobs[p]
-	url, sha, err := s.client.putFile(ctx, p, content, message, branch, expect)
+	// With Ref empty the branch is left to GitHub: the default branch, the
+	// one HEAD named when the catalog was loaded (unless it changed since;
+	// then the blob SHA sent most likely refuses the write as a conflict).
+	url, sha, err := s.client.putFile(ctx, p, content, message, s.cfg.ref, expect)
 	if err != nil {
 		return "", err
 	}
@@ -715,4 +687,15 @@ func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, 
 		}
 	}
 	return url, nil
+}
+
+// templateAt returns the name of the valid template cat serves from the
+// file p, or "".
+func templateAt(cat *templates.Catalog, p string) string {
+	for _, e := range cat.Templates() {
+		if e.Path == p {
+			return e.Template.Metadata.Name
+		}
+	}
+	return ""
 }

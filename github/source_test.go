@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -21,12 +22,13 @@ var _ interface {
 
 func TestColdStart(t *testing.T) {
 	tests := []struct {
-		name     string
-		ref      string
-		wantRepo int // Repositories.Get, only to find the default branch
+		name    string
+		ref     string
+		wantRef string // as asked for in the commits request
 	}{
-		{name: "configured branch", ref: "main"},
-		{name: "default branch", ref: "", wantRepo: 1},
+		{name: "configured branch", ref: "main", wantRef: "main"},
+		// Asking for HEAD needs no request to find the default branch.
+		{name: "default branch", ref: "", wantRef: "HEAD"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -68,13 +70,13 @@ func TestColdStart(t *testing.T) {
 			t.Logf("cold start, %d files: %v", len(h.lib.Files), c)
 			fetched := len(h.lib.Valid) + len(h.lib.Invalid)
 			want := map[string]int{"commit": 1, "tree": 1, "blob": fetched}
-			if tt.wantRepo > 0 {
-				want["repo"] = tt.wantRepo
-			}
 			if diff := cmp.Diff(want, c.ByRoute); diff != "" {
 				t.Errorf("requests by route (-want +got):\n%s", diff)
 			}
 			for _, r := range h.fake.Requests() {
+				if r.Pattern == fakegithub.RouteCommit && r.Path != "/repos/acme/prompts/commits/"+tt.wantRef {
+					t.Errorf("resolved %s, want %s", r.Path, tt.wantRef)
+				}
 				for _, p := range h.lib.Oversized {
 					if r.Path == "/repos/acme/prompts/git/blobs/"+fakegithub.BlobSHA(h.lib.Files[p]) {
 						t.Errorf("oversized %s was downloaded", p)
@@ -126,6 +128,15 @@ func TestRevalidateUnchanged(t *testing.T) {
 	s.Load(ctxT(t))
 	if n := h.fake.Total(); n != 0 {
 		t.Errorf("Load within the renewed TTL made %d requests, want 0", n)
+	}
+	// So does a restart: the 304's new expiry is on disk, not only in
+	// memory.
+	restarted := h.source()
+	if cat, err := restarted.Load(ctxT(t)); err != nil || cat.Len() != first.Len() || restarted.due(h.clock.Now()) {
+		t.Errorf("restart within the renewed TTL: %v, due %v; want the cached catalog, not due", err, restarted.due(h.clock.Now()))
+	}
+	if n := h.fake.Total(); n != 0 {
+		t.Errorf("restart within the renewed TTL made %d requests, want 0", n)
 	}
 
 	// A forced refresh costs the same single 304.
@@ -843,30 +854,65 @@ func TestConcurrentColdLoads(t *testing.T) {
 	}
 }
 
-func TestDefaultBranchRenamed(t *testing.T) {
-	h := newHarness(t, standardLibrary())
-	s := h.source(func(c *Config) { c.Ref = "" })
-	before, err := s.Load(ctxT(t))
-	if err != nil {
-		t.Fatal(err)
+func TestDefaultBranchChanges(t *testing.T) {
+	// With GITHUB_REF unset the source follows the default branch, asked
+	// as HEAD: renaming it costs nothing, and making another branch the
+	// default is noticed at the next check, like a push.
+	tests := []struct {
+		name        string
+		change      func(h *harness) (newHead string)
+		wantBranch  string
+		wantRebuilt bool
+		wantCosts   map[string]int
+	}{
+		{name: "renamed", change: func(h *harness) string {
+			h.fake.RenameBranch("main", "trunk")
+			return h.fake.Head()
+		}, wantBranch: "trunk", wantCosts: map[string]int{"commit": 1}},
+		{name: "another branch made the default", change: func(h *harness) string {
+			before := h.fake.Head()
+			develop := h.fake.PutFile("templates/Develop_Only.json", fakegithub.ValidTemplate("Develop_Only", "dev {{subject}}"))
+			h.fake.SetBranch("develop", develop)
+			h.fake.SetBranch("main", before)
+			h.fake.SetDefaultBranch("develop")
+			return develop
+		}, wantBranch: "develop", wantRebuilt: true, wantCosts: map[string]int{"commit": 1, "tree": 1, "blob": 1}},
 	}
-	h.fake.RenameBranch("main", "trunk")
-	h.fake.Reset()
-	h.clock.Add(DefaultTTL + time.Second)
-	cat, err := s.Refresh(ctxT(t))
-	if err != nil || cat.Stale() != nil {
-		t.Fatalf("Refresh after the default branch was renamed: %v", err)
-	}
-	c := h.costs()
-	t.Logf("revalidation after a default-branch rename: %v", c)
-	if diff := cmp.Diff(map[string]int{"commit": 2, "repo": 1}, c.ByRoute); diff != "" {
-		t.Errorf("requests (-want +got):\n%s", diff)
-	}
-	if cat != before {
-		t.Error("same commit under a new branch name rebuilt the catalog")
-	}
-	if s.branch != "trunk" {
-		t.Errorf("remembered default branch %q, want trunk", s.branch)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h := newHarness(t, standardLibrary())
+			s := h.source(func(c *Config) { c.Ref = "" })
+			before, err := s.Load(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			head := tt.change(h)
+			h.fake.Reset()
+			h.clock.Add(DefaultTTL + time.Second)
+			cat, err := s.Refresh(ctxT(t))
+			if err != nil || cat.Stale() != nil {
+				t.Fatalf("Refresh after the default branch %s: %v", tt.name, err)
+			}
+			c := h.costs()
+			t.Logf("revalidation after the default branch was %s: %v", tt.name, c)
+			if diff := cmp.Diff(tt.wantCosts, c.ByRoute); diff != "" {
+				t.Errorf("requests (-want +got):\n%s", diff)
+			}
+			if tt.name == "renamed" && c.Status[http.StatusNotModified] != 1 {
+				t.Errorf("the same commit under a new branch name cost %v, want one 304", c)
+			}
+			if rebuilt := cat != before; rebuilt != tt.wantRebuilt || cat.Info().Revision != head {
+				t.Errorf("catalog rebuilt %v at %s, want rebuilt %v at %s", rebuilt, cat.Info().Revision, tt.wantRebuilt, head)
+			}
+			if _, ok := cat.Lookup("Develop_Only"); ok != tt.wantRebuilt {
+				t.Errorf("Develop_Only in the catalog: %v, want %v", ok, tt.wantRebuilt)
+			}
+			// check names the branch HEAD is today.
+			r, err := s.Check(ctxT(t))
+			if err != nil || r.Branch != tt.wantBranch || !strings.Contains(r.String(), "default branch "+tt.wantBranch+" -> "+head) {
+				t.Errorf("check = %+v, %v; want the default branch %s at %s", r, err, tt.wantBranch, head)
+			}
+		})
 	}
 }
 

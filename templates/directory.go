@@ -46,6 +46,12 @@ type DirSource struct {
 	mu   sync.Mutex // serialises loads and guards last
 	last *Catalog
 
+	// evalSymlinks resolves links (filepath.EvalSymlinks; tests replace
+	// it). rootMu guards root, the folder resolved once for ReadResource.
+	evalSymlinks func(string) (string, error)
+	rootMu       sync.Mutex
+	root         string
+
 	// afterRebuild, when set (tests), runs after each watcher rebuild.
 	afterRebuild func(c *Catalog, delivered bool, err error)
 }
@@ -64,7 +70,17 @@ func Directory(dir string, opts BuildOptions) *DirSource {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &DirSource{dir: dir, opts: opts, logger: logger, debounce: dirDebounce, poll: dirPoll}
+	return &DirSource{dir: dir, opts: opts, logger: logger, debounce: dirDebounce, poll: dirPoll,
+		evalSymlinks: filepath.EvalSymlinks}
+}
+
+// quietOptions are the build options without logging, for builds whose
+// problems are not news: a rebuild of files already reported, or the files
+// a save looks at (the watcher reports problems, not a save).
+func (d *DirSource) quietOptions() BuildOptions {
+	quiet := d.opts
+	quiet.Logger = slog.New(slog.DiscardHandler)
+	return quiet
 }
 
 // Info says which folder the source reads.
@@ -125,9 +141,7 @@ func (d *DirSource) keepPrevious(c *Catalog, files []File) *Catalog {
 	}
 	// Everything was logged by the first Build; the second only swaps in
 	// the old versions.
-	quiet := d.opts
-	quiet.Logger = slog.New(slog.DiscardHandler)
-	rebuilt := Build(replaced, quiet)
+	rebuilt := Build(replaced, d.quietOptions())
 	return rebuilt.withInvalid(kept)
 }
 
@@ -168,7 +182,7 @@ func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
 			return nil, err
 		}
 		name := e.Name()
-		if strings.HasPrefix(name, ".") {
+		if Hidden(name) {
 			continue
 		}
 		if e.IsDir() {
@@ -178,7 +192,7 @@ func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
 				continue
 			}
 			for _, s := range sub {
-				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !strings.HasPrefix(s.Name(), ".") {
+				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !Hidden(s.Name()) {
 					if f, ok := d.readFile(name + "/" + s.Name()); ok {
 						files = append(files, f)
 					}
@@ -305,7 +319,7 @@ func (d *DirSource) Watch(ctx context.Context, onChange func(*Catalog)) error {
 			if filepath.Clean(ev.Name) == filepath.Clean(d.dir) && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
 				watching = false
 			}
-			if ev.Op.Has(fsnotify.Create) && filepath.Dir(ev.Name) == filepath.Clean(d.dir) && !strings.HasPrefix(filepath.Base(ev.Name), ".") {
+			if ev.Op.Has(fsnotify.Create) && filepath.Dir(ev.Name) == filepath.Clean(d.dir) && !Hidden(filepath.Base(ev.Name)) {
 				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
 					if err := w.Add(ev.Name); err != nil {
 						d.logger.Warn("cannot watch template subfolder", "folder", ev.Name, "error", err)
@@ -353,7 +367,7 @@ func (d *DirSource) addWatches(w *fsnotify.Watcher) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.IsDir() && !strings.HasPrefix(e.Name(), ".") {
+		if e.IsDir() && !Hidden(e.Name()) {
 			if err := w.Add(filepath.Join(d.dir, e.Name())); err != nil {
 				d.logger.Warn("cannot watch template subfolder", "folder", filepath.Join(d.dir, e.Name()), "error", err)
 			}

@@ -1,12 +1,16 @@
 package templates
 
 import (
+	"bytes"
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
 
 func TestDirectorySaveTemplate(t *testing.T) {
@@ -33,6 +37,14 @@ func TestDirectorySaveTemplate(t *testing.T) {
 		// disk, but its last valid version is what the catalog serves.
 		{name: "the served file of a template being edited", files: map[string][]byte{"team/Sub.json": tmpl("Team_Sub", "v1")},
 			afterLoad: map[string][]byte{"team/Sub.json": []byte(`{"metadata":`)}, save: "Team_Sub", wantFile: "team/Sub.json"},
+		// NAME.json exists but holds no valid template: it is replaced.
+		{name: "a new name over an invalid file", files: map[string][]byte{"Brand_New.json": []byte(`{"metadata":`)},
+			save: "Brand_New", wantFile: "Brand_New.json"},
+		// Two files declare the name; the one a load serves is the first
+		// valid one by path, whatever the files before it declare.
+		{name: "the valid one of two files declaring the name", files: map[string][]byte{
+			"a/Dup.json": []byte(`{"metadata":{"name":"Dup"}}`), "b/Dup.json": tmpl("Dup", "v1")},
+			save: "Dup", wantFile: "b/Dup.json"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -99,4 +111,73 @@ func TestDirectorySaveTemplate(t *testing.T) {
 			}
 		})
 	}
+}
+
+func TestDirectorySaveKeepsOtherTemplates(t *testing.T) {
+	// A new name is written to NAME.json, but never over a file that holds
+	// another template: that would delete it without a word.
+	tests := []struct {
+		name      string
+		files     map[string][]byte
+		afterLoad map[string][]byte
+		save      string
+	}{
+		{name: "the file holds another valid template",
+			files: map[string][]byte{"Foo.json": tmpl("Bar", "bar v1")}, save: "Foo"},
+		{name: "the file was given another template since the load",
+			afterLoad: map[string][]byte{"Foo.json": tmpl("Bar", "bar v1")}, save: "Foo"},
+		// Bar's file is half-way through an edit: invalid on disk, but its
+		// last valid version is what the catalog serves.
+		{name: "the file serves another template being edited",
+			files: map[string][]byte{"Foo.json": tmpl("Bar", "bar v1")}, afterLoad: map[string][]byte{"Foo.json": []byte(`{"metadata":`)}, save: "Foo"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for p, data := range tt.files {
+				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+			}
+			src := Directory(dir, BuildOptions{Logger: quiet})
+			ctx := context.Background()
+			if _, err := src.Load(ctx); err != nil {
+				t.Fatal(err)
+			}
+			for p, data := range tt.afterLoad {
+				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+			}
+			before := readDir(t, dir)
+
+			_, err := src.SaveTemplate(ctx, tt.save, tmpl(tt.save, "saved version"), "unused")
+			f := fault.As(err)
+			if f == nil || f.Code != fault.WriteConflict || !strings.Contains(f.Why, `"Bar"`) || f.How == "" {
+				t.Fatalf("SaveTemplate error = %v, want WRITE_CONFLICT naming template Bar, with a fix", err)
+			}
+			if after := readDir(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+				t.Errorf("a refused save changed the folder: before %v, after %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+			}
+		})
+	}
+}
+
+// readDir maps every file under dir (slash path relative to it) to its
+// content.
+func readDir(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(dir, p)
+		out[filepath.ToSlash(rel)] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

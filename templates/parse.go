@@ -514,14 +514,13 @@ func resourceProblem(r string) string {
 	if strings.Contains(r, "://") {
 		return fmt.Sprintf("%q: resources are template://NAME or a path in the same folder or repository", r)
 	}
-	p := strings.ReplaceAll(r, `\`, "/")
-	if path.IsAbs(p) || p == ".." || strings.HasPrefix(path.Clean(p), "../") || path.Clean(p) == ".." {
+	switch _, err := RelPath(r); {
+	case errors.Is(err, ErrPathEmpty):
+		return fmt.Sprintf("path %q names no file: use a path relative to the template source", r)
+	case errors.Is(err, ErrPathOutside):
 		return fmt.Sprintf("path %q leads out of the template source: use a path relative to it", r)
-	}
-	for _, part := range strings.Split(path.Clean(p), "/") {
-		if strings.HasPrefix(part, ".") {
-			return fmt.Sprintf("path %q names a hidden file or folder, which is never served", r)
-		}
+	case errors.Is(err, ErrPathHidden):
+		return fmt.Sprintf("path %q names a hidden file or folder, which is never served", r)
 	}
 	return ""
 }

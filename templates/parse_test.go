@@ -243,7 +243,7 @@ func TestParseProblems(t *testing.T) {
 			name: "resources a reader would refuse",
 			mutate: func(m map[string]any) {
 				m["resources"] = []any{"template://", "template://a/b", "https://example.com/x", "/etc/passwd", "../up.md",
-					"docs/../../up.md", ".env", "docs/.git/config", "ok.md"}
+					"docs/../../up.md", ".env", "docs/.git/config", "ok.md", "docs/..", `..\up.md`}
 			},
 			want: []Problem{
 				{"/resources/0", `"template://" names no template: write template://NAME`},
@@ -254,6 +254,8 @@ func TestParseProblems(t *testing.T) {
 				{"/resources/5", `path "docs/../../up.md" leads out of the template source: use a path relative to it`},
 				{"/resources/6", `path ".env" names a hidden file or folder, which is never served`},
 				{"/resources/7", `path "docs/.git/config" names a hidden file or folder, which is never served`},
+				{"/resources/9", `path "docs/.." names no file: use a path relative to the template source`},
+				{"/resources/10", `path "..\\up.md" leads out of the template source: use a path relative to it`},
 			},
 		},
 		{

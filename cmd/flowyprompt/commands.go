@@ -503,19 +503,14 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 // folder and one level of subfolders, dot-files and dot-folders skipped.
 func templateFiles(dir string) []string {
 	var out []string
-	hidden := func(name string) bool { return strings.HasPrefix(name, ".") }
 	for _, pattern := range []string{"*.json", filepath.Join("*", "*.json")} {
 		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
 		for _, m := range matches {
 			rel, err := filepath.Rel(dir, m)
-			if err != nil {
+			if err != nil || templates.Hidden(filepath.ToSlash(rel)) {
 				continue
 			}
-			skip := false
-			for _, part := range strings.Split(rel, string(filepath.Separator)) {
-				skip = skip || hidden(part)
-			}
-			if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() && !skip {
+			if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
 				out = append(out, m)
 			}
 		}

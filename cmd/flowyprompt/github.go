@@ -23,9 +23,8 @@ func githubSource(cfg *config.Config, log *slog.Logger) (*github.Source, error) 
 		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
 	}
-	if err := gc.Validate(); err != nil {
-		return nil, badConfig("bad GitHub configuration", err)
-	}
+	// NewSource validates gc (every problem, joined) before it does
+	// anything else, and that is its only failure.
 	src, err := github.NewSource(gc)
 	if err != nil {
 		return nil, badConfig("bad GitHub configuration", err)

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/github"
 )
 
 // Config is every setting of the server.
@@ -85,6 +87,13 @@ func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.StringVar(&c.GitHubAPIURL, "github-api-url", r.str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
 	fs.DurationVar(&c.CacheTTL, "cache-ttl", r.millis("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
 	fs.StringVar(&c.CacheDir, "cache-dir", r.str("FLOWYPROMPT_CACHE_DIR"), "disk cache `folder` (env FLOWYPROMPT_CACHE_DIR; default: the user cache directory)")
+	// -h prints each flag's default, here taken from the environment: a
+	// URL given with a token in it (refused when the source starts) must
+	// not be shown with it.
+	for _, name := range []string{"github-repo", "github-api-url"} {
+		f := fs.Lookup(name)
+		f.DefValue = github.Redact(f.DefValue)
+	}
 	return errors.Join(sizeErr, r.err())
 }
 
@@ -215,7 +224,7 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
 	}
 	if c.TemplatesDir != "" && c.GitHubRepoURL != "" {
-		errs = append(errs, fmt.Errorf("both a template folder (%s) and a GitHub repository (%s) are set: unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo", c.TemplatesDir, c.GitHubRepoURL))
+		errs = append(errs, fmt.Errorf("both a template folder (%s) and a GitHub repository (%s) are set: unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo", c.TemplatesDir, github.Redact(c.GitHubRepoURL)))
 	}
 	if c.Transport != "" && c.Transport != "stdio" && c.Transport != "http" {
 		errs = append(errs, fmt.Errorf("--transport %q is not stdio or http", c.Transport))

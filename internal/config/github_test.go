@@ -113,13 +113,28 @@ func TestGitHubSettings(t *testing.T) {
 	}
 }
 
+// leakToken looks like a real token, so that pattern-based redaction is
+// exercised as well.
+const leakToken = "ghp_T0kenThatMustNeverLeak0123456789abcd"
+
 func TestGitHubTokenIsNeverAFlag(t *testing.T) {
 	// Command lines are visible to every user of the machine, and -h
-	// prints flag defaults: the token must be neither.
-	const token = "ghp_T0kenThatMustNeverLeak0123456789abcd"
-	c, fs, err := registerGitHub(t, map[string]string{"GITHUB_PAT": token})
+	// prints flag defaults: the token must be neither, nor shown inside a
+	// URL taken from the environment.
+	const token = leakToken
+	env := map[string]string{
+		"GITHUB_PAT":      token,
+		"GITHUB_REPO_URL": "https://x:" + token + "@github.com/acme/prompts",
+		"GITHUB_API_URL":  "https://me:" + "hunter2" + "@ghe.example.com/api/v3?access_token=" + token,
+	}
+	c, fs, err := registerGitHub(t, env)
 	if err != nil || c.GitHubToken != token {
 		t.Fatalf("token = %q, %v; want it from GITHUB_PAT", c.GitHubToken, err)
+	}
+	// The value itself is kept as given: the GitHub source refuses it
+	// with an explanation.
+	if c.GitHubRepoURL != env["GITHUB_REPO_URL"] || c.GitHubAPIURL != env["GITHUB_API_URL"] {
+		t.Errorf("URLs = %q, %q; want them as given", c.GitHubRepoURL, c.GitHubAPIURL)
 	}
 	var usage bytes.Buffer
 	fs.SetOutput(&usage)
@@ -129,8 +144,11 @@ func TestGitHubTokenIsNeverAFlag(t *testing.T) {
 			t.Errorf("flag -%s would put a GitHub token on the command line", f.Name)
 		}
 	})
-	if strings.Contains(usage.String(), token) {
-		t.Error("the usage text shows the token")
+	if strings.Contains(usage.String(), token[4:]) || strings.Contains(usage.String(), "hunter2") {
+		t.Errorf("the usage text shows the credentials:\n%s", usage.String())
+	}
+	if !strings.Contains(usage.String(), "https://github.com/acme/prompts") {
+		t.Errorf("the usage text lacks the (redacted) default repository:\n%s", usage.String())
 	}
 }
 
@@ -148,6 +166,8 @@ func TestCheckGitHubValues(t *testing.T) {
 		{name: "zero file size", args: []string{"--max-file-size", "0"}, wantErr: "--max-file-size must be positive"},
 		{name: "a folder and a repository", env: map[string]string{"GITHUB_REPO_URL": "acme/prompts", "TEMPLATES_DIR": "/srv/p"},
 			wantErr: "unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo"},
+		{name: "a folder and a repository URL with a token", env: map[string]string{"GITHUB_REPO_URL": "https://x:" + leakToken + "@github.com/acme/prompts", "TEMPLATES_DIR": "/srv/p"},
+			wantErr: "GitHub repository (https://github.com/acme/prompts) are set"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -161,6 +181,8 @@ func TestCheckGitHubValues(t *testing.T) {
 				t.Errorf("Check: %v", err)
 			case tt.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tt.wantErr)):
 				t.Errorf("Check = %v, want an error mentioning %q", err, tt.wantErr)
+			case err != nil && strings.Contains(err.Error(), leakToken[4:]):
+				t.Errorf("Check shows the token: %v", err)
 			}
 		})
 	}

@@ -239,6 +239,17 @@ func (s *Server) RenameBranch(from, to string) {
 	}
 }
 
+// SetDefaultBranch makes name, an existing branch, the default branch (and
+// so what HEAD resolves to), as a repository's settings do.
+func (s *Server) SetDefaultBranch(name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, ok := s.branches[name]; !ok {
+		panic("fakegithub: SetDefaultBranch of unknown branch " + name)
+	}
+	s.defaultBranch = name
+}
+
 // SetTag points tag name at commit sha.
 func (s *Server) SetTag(name, sha string) {
 	s.mu.Lock()

@@ -57,6 +57,7 @@ func TestEndpoints(t *testing.T) {
 		{"repository", s.URL(), call{method: "GET", path: "repos/acme/prompts"}, 200, `"default_branch":"main"`, RouteRepo},
 		{"unknown repository", s.URL(), call{method: "GET", path: "repos/acme/nope"}, 404, "Not Found", RouteRepo},
 		{"commit as SHA", s.URL(), call{method: "GET", path: "repos/acme/prompts/commits/main", header: map[string]string{"Accept": "application/vnd.github.sha"}}, 200, head, RouteCommit},
+		{"HEAD is the default branch", s.URL(), call{method: "GET", path: "repos/acme/prompts/commits/HEAD", header: map[string]string{"Accept": "application/vnd.github.sha"}}, 200, head, RouteCommit},
 		{"commit as JSON", s.URL(), call{method: "GET", path: "repos/acme/prompts/commits/main"}, 200, `"sha":"` + head, RouteCommit},
 		{"unknown ref", s.URL(), call{method: "GET", path: "repos/acme/prompts/commits/nope"}, 422, "No commit found", RouteCommit},
 		{"tree", s.URL(), call{method: "GET", path: "repos/acme/prompts/git/trees/" + head + "?recursive=1"}, 200, `"path":"templates/A.json"`, RouteTree},
@@ -81,6 +82,26 @@ func TestEndpoints(t *testing.T) {
 				t.Error("no rate-limit headers")
 			}
 		})
+	}
+}
+
+func TestSetDefaultBranch(t *testing.T) {
+	s := New("acme", "prompts")
+	defer s.Close()
+	first := s.Head()
+	second := s.PutFile("templates/A.json", []byte("{}"))
+	s.SetBranch("develop", second)
+	s.SetBranch("main", first)
+	s.SetDefaultBranch("develop")
+	sha := map[string]string{"Accept": "application/vnd.github.sha"}
+	for path, want := range map[string]string{
+		"repos/acme/prompts":              `"default_branch":"develop"`,
+		"repos/acme/prompts/commits/HEAD": second,
+		"repos/acme/prompts/commits/main": first,
+	} {
+		if _, body := do(t, s, s.URL(), call{method: "GET", path: path, header: sha}); !strings.Contains(body, want) {
+			t.Errorf("GET %s = %s, want %s", path, body, want)
+		}
 	}
 }
 

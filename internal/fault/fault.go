@@ -6,7 +6,6 @@ package fault
 
 import (
 	"errors"
-	"fmt"
 	"time"
 )
 
@@ -58,11 +57,6 @@ func (e *Error) Unwrap() error { return e.Err }
 // New returns an Error with the given code and explanation.
 func New(code, what, why, how string) *Error {
 	return &Error{Code: code, What: what, Why: why, How: how}
-}
-
-// Newf is New with a formatted What.
-func Newf(code, why, how, whatFormat string, args ...any) *Error {
-	return &Error{Code: code, What: fmt.Sprintf(whatFormat, args...), Why: why, How: how}
 }
 
 // As returns the *Error in err's chain, or nil.
