@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -10,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/sourcegraph/jsonrpc2"
 )
 
 // EngineOptions tune the engine; zero values take the defaults.
@@ -20,7 +21,7 @@ type EngineOptions struct {
 	MaxMessageSize        int           // bytes per inbound message (default 4 MiB)
 	MaxInflightPerSession int           // requests a session may have in flight (default 256)
 	RequestTimeout        time.Duration // per-request deadline (default 5 min)
-	CallTimeout           time.Duration // wait for a client's answer to our request (default and at most: RequestTimeout)
+	CallTimeout           time.Duration // wait for a client's answer to our request (default 10 min; never past the asking request's deadline)
 	IdleTimeout           time.Duration // close sessions idle this long; 0 never (HTTP sets it)
 	Logger                *slog.Logger
 }
@@ -47,11 +48,8 @@ func (o *EngineOptions) fill() {
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 5 * time.Minute
 	}
-	// A call is made while handling a request, so it cannot outlive it: a
-	// longer call timeout would never fire, and the request would end with
-	// its own deadline instead of saying the client did not answer.
-	if o.CallTimeout <= 0 || o.CallTimeout > o.RequestTimeout {
-		o.CallTimeout = o.RequestTimeout
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 10 * time.Minute
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -61,8 +59,7 @@ func (o *EngineOptions) fill() {
 type job struct {
 	s   *Session
 	m   method
-	ctx context.Context
-	fl  *inflight
+	fl  *inflight // its context is the handler's
 	key string
 	req Request
 }
@@ -104,7 +101,7 @@ func NewEngine(srv *Server, opts EngineOptions) *Engine {
 		sessions: make(map[string]*Session),
 	}
 	for i := 0; i < opts.MinWorkers; i++ {
-		e.spawn(true)
+		e.spawn()
 	}
 	if opts.IdleTimeout > 0 {
 		go e.janitor()
@@ -257,10 +254,11 @@ func (e *Engine) runInline(j *job) bool {
 	return true
 }
 
-func (e *Engine) spawn(permanent bool) {
+// spawn starts one of the MinWorkers workers that never leave.
+func (e *Engine) spawn() {
 	e.workers.Add(1)
 	e.wg.Add(1)
-	go e.work(nil, permanent)
+	go e.work(nil, true)
 }
 
 const workerIdle = 30 * time.Second
@@ -301,10 +299,8 @@ func (e *Engine) run(j *job) {
 	s := j.s
 	var res any
 	var err error
-	if j.ctx.Err() == nil {
+	if err = j.fl.ctx.Err(); err == nil {
 		res, err = e.call(j)
-	} else {
-		err = j.ctx.Err()
 	}
 	cancelled := s.finish(j)
 	// Whatever happens to res below, nothing reads it afterwards.
@@ -318,28 +314,25 @@ func (e *Engine) run(j *job) {
 	if err != nil && errors.Is(err, context.Canceled) && s.ctx.Err() != nil {
 		return
 	}
-	rb := getRespBuffer()
-	buf := &rb.b
-	var encErr error
+	var rpcErr *jsonrpc2.Error
 	if err != nil {
-		encErr = appendResponse(buf, j.req.ID, nil, ErrorObject(err))
+		res, rpcErr = nil, ErrorObject(err)
+	}
+	out := Outgoing{Route: j.req.route, Response: true, release: true}
+	var encErr error
+	if s.recycle || s.releases {
+		// A pooled buffer, back to the pool once a CopyingSink has copied it,
+		// or when a ReleasingSink releases it (a sink that is both copies).
+		rb := getRespBuffer()
+		rb.bySink = !s.recycle
+		encErr = appendResponse(&rb.b, j.req.ID, res, rpcErr)
+		out.Data, out.buf = rb.b.Bytes(), rb
 	} else {
-		encErr = appendResponse(buf, j.req.ID, res, nil)
+		// The sink may keep Data for good: it gets bytes of its own.
+		out.Data, encErr = encodeResponse(j.req.ID, res, rpcErr)
 	}
 	if encErr != nil {
 		e.log.Error("encode response", "method", j.req.Method, "err", encErr)
-		_ = appendResponse(buf, j.req.ID, nil, ErrorObject(encErr))
-	}
-	out := Outgoing{Data: buf.Bytes(), Route: j.req.route, Response: true, release: true}
-	switch {
-	case s.recycle:
-		out.buf = rb // back to the pool once the sink has copied it
-	case s.releases:
-		rb.bySink = true // back to the pool when the sink releases it
-		out.buf = rb
-	default:
-		out.Data = bytes.Clone(out.Data)
-		rb.put()
 	}
 	s.enqueue(out)
 }
@@ -354,7 +347,7 @@ func (e *Engine) call(j *job) (res any, err error) {
 				"the handler failed unexpectedly", "retry; if it persists, report it with the server's log")
 		}
 	}()
-	return j.m.handle(j.ctx, &j.req)
+	return j.m.handle(j.fl.ctx, &j.req)
 }
 
 func (e *Engine) janitor() {

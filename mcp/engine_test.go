@@ -63,6 +63,9 @@ func testServer(t testing.TB, opts mcp.EngineOptions) (*mcp.Engine, *hooks) {
 				return map[string]any{"session": r.Session.ID(), "params": r.Params}, nil
 			},
 			"test/panic": func(context.Context, *mcp.Request) (any, error) { panic("boom") },
+			"test/unencodable": func(context.Context, *mcp.Request) (any, error) {
+				return map[string]any{"c": make(chan int)}, nil
+			},
 			"test/progress": func(_ context.Context, r *mcp.Request) (any, error) {
 				var p struct{ mcp.ParamsMeta }
 				if err := r.Decode(&p); err != nil {
@@ -519,19 +522,40 @@ func TestAbandonedCallIsCancelled(t *testing.T) {
 	}
 }
 
-// TestCallTimeoutNeverExceedsRequestTimeout: a call is made within a
-// request, so a longer call timeout would never fire.
+// TestCallTimeoutNeverExceedsRequestTimeout: a call waits no longer than
+// the request that made it has left, and whichever ends the wait, the call
+// timeout or the request's deadline, the client is told the call is
+// abandoned and the request is answered with the fault saying the client
+// did not answer (not the request's own "took too long").
 func TestCallTimeoutNeverExceedsRequestTimeout(t *testing.T) {
-	e, _ := testServer(t, mcp.EngineOptions{RequestTimeout: 80 * time.Millisecond, CallTimeout: time.Hour})
-	c := mcptest.Connect(t, e)
-	c.Initialize(t, mcp.LatestVersion)
-	c.Send(`{"jsonrpc":"2.0","id":"e1","method":"test/elicit"}`)
-	if req := c.Next(t); req.Method != mcp.MethodElicitationCreate {
-		t.Fatalf("expected an elicitation request, got %s", req.Raw)
+	tests := []struct {
+		name string
+		opts mcp.EngineOptions
+	}{
+		{name: "the request's deadline comes first", opts: mcp.EngineOptions{RequestTimeout: 80 * time.Millisecond, CallTimeout: time.Hour}},
+		{name: "the call timeout comes first", opts: mcp.EngineOptions{RequestTimeout: time.Hour, CallTimeout: 80 * time.Millisecond}},
 	}
-	c.Notification(t, mcp.NotificationCancelled)
-	if m := c.Response(t, json.RawMessage(`"e1"`)); m.Error == nil {
-		t.Fatalf("answer = %s, want an error", m.Raw)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _ := testServer(t, tt.opts)
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			c.Send(`{"jsonrpc":"2.0","id":"e1","method":"test/elicit"}`)
+			req := c.Next(t)
+			if req.Method != mcp.MethodElicitationCreate {
+				t.Fatalf("expected an elicitation request, got %s", req.Raw)
+			}
+			n := c.Notification(t, mcp.NotificationCancelled)
+			var p mcp.CancelledParams
+			if err := json.Unmarshal(n.Params, &p); err != nil || string(p.RequestID) != string(req.ID) {
+				t.Fatalf("cancelled = %s, want requestId %s", n.Params, req.ID)
+			}
+			m := c.Response(t, json.RawMessage(`"e1"`))
+			want := "the client did not answer " + mcp.MethodElicitationCreate
+			if m.Error == nil || m.Error.Code != -32603 || m.Error.Data.Code != fault.RequestTimeout || m.Error.Data.What != want {
+				t.Fatalf("answer = %s, want code -32603, %s: %q", m.Raw, fault.RequestTimeout, want)
+			}
+		})
 	}
 }
 
@@ -575,9 +599,9 @@ func TestConcurrentSessionsExactlyOnce(t *testing.T) {
 			for j := 0; j < perSession; j++ {
 				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"n":%d}}`, j, j))
 			}
-			deadline := time.Now().Add(mcptest.Wait)
-			for c.Len() < perSession && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
+			if !eventually(func() bool { return c.Len() >= perSession }) {
+				errs <- fmt.Errorf("session %s: %d responses within %s, want %d", c.S.ID(), c.Len(), mcptest.Wait, perSession)
+				return
 			}
 			seen := map[string]int{}
 			for _, m := range c.All() {
@@ -624,6 +648,8 @@ func TestShutdownDrainsInflight(t *testing.T) {
 	e, h := testServer(t, mcp.EngineOptions{})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
+	probe := mcptest.Connect(t, e)
+	probe.Initialize(t, mcp.LatestVersion)
 	c.Send(`{"jsonrpc":"2.0","id":1,"method":"test/block"}`)
 	<-h.started
 	done := make(chan error, 1)
@@ -632,7 +658,14 @@ func TestShutdownDrainsInflight(t *testing.T) {
 		defer cancel()
 		done <- e.Shutdown(ctx)
 	}()
-	time.Sleep(20 * time.Millisecond) // let Shutdown start waiting
+	// Once new requests are refused, Shutdown is waiting for the blocked
+	// one: only then is it released.
+	pings := 0
+	settle(t, "Shutdown refuses new requests", func() bool {
+		pings++
+		m := probe.Request(t, pings, "ping", nil)
+		return m.Error != nil && m.Error.Data.What == "the server is shutting down"
+	})
 	h.release <- struct{}{}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -698,20 +731,27 @@ func TestBurstNeverWaitsBehindBusyWorkers(t *testing.T) {
 // TestShutdownBoundedByContext: a handler that ignores its context cannot
 // hold Shutdown past the deadline.
 func TestShutdownBoundedByContext(t *testing.T) {
-	stuck := make(chan struct{})
+	started, stuck := make(chan struct{}), make(chan struct{})
 	defer close(stuck)
 	srv := &mcp.Server{Info: mcp.Implementation{Name: "t", Version: "0"}, Methods: map[string]mcp.Handler{
-		"test/stuck": func(context.Context, *mcp.Request) (any, error) { <-stuck; return nil, nil },
+		"test/stuck": func(context.Context, *mcp.Request) (any, error) { close(started); <-stuck; return nil, nil },
 	}}
 	e := mcp.NewEngine(srv, mcp.EngineOptions{})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	c.Send(`{"jsonrpc":"2.0","id":1,"method":"test/stuck"}`)
-	time.Sleep(20 * time.Millisecond)
+	<-started
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	if err := e.Shutdown(ctx); err == nil {
-		t.Fatal("Shutdown reported success with a handler still running")
+	done := make(chan error, 1)
+	go func() { done <- e.Shutdown(ctx) }()
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("Shutdown reported success with a handler still running")
+		}
+	case <-time.After(mcptest.Wait):
+		t.Fatalf("Shutdown has not returned within %s, far past its deadline: it waits for the stuck handler", mcptest.Wait)
 	}
 }
 
@@ -756,16 +796,12 @@ func TestNonBlockingSinkNeedsNoGoroutine(t *testing.T) {
 		}
 		t.Cleanup(s.Close)
 	}
-	deadline := time.Now().Add(mcptest.Wait)
 	for _, k := range sinks {
-		for k.count() < 21 && time.Now().Before(deadline) {
-			time.Sleep(time.Millisecond)
-		}
+		settle(t, "21 messages on every session", func() bool { return k.count() >= 21 })
 		if n := k.count(); n != 21 {
 			t.Fatalf("%d messages, want 21 (one per request)", n)
 		}
 	}
-	time.Sleep(50 * time.Millisecond) // let burst workers go idle
 	if grown := runtime.NumGoroutine() - before; grown > 16 {
 		t.Fatalf("%d more goroutines for 300 idle sessions", grown)
 	}
@@ -825,10 +861,7 @@ func TestResponseBuffersAreRecycledOnlyForCopyingSinks(t *testing.T) {
 			for i := 1; i <= n; i++ {
 				s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)), nil)
 			}
-			deadline := time.Now().Add(mcptest.Wait)
-			for k.count() < n+1 && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
+			settle(t, "every response", func() bool { return k.count() >= n+1 })
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			if len(k.copies) != n+1 {
@@ -850,6 +883,38 @@ func TestResponseBuffersAreRecycledOnlyForCopyingSinks(t *testing.T) {
 				if !copying && !bytes.Equal(k.kept[i], c) {
 					t.Fatalf("response %d changed after Send: %q, was %q", i, k.kept[i], c)
 				}
+			}
+		})
+	}
+}
+
+// TestUnencodableResultIsAnswered: a result that cannot be encoded is
+// answered with an internal error saying so, whether the response is
+// encoded into a pooled buffer (a CopyingSink) or bytes of its own.
+func TestUnencodableResultIsAnswered(t *testing.T) {
+	for _, copying := range []bool{false, true} {
+		t.Run(fmt.Sprintf("copying=%v", copying), func(t *testing.T) {
+			e, _ := testServer(t, mcp.EngineOptions{})
+			k := &keepingSink{copying: copying}
+			var sink mcp.Sink = k
+			if copying {
+				sink = copyingSink{k}
+			}
+			s := e.NewSession(sink)
+			t.Cleanup(s.Close)
+			s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
+			s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/unencodable"}`), nil)
+			settle(t, "both answers", func() bool { return k.count() >= 2 })
+			k.mu.Lock()
+			raw := k.copies[1]
+			k.mu.Unlock()
+			var m mcptest.Message
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("answer %q: %v", raw, err)
+			}
+			if string(m.ID) != "1" || m.Error == nil || m.Error.Code != -32603 || m.Error.Data.Code != fault.Internal ||
+				!strings.Contains(m.Error.Data.Why, "encode result") {
+				t.Fatalf("answer = %s, want an internal error about encoding the result", raw)
 			}
 		})
 	}
@@ -928,10 +993,7 @@ func TestDeliverJSON(t *testing.T) {
 				}
 				return
 			}
-			deadline := time.Now().Add(mcptest.Wait)
-			for k.count() < n && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
-			}
+			settle(t, "every answer", func() bool { return k.count() >= n })
 			if k.count() != n {
 				t.Errorf("%d messages on the session, want %d", k.count(), n)
 			}
@@ -968,9 +1030,9 @@ func TestScratchLivesUntilEncoded(t *testing.T) {
 			for j := range perSession {
 				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/scratch"}`, j))
 			}
-			deadline := time.Now().Add(mcptest.Wait)
-			for c.Len() < perSession && time.Now().Before(deadline) {
-				time.Sleep(time.Millisecond)
+			if !eventually(func() bool { return c.Len() >= perSession }) {
+				t.Errorf("%d responses within %s, want %d", c.Len(), mcptest.Wait, perSession)
+				return
 			}
 			msgs := c.All()
 			if len(msgs) != perSession {
@@ -1045,16 +1107,11 @@ func TestReleasingSinkKeepsResponsesWhole(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"pad":%q}}`, i, strings.Repeat("x", i%300))), nil)
 	}
-	deadline := time.Now().Add(mcptest.Wait)
-	for time.Now().Before(deadline) {
+	settle(t, "every response", func() bool {
 		k.mu.Lock()
-		done := len(k.seen)+len(k.kept) >= n+1
-		k.mu.Unlock()
-		if done {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
+		defer k.mu.Unlock()
+		return len(k.seen)+len(k.kept) >= n+1
+	})
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, m := range k.kept {
@@ -1126,11 +1183,5 @@ func TestInlineSinkRunsQuickRequestsOnDeliver(t *testing.T) {
 		t.Fatal("test/block answered before it was released")
 	}
 	h.release <- struct{}{}
-	deadline := time.Now().Add(mcptest.Wait)
-	for !k.has("9") && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	if !k.has("9") {
-		t.Fatal("test/block never answered")
-	}
+	settle(t, "test/block answered once released", func() bool { return k.has("9") })
 }

@@ -1,10 +1,6 @@
 package mcp
 
-import (
-	"bytes"
-
-	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
-)
+import "github.com/flowyprompt/flowyprompt/internal/jsonstr"
 
 // The hot results (prompts/get, text tool results) are encoded by hand:
 // encoding/json reflects over them and escapes through a generic path,
@@ -50,8 +46,11 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 		var structured []byte
 		appender, selfEncoding := r.StructuredContent.(JSONAppender)
 		if r.StructuredContent != nil && !selfEncoding {
-			var buf bytes.Buffer
-			if encodeJSON(&buf, r.StructuredContent) != nil {
+			// Encoded first, so that a failure leaves dst as it was; the
+			// buffer is done with once its bytes are copied into dst below.
+			buf := getBuffer()
+			defer putBuffer(buf)
+			if encodeJSON(buf, r.StructuredContent) != nil {
 				return dst, false
 			}
 			structured = buf.Bytes()
@@ -78,6 +77,37 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 		return append(dst, '}'), true
 	}
 	return dst, false
+}
+
+// fastSize estimates what appendFast will write for v, from what v can
+// tell without encoding anything: every optional member counted as present,
+// text escaped in advance counted exactly, other strings as if nothing in
+// them needed escaping, and structuredContent not at all. It is 0 for the
+// shapes appendFast does not take.
+func fastSize(v any) int {
+	switch r := v.(type) {
+	case *GetPromptResult:
+		n := len(`{"description":"","messages":[]}`) + len(r.Description)
+		for _, m := range r.Messages {
+			n += len(`{"role":"","content":},`) + len(m.Role) + textContentSize(m.Content)
+		}
+		return n
+	case *CallToolResult:
+		n := len(`{"content":[],"structuredContent":,"isError":true}`)
+		for _, c := range r.Content {
+			n += len(",") + textContentSize(c)
+		}
+		return n
+	}
+	return 0
+}
+
+func textContentSize(c Content) int {
+	n := len(`{"type":"text","text":""}`)
+	if c.EscapedText != nil {
+		return n + len(c.EscapedText)
+	}
+	return n + len(c.Text)
 }
 
 // JSONAppender is implemented by result payloads that encode themselves

@@ -3,6 +3,7 @@ package mcp
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
@@ -41,5 +42,35 @@ func TestAppendFastMatchesEncodingJSON(t *testing.T) {
 	// Anything else takes the general path.
 	if _, ok := appendFast(nil, &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: Content{Type: "resource", Resource: &ResourceContents{URI: "x"}}}}}); ok {
 		t.Error("a resource message was encoded by the fast path")
+	}
+}
+
+// TestFastSizeLeavesRoom: for the results the hot paths build (text escaped
+// in advance, no structuredContent), fastSize leaves room for all that
+// appendFast writes, so encoding them never outgrows the buffer, and not
+// much more.
+func TestFastSizeLeavesRoom(t *testing.T) {
+	text := strings.Repeat("line with \"quotes\"\n", 500)
+	escaped := EscapedTextContent(text, jsonstr.AppendEscaped(nil, text))
+	tests := []struct {
+		name string
+		r    any
+	}{
+		{"prompt", &GetPromptResult{Description: "d", Messages: []PromptMessage{{Role: "user", Content: escaped}}}},
+		{"prompt, no description, two messages", &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: escaped}, {Role: "assistant", Content: TextContent("ok")}}}},
+		{"tool result", &CallToolResult{Content: []Content{escaped}}},
+		{"tool error", &CallToolResult{Content: []Content{TextContent("failed")}, IsError: true}},
+	}
+	for _, tt := range tests {
+		got, ok := appendFast(nil, tt.r)
+		if !ok {
+			t.Fatalf("%s: not encoded fast", tt.name)
+		}
+		if n := fastSize(tt.r); n < len(got) || n > len(got)+64 {
+			t.Errorf("%s: fastSize %d for %d bytes", tt.name, n, len(got))
+		}
+	}
+	if n := fastSize(&InitializeResult{}); n != 0 {
+		t.Errorf("fastSize of a shape appendFast does not take = %d, want 0", n)
 	}
 }

@@ -61,11 +61,20 @@ func TestHoldKeepsSessionFromIdleExpiry(t *testing.T) {
 // settle polls cond until it holds, failing after mcptest.Wait.
 func settle(t *testing.T, what string, cond func() bool) {
 	t.Helper()
+	if !eventually(cond) {
+		t.Fatalf("%s: not within %s", what, mcptest.Wait)
+	}
+}
+
+// eventually polls cond until it holds, and reports whether it did within
+// mcptest.Wait. Unlike settle it may run on any goroutine.
+func eventually(cond func() bool) bool {
 	deadline := time.Now().Add(mcptest.Wait)
 	for !cond() {
 		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within %s", what, mcptest.Wait)
+			return false
 		}
-		time.Sleep(5 * time.Millisecond)
+		time.Sleep(time.Millisecond)
 	}
+	return true
 }

@@ -142,6 +142,7 @@ func scanEnvelope(data []byte) (envelope, error) {
 var (
 	errBatch     = errors.New("batch")
 	errNotObject = errors.New("not an object")
+	errNotString = errors.New("not a string")
 )
 
 // nullable treats a JSON null member like an absent one, as encoding/json
@@ -231,7 +232,7 @@ func kindOf(raw []byte) string {
 // no escapes.
 func rawString(raw []byte) (string, error) {
 	if len(raw) < 2 || raw[0] != '"' {
-		return "", errNotObject
+		return "", errNotString
 	}
 	inner := raw[1 : len(raw)-1]
 	for _, b := range inner {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -58,9 +59,11 @@ type Resumable interface {
 	Resumable() bool
 }
 
-// Sink is a transport's side of a session. The session's outbox goroutine
-// is the only caller of Send, so a Sink needs no locking of its own for
-// writes; Close is called once, after the last Send.
+// Sink is a transport's side of a session. Send is called by one goroutine
+// at a time, each call finished before the next begins: the session's writer
+// goroutine, or for a NonBlockingSink whichever goroutine produced a
+// message. So a Sink needs no locking of its own for writes; Close is
+// called once, after the last Send.
 type Sink interface {
 	// Send writes msgs in order. An error closes the session.
 	Send(msgs []Outgoing) error
@@ -192,7 +195,7 @@ func (r *Request) EndStream() bool {
 }
 
 // Call sends a server→client request (sampling, elicitation) tied to this
-// request and waits for the client's answer.
+// request and waits for the client's answer, as Session.Call does.
 func (r *Request) Call(ctx context.Context, method string, params, result any) error {
 	return r.Session.call(ctx, r.route, method, params, result)
 }
@@ -216,8 +219,10 @@ type Session struct {
 	slots  chan struct{}
 
 	// The outbox is a queue that costs nothing while a session is idle:
-	// writers append under omu and poke signal; the writer goroutine swaps
-	// the queue out whole and hands it to the sink.
+	// producers append under omu; whoever takes the writing flag swaps the
+	// queue out whole and hands it to the sink. That is a writeLoop
+	// goroutine, started on demand and woken through osignal, or for a
+	// NonBlockingSink the producer itself, in flushInline.
 	omu      sync.Mutex
 	oq       []Outgoing
 	ospare   []Outgoing
@@ -230,7 +235,7 @@ type Session struct {
 	// unwritten counts messages queued but not yet handed to the sink, so
 	// Drain knows when everything has really been written.
 	unwritten  atomic.Int64
-	writing    atomic.Bool // a writeLoop runs (or the sink is being closed)
+	writing    atomic.Bool // the writing role is taken: a writeLoop runs, a flushInline writes, or the sink is being closed
 	inline     bool        // the sink never blocks: write on the pushing goroutine
 	recycle    bool        // the sink copies Data: encode responses into pooled buffers
 	releases   bool        // the sink releases responses: the same, recycled by Release
@@ -453,7 +458,7 @@ func (s *Session) deliver(data []byte, route any, refuseMalformed bool) (int, er
 	s.mu.Lock()
 	s.inflight[key] = fl
 	s.mu.Unlock()
-	j := &job{s: s, m: m, ctx: ctx, fl: fl, key: key,
+	j := &job{s: s, m: m, fl: fl, key: key,
 		req: Request{Session: s, Method: f.method, ID: f.id, Params: f.params, route: route}}
 	var taken bool
 	if m.quick && s.runHere {
@@ -513,7 +518,6 @@ func (s *Session) initialize(f frame, route any) {
 	data, err := encodeResponse(f.id, res, nil)
 	if err != nil {
 		s.engine.log.Error("encode initialize result", "err", err)
-		return
 	}
 	s.enqueue(Outgoing{Data: data, Route: route, Response: true})
 }
@@ -574,7 +578,6 @@ func (s *Session) replyErr(id json.RawMessage, route any, err error) {
 	data, encErr := encodeResponse(id, nil, ErrorObject(err))
 	if encErr != nil {
 		s.engine.log.Error("encode error response", "err", encErr)
-		return
 	}
 	s.enqueue(Outgoing{Data: data, Route: route, Response: true})
 }
@@ -583,7 +586,8 @@ func (s *Session) replyErr(id json.RawMessage, route any, err error) {
 // in-flight slot accounts for (notifications, error replies).
 func (s *Session) outboxLimit() int { return s.engine.opts.MaxInflightPerSession + 64 }
 
-// push appends o to the outbox and wakes the writer.
+// push appends o to the outbox and sees it written: here and now for a
+// NonBlockingSink, else by the writer, which it starts or wakes.
 func (s *Session) push(o Outgoing) {
 	s.unwritten.Add(1)
 	s.omu.Lock()
@@ -692,7 +696,9 @@ func (s *Session) log(route any, level Level, logger string, data any) {
 func (s *Session) Log(level Level, logger string, data any) { s.log(nil, level, logger, data) }
 
 // Call sends a server→client request and waits for the answer, the
-// session's end, ctx, or the engine's call timeout.
+// session's end, ctx, or the engine's call timeout. When the call timeout or
+// ctx's deadline ends the wait, the client is told the call is abandoned and
+// the error is a REQUEST_TIMEOUT fault saying that the client did not answer.
 func (s *Session) Call(ctx context.Context, method string, params, result any) error {
 	return s.call(ctx, nil, method, params, result)
 }
@@ -719,7 +725,15 @@ func (s *Session) call(ctx context.Context, route any, method string, params, re
 	if !s.enqueue(Outgoing{Data: data, Route: route}) {
 		return fmt.Errorf("%s: session closed", method)
 	}
-	timer := time.NewTimer(s.engine.opts.CallTimeout)
+	// The wait ends with the request that asked at the latest: bounding the
+	// timer by ctx's deadline, rather than racing it, is what makes a call
+	// made late in a request say that the client did not answer, instead of
+	// the request's own "took too long".
+	wait, byDeadline := s.engine.opts.CallTimeout, false
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < wait {
+		wait, byDeadline = max(0, time.Until(d)), true
+	}
+	timer := time.NewTimer(wait)
 	defer timer.Stop()
 	select {
 	case f := <-ch:
@@ -733,15 +747,25 @@ func (s *Session) call(ctx context.Context, route any, method string, params, re
 		}
 		return nil
 	case <-ctx.Done():
-		s.abandonCall(route, id, "the request that asked was cancelled or ran out of time")
-		return ctx.Err()
+		// The timer and the deadline fire together; whichever select picks,
+		// the answer is the same.
+		if err := ctx.Err(); !errors.Is(err, context.DeadlineExceeded) {
+			s.abandonCall(route, id, "the request that asked was cancelled")
+			return err
+		}
 	case <-s.done:
 		return fmt.Errorf("%s: session closed before the client answered", method)
 	case <-timer.C:
-		s.abandonCall(route, id, "no answer in time")
-		return &fault.Error{Code: fault.RequestTimeout, What: fmt.Sprintf("the client did not answer %s", method),
-			Why: fmt.Sprintf("no answer within %s", s.engine.opts.CallTimeout), How: "answer the request sooner, or retry"}
 	}
+	s.abandonCall(route, id, "no answer in time")
+	f := &fault.Error{Code: fault.RequestTimeout, What: fmt.Sprintf("the client did not answer %s", method),
+		Why: fmt.Sprintf("no answer within %s", wait.Round(time.Millisecond)), How: "answer the request sooner, or retry",
+		Err: ctx.Err()}
+	if byDeadline {
+		f.Why += ", all the time the request that asked had left"
+		f.How += "; the server's --request-timeout sets how long that is"
+	}
+	return f
 }
 
 // abandonCall tells the client that the server no longer waits for its
@@ -756,8 +780,9 @@ func (s *Session) abandonCall(route any, id int64, reason string) {
 const writerLinger = 250 * time.Millisecond
 
 // writeLoop is the only writer to the sink while it runs, and at most one
-// runs at a time (the writing flag). It hands the sink everything that is
-// ready at once, so a burst of responses costs one write.
+// runs at a time (the writing flag; sinks that never block use flushInline
+// instead). It hands the sink everything that is ready at once, so a burst
+// of responses costs one write.
 func (s *Session) writeLoop() {
 	// The timer is not re-armed after every write, which cost a timer
 	// update per message on a busy session: when it fires, the writer

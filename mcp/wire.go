@@ -49,44 +49,35 @@ func decodeFrame(data []byte) (frame, json.RawMessage, error) {
 	data = bytes.Clone(bytes.TrimSpace(data))
 	env, err := scanEnvelope(data)
 	var te *typeError
-	var se *syntaxError
 	switch {
-	case err == nil:
+	case err == nil, errors.As(err, &te):
+		// An object: whatever else is wrong with it, its id (when valid) is
+		// the one to answer with.
 	case errors.Is(err, errBatch):
 		return frame{}, nullID, protocolError(CodeInvalidRequest, "batch requests are not supported",
 			"MCP 2025-06-18 and later removed JSON-RPC batching", "send each message on its own")
 	case errors.Is(err, errNotObject):
 		return frame{}, nullID, protocolError(CodeInvalidRequest, "the message is not a JSON-RPC object",
 			"a JSON-RPC message must be a JSON object", `send an object such as {"jsonrpc":"2.0","id":1,"method":"ping"}`)
-	case errors.As(err, &se):
-		return frame{}, nullID, protocolError(CodeParseError, "the message is not valid JSON",
-			se.Error(), "send one complete JSON object per message")
-	case errors.As(err, &te):
-		id := nullID
-		if ok, _ := checkID(env.id); ok {
-			id = env.id
-		}
-		return frame{}, id, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
-			te.Error(), "check the JSON-RPC 2.0 message shape")
-	default:
+	default: // a *syntaxError, scanEnvelope's only other failure
 		return frame{}, nullID, protocolError(CodeParseError, "the message is not valid JSON",
 			err.Error(), "send one complete JSON object per message")
-	}
-	var rpcErr *jsonrpc2.Error
-	if env.errRaw != nil {
-		if rpcErr, err = decodeError(env.errRaw); err != nil {
-			id := nullID
-			if ok, _ := checkID(env.id); ok {
-				id = env.id
-			}
-			return frame{}, id, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
-				"error must be a JSON-RPC error object", "check the JSON-RPC 2.0 message shape")
-		}
 	}
 	idOK, idErr := checkID(env.id)
 	answerID := nullID
 	if idOK {
 		answerID = env.id
+	}
+	if te != nil {
+		return frame{}, answerID, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
+			te.Error(), "check the JSON-RPC 2.0 message shape")
+	}
+	var rpcErr *jsonrpc2.Error
+	if env.errRaw != nil {
+		if rpcErr, err = decodeError(env.errRaw); err != nil {
+			return frame{}, answerID, protocolError(CodeInvalidRequest, "the message has a member of the wrong type",
+				"error must be a JSON-RPC error object", "check the JSON-RPC 2.0 message shape")
+		}
 	}
 	if !env.hasJSONRPC || env.jsonrpc != "2.0" {
 		return frame{}, answerID, protocolError(CodeInvalidRequest, `"jsonrpc" must be "2.0"`,
@@ -147,7 +138,8 @@ func checkID(id json.RawMessage) (ok bool, err error) {
 }
 
 // idKey normalises an id for map lookups: "1" and 1 differ, "\u0041" and "A"
-// do not.
+// do not. Ids come from the envelope scanner or a json.RawMessage, neither
+// of which keeps the white space around a value.
 func idKey(id json.RawMessage) string {
 	if len(id) > 0 && id[0] == '"' {
 		var s string
@@ -155,7 +147,7 @@ func idKey(id json.RawMessage) string {
 			return "s" + s
 		}
 	}
-	return "n" + string(bytes.TrimSpace(id))
+	return "n" + string(id)
 }
 
 var bufPool = sync.Pool{New: func() any { return new(bytes.Buffer) }}
@@ -222,19 +214,28 @@ func encodeJSON(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// encodeResponse builds one response message.
+// encodeResponse builds one response message, as appendResponse writes it.
 func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]byte, error) {
 	buf := getBuffer()
 	defer putBuffer(buf)
-	if err := appendResponse(buf, id, result, rpcErr); err != nil {
-		return nil, err
-	}
-	return bytes.Clone(buf.Bytes()), nil
+	err := appendResponse(buf, id, result, rpcErr)
+	return bytes.Clone(buf.Bytes()), err
 }
 
 // appendResponse writes one response message into buf, replacing what it
-// held.
+// held. A result that cannot be encoded is answered with an internal error
+// saying so, and the encoding error is returned for the caller to log: the
+// message in buf is complete either way, so the request is still answered.
 func appendResponse(buf *bytes.Buffer, id json.RawMessage, result any, rpcErr *jsonrpc2.Error) error {
+	err := writeResponse(buf, id, result, rpcErr)
+	if err != nil {
+		// ErrorObject's data is JSON it marshalled itself: this one encodes.
+		_ = writeResponse(buf, id, nil, ErrorObject(err))
+	}
+	return err
+}
+
+func writeResponse(buf *bytes.Buffer, id json.RawMessage, result any, rpcErr *jsonrpc2.Error) error {
 	buf.Reset()
 	buf.WriteString(`{"jsonrpc":"2.0","id":`)
 	if id == nil {
@@ -250,14 +251,25 @@ func appendResponse(buf *bytes.Buffer, id json.RawMessage, result any, rpcErr *j
 		buf.WriteString(`,"result":`)
 		if result == nil {
 			buf.WriteString("{}")
-		} else if fast, ok := appendFast(buf.AvailableBuffer(), result); ok {
-			buf.Write(fast)
-		} else if err := encodeJSON(buf, result); err != nil {
+		} else if err := appendResult(buf, result); err != nil {
 			return fmt.Errorf("encode result: %w", err)
 		}
 	}
 	buf.WriteByte('}')
 	return nil
+}
+
+// appendResult writes result's JSON, by hand for the hot shapes. Room for
+// what they can tell of their size is made first, so that appending into
+// the buffer's free space does not outgrow it: that would copy the result
+// into a new array, and then again into the buffer.
+func appendResult(buf *bytes.Buffer, result any) error {
+	buf.Grow(fastSize(result))
+	if fast, ok := appendFast(buf.AvailableBuffer(), result); ok {
+		buf.Write(fast)
+		return nil
+	}
+	return encodeJSON(buf, result)
 }
 
 // encodeRequest builds a notification (id < 0 means none) or a server→client request.

@@ -24,7 +24,7 @@ const MaxValueLength = 10000
 // Prompt renders t with args. See AppendPrompt.
 func Prompt(t *templates.Template, args map[string]string) (string, error) {
 	var small [16]string
-	values, size, err := resolve(t, args, small[:0])
+	values, size, _, err := resolve(t, args, small[:0])
 	if err != nil {
 		return "", err
 	}
@@ -55,20 +55,24 @@ func Prompt(t *templates.Template, args map[string]string) (string, error) {
 // "{{x}}" is copied as it is, never expanded again.
 func AppendPrompt(dst []byte, t *templates.Template, args map[string]string) ([]byte, error) {
 	var small [16]string
-	values, _, err := resolve(t, args, small[:0])
+	values, size, _, err := resolve(t, args, small[:0])
 	if err != nil {
 		return dst, err
 	}
-	return write(dst, t, args, values), nil
+	// One allocation at most, rather than one per doubling.
+	return write(slices.Grow(dst, size), t, args, values), nil
 }
 
 // resolve checks args against t and returns each variable's value,
 // resolved once because sections may use a value many times (appended to
-// buf, which callers keep on their stack), and the exact size of the output
-// before trimming, so Prompt allocates once.
-func resolve(t *templates.Template, args map[string]string, buf []string) (values []string, size int, err error) {
+// buf, which callers keep on their stack), and what the callers need room
+// for, so that they allocate once at most: the exact size of the output
+// before trimming, and a lower bound of its JSON escaping (exact for the
+// template's fixed text, whose escaping was computed when it was loaded;
+// values and metadata counted as if nothing in them needed escaping).
+func resolve(t *templates.Template, args map[string]string, buf []string) (values []string, size, jsonSize int, err error) {
 	if t == nil {
-		return nil, 0, fault.New(fault.Internal, "cannot render a nil template", "", "")
+		return nil, 0, 0, fault.New(fault.Internal, "cannot render a nil template", "", "")
 	}
 	values = buf
 	if n := len(t.Variables); n > cap(buf) {
@@ -95,41 +99,56 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 	}
 	// Missing variables first: that error names every one of them.
 	if len(missing) > 0 {
-		return nil, 0, missingError(t, missing)
+		return nil, 0, 0, missingError(t, missing)
 	}
 	if tooLong != nil {
-		return nil, 0, tooLong
+		return nil, 0, 0, tooLong
 	}
+	// What walk writes, piece by piece; the escaped fixed pieces are those
+	// it passes along with them.
 	md := &t.Metadata
 	size = len("# \n\n\n\n**Version**: \n") + len(md.Name) + len(md.Description) + len(md.Version)
+	jsonSize = len(`# \n\n\n\n**Version**: \n`) + len(md.Name) + len(md.Description) + len(md.Version)
 	if len(md.Tags) > 0 {
-		size += len("**Tags**: \n")
+		size += len("**Tags**: \n") + (len(md.Tags)-1)*len(", ")
+		jsonSize += len(`**Tags**: \n`) + (len(md.Tags)-1)*len(", ")
 		for _, tag := range md.Tags {
-			size += len(tag) + len(", ")
+			size += len(tag)
+			jsonSize += len(tag)
 		}
 	}
-	for _, s := range t.Sections() {
-		size += len("\n\n---\n\n")
+	for i, s := range t.Sections() {
+		if i == 0 {
+			size += len("\n---\n\n")
+			jsonSize += len(`\n---\n\n`)
+		} else {
+			size += len("\n\n---\n\n")
+			jsonSize += len(`\n\n---\n\n`)
+		}
 		for _, p := range s.Parts() {
 			switch {
 			case p.Var >= 0:
 				size += len(values[p.Var])
+				jsonSize += len(values[p.Var])
 			case p.IsPlaceholder():
 				val := args[p.Name]
 				if val == "" {
 					size += len(p.Text)
+					jsonSize += len(p.JSON)
 					continue
 				}
 				if err := checkLength(p.Name, val); err != nil {
-					return nil, 0, err
+					return nil, 0, 0, err
 				}
 				size += len(val)
+				jsonSize += len(val)
 			default:
 				size += len(p.Text)
+				jsonSize += len(p.JSON)
 			}
 		}
 	}
-	return values, size, nil
+	return values, size, jsonSize, nil
 }
 
 func write(dst []byte, t *templates.Template, args map[string]string, values []string) []byte {
@@ -151,10 +170,13 @@ func write(dst []byte, t *templates.Template, args map[string]string, values []s
 // prompt, escaping it whole costs more than rendering it.
 func AppendPromptJSON(dst []byte, t *templates.Template, args map[string]string) (out []byte, n int, err error) {
 	var small [16]string
-	values, _, err := resolve(t, args, small[:0])
+	values, size, jsonSize, err := resolve(t, args, small[:0])
 	if err != nil {
 		return dst, 0, err
 	}
+	// Room for the text and its escaping, so that neither outgrows dst
+	// (unless the values need escaping, which jsonSize does not count).
+	dst = slices.Grow(dst, size+jsonSize)
 	start := len(dst)
 	out = write(dst, t, args, values)
 	n = len(out) - start
@@ -232,21 +254,42 @@ func walk(t *templates.Template, args map[string]string, values []string, put fu
 }
 
 // Unknown returns the argument names, sorted, that name neither a variable
-// nor a placeholder of t, so callers can warn about typos.
+// nor a placeholder of t, so callers can warn about typos. It runs on every
+// render, and allocates nothing when every argument names a variable.
 func Unknown(t *templates.Template, args map[string]string) []string {
 	var out []string
-	placeholders := t.Placeholders()
+	// A name that is no variable can only match a placeholder no variable
+	// defines. Those are gathered once an argument needs them, onto the
+	// stack while they are few: most requests name only variables.
+	var small [8]string
+	var undefined []string
+	gathered := false
 	for name := range args {
 		if _, ok := t.Variable(name); ok {
 			continue
 		}
-		if slices.Contains(placeholders, name) {
-			continue
+		if !gathered {
+			undefined, gathered = undefinedPlaceholders(t, small[:0]), true
 		}
-		out = append(out, name)
+		if !slices.Contains(undefined, name) {
+			out = append(out, name)
+		}
 	}
 	slices.Sort(out)
 	return out
+}
+
+// undefinedPlaceholders appends to buf the names of t's placeholders that
+// no variable defines, each once.
+func undefinedPlaceholders(t *templates.Template, buf []string) []string {
+	for _, s := range t.Sections() {
+		for _, p := range s.Parts() {
+			if p.IsPlaceholder() && p.Var < 0 && !slices.Contains(buf, p.Name) {
+				buf = append(buf, p.Name)
+			}
+		}
+	}
+	return buf
 }
 
 func checkLength(name, val string) error {

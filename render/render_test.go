@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -403,6 +404,26 @@ func TestUnknown(t *testing.T) {
 	}
 }
 
+// TestUnknownAllocations: Unknown runs on every render; it allocates
+// only for what it reports.
+func TestUnknownAllocations(t *testing.T) {
+	tp := tpl(t, nil, []map[string]any{v("a", true), v("b", false)}, "{{a}} {{b}} {{ghost}}")
+	tests := []struct {
+		name string
+		args map[string]string
+		want float64
+	}{
+		{"variables only", map[string]string{"a": "1", "b": "2"}, 0},
+		{"an undefined placeholder", map[string]string{"a": "1", "ghost": "2"}, 0},
+		{"an unknown name", map[string]string{"a": "1", "typo": "2"}, 1},
+	}
+	for _, tt := range tests {
+		if n := testing.AllocsPerRun(100, func() { _ = Unknown(tp, tt.args) }); n != tt.want {
+			t.Errorf("%s: %v allocations, want %v", tt.name, n, tt.want)
+		}
+	}
+}
+
 // reference substitutes with a regular expression, independently of the
 // compiled parts: each match takes min(opening, closing) braces.
 var placeholderRE = regexp.MustCompile(`(\{\{+)[ \t\r\n]*([a-zA-Z0-9_]+)[ \t\r\n]*(\}\}+)`)
@@ -649,16 +670,77 @@ func benchRender(b *testing.B, size int) {
 func BenchmarkRender2KB(b *testing.B)   { benchRender(b, 2<<10) }
 func BenchmarkRender100KB(b *testing.B) { benchRender(b, 100<<10) }
 
-// Prompt sizes its buffer exactly, and AppendPrompt into a large enough
-// buffer allocates nothing: rendering is on every prompts/get.
+// Prompt sizes its buffer exactly, the Append functions grow a small
+// buffer once, and into a large enough buffer they allocate nothing:
+// rendering is on every prompts/get.
 func TestPromptAllocations(t *testing.T) {
 	tp := loadFile(t, "brand_positioning_strategy.json")
 	args := map[string]string{"company_name": "테크스타트업", "industry": "AI", "target_audience": "B2B SaaS 기업"}
-	if n := testing.AllocsPerRun(100, func() { _, _ = Prompt(tp, args) }); n != 1 {
-		t.Errorf("Prompt: %v allocations, want 1", n)
+	buf := make([]byte, 0, 8192)
+	// Growing once costs what one slices.Grow does: one allocation, two
+	// under the race detector, which keeps its scratch slice.
+	growOnce := testing.AllocsPerRun(100, func() { grown = slices.Grow([]byte(nil), 4096) })
+	tests := []struct {
+		name   string
+		render func()
+		want   float64
+	}{
+		{"Prompt", func() { _, _ = Prompt(tp, args) }, 1},
+		{"AppendPrompt, room enough", func() { buf, _ = AppendPrompt(buf[:0], tp, args) }, 0},
+		{"AppendPrompt, no room", func() { _, _ = AppendPrompt(nil, tp, args) }, growOnce},
+		{"AppendPromptJSON, room enough", func() { buf, _, _ = AppendPromptJSON(buf[:0], tp, args) }, 0},
+		// The values need no escaping, so the room made at first suffices.
+		{"AppendPromptJSON, no room", func() { _, _, _ = AppendPromptJSON(nil, tp, args) }, growOnce},
 	}
-	buf := make([]byte, 0, 4096)
-	if n := testing.AllocsPerRun(100, func() { buf, _ = AppendPrompt(buf[:0], tp, args) }); n != 0 {
-		t.Errorf("AppendPrompt: %v allocations, want 0", n)
+	for _, tt := range tests {
+		if n := testing.AllocsPerRun(100, tt.render); n != tt.want {
+			t.Errorf("%s: %v allocations, want %v", tt.name, n, tt.want)
+		}
+	}
+}
+
+// grown keeps TestPromptAllocations' calibrating slices.Grow from being
+// optimised away.
+var grown []byte
+
+// TestResolveSizes: resolve's size is exactly what walk writes, and its
+// JSON size exactly the escaping of that when the values need none, a
+// lower bound when they do.
+func TestResolveSizes(t *testing.T) {
+	tests := []struct {
+		name  string
+		tp    *templates.Template
+		args  map[string]string
+		exact bool // jsonSize is exact: nothing in the values needs escaping
+	}{
+		{name: "seed example", tp: loadFile(t, "brand_positioning_strategy.json"), exact: true,
+			args: map[string]string{"company_name": "테크스타트업", "industry": "AI", "target_audience": "B2B SaaS 기업"}},
+		{name: "tags, sections, a default and an undefined placeholder", exact: true,
+			tp:   tpl(t, []string{"x", "yz"}, []map[string]any{v("a", true), v("b", false, "B")}, "{{a}} \"{{b}}\"\n", "{{ghost}}\t{{a}}"),
+			args: map[string]string{"a": "A"}},
+		{name: "an undefined placeholder given a value", exact: true,
+			tp:   tpl(t, []string{"one"}, nil, "{{ghost}}\n"),
+			args: map[string]string{"ghost": "boo"}},
+		{name: "no sections", tp: &templates.Template{Metadata: templates.Metadata{Name: "n", Description: "d", Version: "1"}}, exact: true},
+		{name: "values to escape",
+			tp:   tpl(t, nil, []map[string]any{v("a", true)}, "say {{a}}"),
+			args: map[string]string{"a": "\"quoted\"\n"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			values, size, jsonSize, err := resolve(tt.tp, tt.args, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var raw []byte
+			walk(tt.tp, tt.args, values, func(piece, _ string) { raw = append(raw, piece...) })
+			if size != len(raw) {
+				t.Errorf("size %d, want %d", size, len(raw))
+			}
+			esc := len(jsonstr.AppendEscaped(nil, string(raw)))
+			if tt.exact && jsonSize != esc || jsonSize > esc {
+				t.Errorf("JSON size %d, want %d (exact: %v)", jsonSize, esc, tt.exact)
+			}
+		})
 	}
 }

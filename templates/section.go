@@ -8,6 +8,11 @@ type Section struct {
 	Format  string // "text", "markdown" or "json"; "" when the file gives none
 	Content string
 	parts   []Part
+	// vars maps the template's variable names to their indexes when it has
+	// too many for a linear search; every section of the template shares
+	// it. Template has no field of its own for it, and the sections are
+	// the template's compiled form.
+	vars map[string]int
 }
 
 // Parts returns the section's content as literal and placeholder parts. The
@@ -47,11 +52,30 @@ func (t *Template) Placeholders() []string {
 	return names.list
 }
 
-// variableIndex is a linear search: templates define a handful of
-// variables, and it runs at compile time, not per render.
+// variableIndex returns the index of the variable named name, or -1. It
+// runs on every request (Variable, for each argument a client passes), so a
+// parsed template with many variables looks the name up in the map its
+// sections were compiled with; a handful is searched in a line, which is
+// faster than hashing.
 func (t *Template) variableIndex(name string) int {
-	for i := range t.Variables {
-		if t.Variables[i].Name == name {
+	if len(t.sections) > 0 && t.sections[0].vars != nil {
+		i, ok := t.sections[0].vars[name]
+		switch {
+		case !ok:
+			return -1
+		case i < len(t.Variables) && t.Variables[i].Name == name:
+			return i
+		}
+		// Variables changed after the parse (they are not meant to), so the
+		// map is stale: search them as they are rather than trust it.
+	}
+	return searchVariables(t.Variables, name)
+}
+
+// searchVariables is variableIndex's linear search: the first match wins.
+func searchVariables(vars []Variable, name string) int {
+	for i := range vars {
+		if vars[i].Name == name {
 			return i
 		}
 	}
@@ -80,11 +104,12 @@ func compileSections(t *Template) []Section {
 		}
 		return 0
 	})
-	index := t.variableIndex
+	index := func(name string) int { return searchVariables(t.Variables, name) }
+	var m map[string]int
 	if len(t.Variables) > nameSetLinear {
-		m := make(map[string]int, len(t.Variables))
+		m = make(map[string]int, len(t.Variables))
 		for i := len(t.Variables) - 1; i >= 0; i-- {
-			m[t.Variables[i].Name] = i // the first wins, like variableIndex
+			m[t.Variables[i].Name] = i // the first wins, like searchVariables
 		}
 		index = func(name string) int {
 			if i, ok := m[name]; ok {
@@ -100,6 +125,7 @@ func compileSections(t *Template) []Section {
 			Format:  k.r.Format,
 			Content: k.r.Content,
 			parts:   compileParts(k.r.Content, index),
+			vars:    m,
 		}
 	}
 	return out

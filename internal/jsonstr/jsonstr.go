@@ -94,14 +94,46 @@ func AppendEscaped(dst []byte, s string) []byte {
 	return append(dst, s[start:]...)
 }
 
-// Escaped returns AppendEscaped(nil, s) as a string, sharing s's memory
-// when nothing needed escaping.
+// Escaped returns AppendEscaped(nil, s) as a string. When nothing in s
+// needs escaping, as in most of a template's text, that is s itself, and
+// nothing is allocated.
 func Escaped(s string) string {
-	b := AppendEscaped(nil, s)
-	if len(b) == len(s) {
+	n := plainLen(s)
+	if n == len(s) {
 		return s
 	}
-	return string(b)
+	// Escaping goes rune by rune and n is where a rune starts, so the rest
+	// escapes on its own as it would within s.
+	b := append(make([]byte, 0, len(s)+len(s)/8), s[:n]...)
+	b = AppendEscaped(b, s[n:])
+	// b is never used again: the string can share its memory.
+	return unsafe.String(unsafe.SliceData(b), len(b))
+}
+
+// plainLen returns the length of the longest prefix of s that
+// AppendEscaped copies unchanged: it stops where AppendEscaped would
+// escape or replace something.
+func plainLen(s string) int {
+	raw := unsafe.Slice(unsafe.StringData(s), len(s))
+	for i := 0; i < len(s); {
+		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(raw[i:])) {
+			i += 8
+			continue
+		}
+		if b := s[i]; b < utf8.RuneSelf {
+			if !safe[b] {
+				return i
+			}
+			i++
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 || r == '\u2028' || r == '\u2029' {
+			return i
+		}
+		i += size
+	}
+	return len(s)
 }
 
 const (

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+	"unsafe"
 )
 
 func stdString(t testing.TB, s string) []byte {
@@ -56,6 +57,39 @@ func FuzzConcatenation(f *testing.F) {
 			t.Fatalf("escape(%q+%q) = %s, pieces give %s", a, b, whole, pieces)
 		}
 	})
+}
+
+// TestEscapedSharesPlainText: text with nothing to escape comes back as
+// itself, without allocating; anything else is escaped.
+func TestEscapedSharesPlainText(t *testing.T) {
+	tests := []struct {
+		name, in, want string
+	}{
+		{name: "empty", in: "", want: ""},
+		{name: "ascii", in: "plain ascii text, long enough for words", want: "plain ascii text, long enough for words"},
+		{name: "unicode", in: "한국어 텍스트 <b>&</b>", want: "한국어 텍스트 <b>&</b>"},
+		{name: "escape at the end", in: "one line\n", want: `one line\n`},
+		{name: "escape after a long plain run", in: strings.Repeat("x", 20) + "\"q\"", want: strings.Repeat("x", 20) + `\"q\"`},
+		{name: "invalid utf-8", in: "a\xffb", want: `a\ufffdb`},
+		{name: "line separator", in: "a\u2028", want: `a\u2028`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Escaped(tt.in)
+			if got != tt.want {
+				t.Fatalf("Escaped(%q) = %q, want %q", tt.in, got, tt.want)
+			}
+			if tt.in != tt.want {
+				return
+			}
+			if tt.in != "" && unsafe.StringData(got) != unsafe.StringData(tt.in) {
+				t.Error("plain text was copied, not returned as it is")
+			}
+			if n := testing.AllocsPerRun(100, func() { _ = Escaped(tt.in) }); n != 0 {
+				t.Errorf("%v allocations for plain text, want 0", n)
+			}
+		})
+	}
 }
 
 func BenchmarkAppend2KB(b *testing.B) {
