@@ -33,7 +33,8 @@ type hooks struct {
 }
 
 // newEngine serves lib (the embedded examples when nil) plus test/hold,
-// which answers only once the test releases it.
+// which answers only once the test releases it, and test/twostep, which
+// logs "one", waits for the same release, logs "two" and answers.
 func newEngine(t testing.TB, lib *templates.Library, opts mcp.EngineOptions) (*mcp.Engine, *app.App, *hooks) {
 	t.Helper()
 	if lib == nil {
@@ -51,6 +52,16 @@ func newEngine(t testing.TB, lib *templates.Library, opts mcp.EngineOptions) (*m
 			case <-ctx.Done():
 				return nil, ctx.Err()
 			}
+		},
+		"test/twostep": func(ctx context.Context, r *mcp.Request) (any, error) {
+			r.Log(mcp.LevelWarning, "test", "one")
+			select {
+			case <-hk.release:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+			r.Log(mcp.LevelWarning, "test", "two")
+			return map[string]bool{"done": true}, nil
 		},
 	}
 	opts.Logger = quiet
@@ -181,6 +192,11 @@ func (c *client) stream(t testing.TB, path string, header ...string) *events {
 		resp.Body.Close()
 		t.Fatalf("GET %s: %d %s", path, resp.StatusCode, b)
 	}
+	return readEvents(resp)
+}
+
+// readEvents reads the event stream resp carries in the background.
+func readEvents(resp *http.Response) *events {
 	ev := &events{resp: resp, ch: make(chan event, 8192), done: make(chan struct{})}
 	go func() {
 		defer close(ev.done)

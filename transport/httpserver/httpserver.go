@@ -113,9 +113,9 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	if opts.MaxSessions < 0 {
 		opts.MaxSessions = 0
 	}
-	if opts.Logger == nil {
-		opts.Logger = slog.New(slog.DiscardHandler)
-	}
+	// Filled here once, as both transports would fill them: the light
+	// path's body cap must be the one their handlers apply.
+	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
 	s := &Server{e: e, opts: opts, log: opts.Logger, origins: map[string]bool{}}
 	host, _, err := net.SplitHostPort(opts.Addr)
 	if err != nil {
@@ -175,10 +175,6 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	}
 	// No ReadTimeout or WriteTimeout: streams live for hours. Bodies are
 	// capped in size, and stream writes carry their own deadlines.
-	maxBody := opts.MaxBodyBytes
-	if maxBody <= 0 {
-		maxBody = int64(e.Options().MaxMessageSize)
-	}
 	// The light path's requests are for exactly /sse/message and /mcp,
 	// which the mux would route to these two: the same security layer in
 	// front of the same handlers, without the route lookup.
@@ -190,7 +186,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		}
 		guardedSSE.ServeHTTP(w, r)
 	})
-	s.front = &h1.Server{Handler: fast, Fallback: s.srv, Fast: fastPath, MaxBodyBytes: maxBody,
+	s.front = &h1.Server{Handler: fast, Fallback: s.srv, Fast: fastPath, MaxBodyBytes: opts.MaxBodyBytes,
 		ReadHeaderTimeout: s.srv.ReadHeaderTimeout, IdleTimeout: s.srv.IdleTimeout, Logger: s.log}
 	s.setHosts(listenPort(opts.Addr))
 	return s, nil
@@ -377,7 +373,7 @@ func needsToken(r *http.Request) bool {
 }
 
 var corsAllowHeaders = strings.Join([]string{"Content-Type", "Accept", "Authorization", streamable.HeaderSession,
-	streamable.HeaderProtocolVersion, "Last-Event-ID"}, ", ")
+	streamable.HeaderProtocolVersion, streamable.HeaderLastEventID}, ", ")
 
 // guard is the security layer in front of every endpoint.
 func (s *Server) guard(next http.Handler) http.Handler {
@@ -431,7 +427,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 					How:  "send Authorization: Bearer TOKEN, or for the SSE URL append ?token=TOKEN"})
 				return
 			}
-			if r.URL.Query().Has("token") {
+			// Most requests have no query: spare them parsing one.
+			if r.URL.RawQuery != "" && r.URL.Query().Has("token") {
 				// Keep the token out of everything downstream.
 				r = r.Clone(r.Context())
 				q := r.URL.Query()

@@ -57,13 +57,6 @@ type Options struct {
 	Logger       *slog.Logger
 }
 
-const (
-	// DefaultKeepAlive is the interval of keep-alive comments.
-	DefaultKeepAlive = httpx.DefaultKeepAlive
-	// DefaultWriteTimeout bounds one write to a client.
-	DefaultWriteTimeout = httpx.DefaultWriteTimeout
-)
-
 // Handler serves GET /sse, POST /sse and POST /sse/message for one engine.
 type Handler struct {
 	e    *mcp.Engine

@@ -55,6 +55,13 @@ type fixture struct {
 
 func newFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options) *fixture {
 	t.Helper()
+	return newWrappedFixture(t, eopts, opts, nil)
+}
+
+// newWrappedFixture is newFixture with the handler behind wrap (nil:
+// none), for tests that change what it sees of its connections.
+func newWrappedFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options, wrap func(http.Handler) http.Handler) *fixture {
+	t.Helper()
 	quiet := transporttest.Quiet
 	lib := transporttest.Library(t)
 	f := &fixture{barrier: &barrier{n: 10, open: make(chan struct{})}, started: make(chan string, 100),
@@ -121,7 +128,11 @@ func newFixture(t testing.TB, eopts mcp.EngineOptions, opts streamable.Options) 
 	eopts.Logger = quiet
 	f.e = mcp.NewEngine(srv, eopts)
 	f.h = streamable.New(f.e, opts)
-	f.ts = httptest.NewServer(f.h)
+	var h http.Handler = f.h
+	if wrap != nil {
+		h = wrap(f.h)
+	}
+	f.ts = httptest.NewServer(h)
 	tr := &http.Transport{MaxIdleConnsPerHost: 256}
 	f.c = &http.Client{Transport: tr}
 	t.Cleanup(func() {

@@ -2,6 +2,9 @@ package streamable_test
 
 import (
 	"bufio"
+	"bytes"
+	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -213,6 +216,7 @@ func TestResumeRefused(t *testing.T) {
 	}{
 		{"not an id of ours", "abc", 400, "STREAM_NOT_RESUMABLE"},
 		{"signed number", "+1-0", 400, "STREAM_NOT_RESUMABLE"},
+		{"leading zero", "0" + stream + "-0", 400, "STREAM_NOT_RESUMABLE"},
 		{"negative event", stream + "--1", 400, "STREAM_NOT_RESUMABLE"},
 		{"unknown stream", "999-0", 400, "STREAM_NOT_RESUMABLE"},
 		{"event not sent yet", stream + "-99", 400, "STREAM_NOT_RESUMABLE"},
@@ -267,5 +271,152 @@ func TestKeptStreamsAreBounded(t *testing.T) {
 		if r.status != tt.want {
 			t.Errorf("resuming stream %d of 18: %d, want %d: %s", tt.stream, r.status, tt.want, r.body)
 		}
+	}
+}
+
+// TestUnfinishedStreamsOutliveFinishedOnes: past maxKeptStreams, a
+// session lets go of streams whose response was written before one still
+// waiting for its response, however old: a polling client whose stream
+// ended early has no other way to get its answer, and a client that
+// pinged meanwhile must not push it out.
+func TestUnfinishedStreamsOutliveFinishedOnes(t *testing.T) {
+	tests := []struct {
+		pings          int
+		wantFirstPing  int // status resuming the first ping's finished stream
+		wantLatestPing int
+	}{
+		{pings: 15, wantFirstPing: 200, wantLatestPing: 200}, // 16 kept streams in all
+		{pings: 16, wantFirstPing: 400, wantLatestPing: 200},
+		{pings: 40, wantFirstPing: 400, wantLatestPing: 200},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.pings, " pings"), func(t *testing.T) {
+			f := newFixture(t, mcp.EngineOptions{}, streamable.Options{PreferStreams: true})
+			id := f.open(t)
+			poll := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":"poll","method":"test/endstream","params":{}}`)
+			if diff := cmp.Diff([]string{"S-0 prime retry=1000"}, describeEvents(t, poll.body)); diff != "" {
+				t.Fatalf("poll (-want +got):\n%s", diff)
+			}
+			var pings []string
+			for i := range tt.pings {
+				r := f.do(t, http.MethodPost, id, acceptBoth, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+				if r.status != http.StatusOK {
+					t.Fatalf("ping %d: %d %s", i, r.status, r.body)
+				}
+				pings = append(pings, lastID(t, r.body))
+			}
+			for _, c := range []struct {
+				name, last string
+				want       int
+			}{{"first ping", pings[0], tt.wantFirstPing}, {"latest ping", pings[len(pings)-1], tt.wantLatestPing}} {
+				if r := f.do(t, http.MethodGet, id, "text/event-stream", "", "Last-Event-ID", c.last); r.status != c.want {
+					t.Errorf("resuming the %s: %d, want %d: %s", c.name, r.status, c.want, r.body)
+				}
+			}
+			g := f.do(t, http.MethodGet, id, "text/event-stream", "", "Last-Event-ID", lastID(t, poll.body))
+			if g.status != http.StatusOK {
+				t.Fatalf("resuming the poll: %d, want 200: %s", g.status, g.body)
+			}
+			want := []string{"retry=1000", "S-1 log after", "S-2 result map[ended:true]"}
+			if diff := cmp.Diff(want, describeEvents(t, g.body)); diff != "" {
+				t.Errorf("resuming the poll (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// flushFailsAfterResponse passes every write and flush through, but
+// reports the flush that sent a response as failed, as a write deadline
+// expiring just as the bytes left would: the client has the response, and
+// the server cannot know it.
+type flushFailsAfterResponse struct {
+	http.ResponseWriter
+	response bool
+}
+
+func (w *flushFailsAfterResponse) Write(p []byte) (int, error) {
+	w.response = w.response || bytes.Contains(p, []byte(`"result"`))
+	return w.ResponseWriter.Write(p)
+}
+
+func (w *flushFailsAfterResponse) FlushError() error {
+	if err := http.NewResponseController(w.ResponseWriter).Flush(); err != nil {
+		return err
+	}
+	if w.response {
+		return errors.New("test: the flush that carried the response failed")
+	}
+	return nil
+}
+
+func (w *flushFailsAfterResponse) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// TestResumeAfterFailedResponseWrite: a response whose write failed still
+// finishes its stream, so a client that did receive it, and resumes at its
+// id, gets an empty stream that ends, not one that waits for an answer
+// already given; a client that lost it gets it again.
+func TestResumeAfterFailedResponseWrite(t *testing.T) {
+	f := newWrappedFixture(t, mcp.EngineOptions{}, streamable.Options{PreferStreams: true}, func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			h.ServeHTTP(&flushFailsAfterResponse{ResponseWriter: w}, r)
+		})
+	})
+	id := f.open(t)
+	tests := []struct {
+		name     string
+		resumeAt func(events []sseEvent) string
+		want     []string
+	}{
+		{"at the response", func(evs []sseEvent) string { return evs[1].id }, []string{"retry=1000"}},
+		{"before the response", func(evs []sseEvent) string { return evs[0].id }, []string{"retry=1000", "S-1 result map[]"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := f.do(t, http.MethodPost, id, acceptBoth, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i))
+			evs := parseEvents(t, r.body)
+			if diff := cmp.Diff([]string{"S-0 prime retry=1000", "S-1 result map[]"}, describeEvents(t, r.body)); r.status != http.StatusOK || diff != "" {
+				t.Fatalf("POST: %d (-want +got):\n%s", r.status, diff)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), wait)
+			defer cancel()
+			req, _ := http.NewRequestWithContext(ctx, http.MethodGet, f.ts.URL+"/mcp", nil)
+			req.Header.Set("Accept", "text/event-stream")
+			req.Header.Set("Mcp-Session-Id", id)
+			req.Header.Set("Last-Event-ID", tt.resumeAt(evs))
+			resp, err := f.c.Do(req)
+			if err != nil {
+				t.Fatalf("resume: %v", err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if err != nil {
+				t.Fatalf("the resumed stream did not end within %s: %v (so far %q)", wait, err, body)
+			}
+			if diff := cmp.Diff(tt.want, describeEvents(t, string(body))); resp.StatusCode != http.StatusOK || diff != "" {
+				t.Errorf("resumed stream: %d (-want +got):\n%s", resp.StatusCode, diff)
+			}
+		})
+	}
+}
+
+// TestFirstPostAfterInitializeIsResumable: a session's streams are
+// resumable from the first POST after initialize, whether initialize was
+// answered as JSON or as a stream.
+func TestFirstPostAfterInitializeIsResumable(t *testing.T) {
+	for _, prefer := range []bool{false, true} {
+		t.Run(fmt.Sprint("PreferStreams=", prefer), func(t *testing.T) {
+			f := newFixture(t, mcp.EngineOptions{}, streamable.Options{PreferStreams: prefer})
+			for range 5 {
+				r := f.do(t, http.MethodPost, "", acceptBoth, initBody)
+				id := r.header.Get("Mcp-Session-Id")
+				if r.status != http.StatusOK || id == "" {
+					t.Fatalf("initialize: %d %q %s", r.status, id, r.body)
+				}
+				r = f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":1,"method":"test/endstream","params":{}}`)
+				if diff := cmp.Diff([]string{"S-0 prime retry=1000"}, describeEvents(t, r.body)); diff != "" {
+					t.Fatalf("first POST after initialize (-want +got):\n%s", diff)
+				}
+			}
+		})
 	}
 }

@@ -25,7 +25,6 @@
 package streamable
 
 import (
-	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -35,6 +34,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -68,11 +68,6 @@ type Options struct {
 }
 
 const (
-	// DefaultKeepAlive is the interval of keep-alive comments.
-	DefaultKeepAlive = httpx.DefaultKeepAlive
-	// DefaultWriteTimeout bounds one write to a client.
-	DefaultWriteTimeout = httpx.DefaultWriteTimeout
-
 	// HeaderSession and HeaderProtocolVersion are the transport's headers.
 	HeaderSession         = "Mcp-Session-Id"
 	HeaderProtocolVersion = "MCP-Protocol-Version"
@@ -92,7 +87,8 @@ const (
 	HeaderLastEventID = "Last-Event-ID"
 	// A stream no connection carries (lost, ended early, or finished: a
 	// response written may still not have arrived) can be resumed for this
-	// long; a session keeps at most maxKeptStreams of them, newest first.
+	// long; a session keeps at most maxKeptStreams of them, those still
+	// waiting for their response first, then the newest.
 	resumeWindow   = 2 * time.Minute
 	maxKeptStreams = 16
 	// resumableSince is the first revision whose clients expect a priming
@@ -145,12 +141,22 @@ type session struct {
 	s  *mcp.Session
 	id string
 
+	// resumable reports whether the session's POST streams can be resumed
+	// (it speaks resumableSince or later): set once, as initialize is
+	// answered (handOut), and read by every POST that accepts events
+	// without taking the engine session's lock for its version.
+	resumable atomic.Bool
+
 	mu      sync.Mutex
 	queue   [][]byte      // unsolicited messages for the GET stream
 	wake    chan struct{} // signals the GET stream (capacity 1)
 	getOpen bool
-	streams map[int64]*route // resumable POST streams not yet finished, by number
-	last    int64            // the last stream number given out
+	// streams are the resumable POST streams, by number: those a
+	// connection carries and those kept for a client to resume, finished
+	// or not, until sweep or the session's end lets go of them.
+	streams map[int64]*route
+	last    int64 // the last stream number given out
+	closed  bool  // the session ended: streams are let go as their connections are
 }
 
 // Send routes each message: to the POST that asked, or to the GET stream.
@@ -181,9 +187,13 @@ func (ss *session) NonBlocking() {}
 // goroutine, which waits for the answer: quick requests run right there.
 func (ss *session) RunsInline() {}
 
-// ReleasesResponses tells the engine that a response is handed back
-// (Outgoing.Release) once its POST has written it, so responses are
-// encoded into recycled buffers rather than copied out of one.
+// ReleasesResponses tells the engine that responses are handed back
+// (Outgoing.Release) once the transport is done with them, so they are
+// encoded into recycled buffers rather than copied out of one. A response
+// written as JSON or on a stream that cannot be resumed is handed back
+// once written; one on a resumable stream when the stream is let go
+// (evicted by sweep, or at the session's end), since until then its
+// client may ask for it again.
 func (ss *session) ReleasesResponses() {}
 
 func (ss *session) unsolicited(data []byte) error {
@@ -228,14 +238,24 @@ type route struct {
 	msgs []mcp.Outgoing // not yet written
 	gone bool
 	wake chan struct{}
+	// st is set once the answer is a resumable stream (see
+	// session.register), by the connection that carries the route then;
+	// the rest of a JSON answer's route is all it needs.
+	st *streamState
+}
 
-	// Set once the answer is a resumable stream (see session.register).
-	stream   int64       // the stream's number in its session
-	seq      int64       // id of the last event written (0: the priming event)
-	sent     []sentEvent // events written, for replay to a client that lost them
-	attached bool        // a connection is writing the stream
-	finished bool        // the response was written (or the request cancelled)
-	leftAt   time.Time   // when the last connection stopped carrying it
+// streamState is what a resumable stream keeps; its route's mu guards it,
+// but for n, which never changes.
+type streamState struct {
+	n   int64 // the stream's number in its session
+	seq int64 // id of the last event written (0: the priming event)
+	// sent holds the events written, for replay to a client that lost
+	// them: the last maxRouteBacklog/2 to maxRouteBacklog of them, in
+	// order and without gaps, so sent[0].seq is the oldest still kept.
+	sent     []sentEvent
+	attached bool      // a connection is writing the stream
+	finished bool      // the response was recorded (or the request cancelled)
+	leftAt   time.Time // when the last connection stopped carrying it
 }
 
 type sentEvent struct {
@@ -257,6 +277,7 @@ func (rt *route) push(m mcp.Outgoing) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.gone {
+		m.Release() // nobody will write it
 		return true
 	}
 	if !m.Response {
@@ -298,18 +319,38 @@ func (rt *route) putBack(msgs []mcp.Outgoing) {
 
 // record numbers m as the stream's next event and keeps it for replay; it
 // returns the event's id, or "" when the route is not a resumable stream.
+// A recorded response finishes the stream whether or not its write
+// succeeds: a client that lost it gets it by resuming.
 func (rt *route) record(m mcp.Outgoing) string {
-	if rt.stream == 0 {
+	st := rt.st
+	if st == nil {
 		return ""
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.seq++
-	if len(rt.sent) >= maxRouteBacklog && !rt.sent[0].m.Response {
-		rt.sent = slices.Delete(rt.sent, 0, 1)
+	if len(st.sent) >= maxRouteBacklog {
+		// The older half goes at once: one copy every maxRouteBacklog/2
+		// events rather than one per event. It never holds the response,
+		// which is a stream's last event.
+		n := copy(st.sent, st.sent[len(st.sent)/2:])
+		clear(st.sent[n:])
+		st.sent = st.sent[:n]
 	}
-	rt.sent = append(rt.sent, sentEvent{seq: rt.seq, m: m})
-	return eventID(rt.stream, rt.seq)
+	st.seq++
+	st.sent = append(st.sent, sentEvent{seq: st.seq, m: m})
+	st.finished = st.finished || m.Response
+	return eventID(st.n, st.seq)
+}
+
+// cancelled marks a resumable stream whose request was cancelled as
+// finished: it will record no response.
+func (rt *route) cancelled() {
+	if rt.st == nil {
+		return
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.st.finished = true
 }
 
 func (rt *route) abandon() {
@@ -319,29 +360,43 @@ func (rt *route) abandon() {
 	rt.msgs = nil
 }
 
-// outcome is how a connection stopped carrying a route.
-type outcome int
-
-const (
-	streamLost     outcome = iota // the client went away, a write failed, or the session ended
-	streamEnded                   // the handler ended the stream early (EndStream)
-	streamFinished                // the response was written
-)
+// dropLocked lets go of a resumable stream for good, giving back the
+// buffers of the responses it held; rt.mu is held, and no connection
+// carries the stream.
+func (rt *route) dropLocked() {
+	rt.gone = true
+	for _, m := range rt.msgs {
+		m.Release()
+	}
+	rt.msgs = nil
+	for _, e := range rt.st.sent {
+		e.m.Release()
+	}
+	rt.st.sent = nil
+}
 
 // release settles rt once a connection stops carrying it: a route that
 // never became a resumable stream is done with; a resumable stream is
 // kept for its client to resume, finished or not, since a client may have
-// lost what the server wrote last.
-func (ss *session) release(rt *route, out outcome) {
-	if rt.stream == 0 {
+// lost what the server wrote last, unless its session is over.
+func (ss *session) release(rt *route) {
+	if rt.st == nil {
 		rt.abandon()
 		return
 	}
+	ss.mu.Lock()
 	rt.mu.Lock()
-	rt.attached, rt.leftAt = false, time.Now()
-	rt.finished = rt.finished || out == streamFinished
+	rt.st.attached, rt.st.leftAt = false, time.Now()
+	closed := ss.closed
+	if closed {
+		delete(ss.streams, rt.st.n)
+		rt.dropLocked()
+	}
 	rt.mu.Unlock()
-	ss.sweep()
+	ss.mu.Unlock()
+	if !closed {
+		ss.sweep()
+	}
 }
 
 // register makes rt a resumable stream of ss, carried by the calling
@@ -355,47 +410,83 @@ func (ss *session) register(rt *route) string {
 	ss.last++
 	n := ss.last
 	rt.mu.Lock()
-	rt.stream, rt.attached = n, true
+	rt.st = &streamState{n: n, attached: true}
 	rt.mu.Unlock()
 	ss.streams[n] = rt
 	return eventID(n, 0)
 }
 
-// sweep lets go of kept streams nobody resumed in time, and of the oldest
-// beyond maxKeptStreams.
+// keptStream is a kept stream as sweep saw it.
+type keptStream struct {
+	rt       *route
+	leftAt   time.Time
+	finished bool
+}
+
+// sweep lets go of kept streams nobody resumed within resumeWindow, and
+// of those beyond maxKeptStreams: finished ones first, then the oldest. A
+// stream still waiting for its response is the only way its client will
+// get that response, where a finished one only serves a client that lost
+// the end of what it was sent.
 func (ss *session) sweep() {
+	now := time.Now()
 	ss.mu.Lock()
-	var waiting []*route
-	for _, o := range ss.streams {
-		o.mu.Lock()
-		if !o.attached {
-			waiting = append(waiting, o)
+	kept := make([]keptStream, 0, len(ss.streams))
+	for _, rt := range ss.streams {
+		rt.mu.Lock()
+		if !rt.st.attached {
+			kept = append(kept, keptStream{rt: rt, leftAt: rt.st.leftAt, finished: rt.st.finished})
 		}
-		o.mu.Unlock()
+		rt.mu.Unlock()
 	}
 	ss.mu.Unlock()
-	slices.SortFunc(waiting, func(a, b *route) int { return a.leftAt.Compare(b.leftAt) })
-	now := time.Now()
-	for i, o := range waiting {
-		if now.Sub(o.leftAt) > resumeWindow || len(waiting)-i > maxKeptStreams {
-			ss.forget(o)
+	slices.SortFunc(kept, func(a, b keptStream) int {
+		if a.finished != b.finished {
+			if a.finished {
+				return -1
+			}
+			return 1
+		}
+		return a.leftAt.Compare(b.leftAt)
+	})
+	for i, k := range kept {
+		if len(kept)-i > maxKeptStreams || now.Sub(k.leftAt) > resumeWindow {
+			ss.evict(k.rt, k.leftAt)
 		}
 	}
 }
 
-// forget drops rt from the resumable streams and frees what it kept.
-func (ss *session) forget(rt *route) {
+// evict lets go of rt, which sweep saw kept since seen, unless a resume
+// took it up since then: sweep decided on a snapshot, and dropping a
+// stream a connection now carries would give back buffers it is writing.
+func (ss *session) evict(rt *route, seen time.Time) {
 	ss.mu.Lock()
-	delete(ss.streams, rt.stream)
-	ss.mu.Unlock()
+	defer ss.mu.Unlock()
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	rt.gone = true
-	rt.msgs = nil
-	for _, e := range rt.sent {
-		e.m.Release()
+	if rt.st.attached || !rt.st.leftAt.Equal(seen) {
+		return
 	}
-	rt.sent = nil
+	delete(ss.streams, rt.st.n)
+	rt.dropLocked()
+}
+
+// end lets go of the streams of a session that is over: at once those no
+// connection carries, the others as their connections stop (release).
+// Nothing else would give their responses' buffers back: sweep runs only
+// when the session's streams are used.
+func (ss *session) end() {
+	ss.mu.Lock()
+	defer ss.mu.Unlock()
+	ss.closed = true
+	for n, rt := range ss.streams {
+		rt.mu.Lock()
+		if !rt.st.attached {
+			delete(ss.streams, n)
+			rt.dropLocked()
+		}
+		rt.mu.Unlock()
+	}
 }
 
 // resume attaches the calling connection to the stream lastID belongs to
@@ -415,31 +506,43 @@ func (ss *session) resume(lastID string) (*route, []sentEvent, int, *fault.Error
 	ss.mu.Unlock()
 	notFound := &fault.Error{Code: httpx.CodeStreamNotResumable,
 		What: fmt.Sprintf("no stream of this session to resume at %s %q", HeaderLastEventID, lastID),
-		Why: fmt.Sprintf("a stream can be resumed for %s after its connection closed, and only the %d most recent ones",
-			resumeWindow, maxKeptStreams),
+		Why: fmt.Sprintf("a stream can be resumed for %s after its connection closed, and a session keeps at most %d, "+
+			"letting go of those already answered first, then the oldest", resumeWindow, maxKeptStreams),
 		How: "send the request again, or open the session's stream without " + HeaderLastEventID}
 	if rt == nil {
 		return nil, nil, http.StatusBadRequest, notFound
 	}
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
+	st := rt.st
+	first := st.seq + 1 // the oldest event kept for replay
+	if len(st.sent) > 0 {
+		first = st.sent[0].seq
+	}
 	switch {
 	case rt.gone:
 		return nil, nil, http.StatusBadRequest, notFound
-	case seq > rt.seq:
+	case seq > st.seq:
 		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
-			What: fmt.Sprintf("%s %q is past the last event of its stream (%s)", HeaderLastEventID, lastID, eventID(n, rt.seq)),
+			What: fmt.Sprintf("%s %q is past the last event of its stream (%s)", HeaderLastEventID, lastID, eventID(n, st.seq)),
 			Why:  "the server has not sent that event",
 			How:  "send back the id of the last event received"}
-	case rt.attached:
+	case st.attached:
 		return nil, nil, http.StatusConflict, &fault.Error{Code: httpx.CodeConflict,
 			What: fmt.Sprintf("stream %d is still being written on another connection", n),
 			Why:  "a stream is carried by one connection at a time",
 			How:  "close the other connection first, then resume"}
+	case seq+1 < first:
+		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
+			What: fmt.Sprintf("the events after %s %q are no longer kept: the oldest of its stream still kept is %s",
+				HeaderLastEventID, lastID, eventID(n, first)),
+			Why: fmt.Sprintf("a stream keeps its last %d to %d events for replay, and %d were written since that one",
+				maxRouteBacklog/2, maxRouteBacklog, st.seq-seq),
+			How: "send the request again, or open the session's stream without " + HeaderLastEventID}
 	}
-	rt.attached = true
-	i, _ := slices.BinarySearchFunc(rt.sent, seq+1, func(e sentEvent, s int64) int { return cmp.Compare(e.seq, s) })
-	replay := slices.Clone(rt.sent[i:])
+	st.attached = true
+	// sent has no gaps, so the events after seq start at this index.
+	replay := slices.Clone(st.sent[seq+1-first:])
 	// A request to end the stream was meant for the connection that is
 	// gone; this one carries the rest.
 	rt.msgs = slices.DeleteFunc(rt.msgs, func(m mcp.Outgoing) bool { return m.EndStream })
@@ -452,7 +555,9 @@ func eventID(n, seq int64) string {
 	return strconv.FormatInt(n, 10) + "-" + strconv.FormatInt(seq, 10)
 }
 
-// parseEventID reads what eventID wrote.
+// parseEventID reads what eventID wrote, and nothing else: the same
+// numbers written another way (a sign, leading zeros) are no id the server
+// gave out.
 func parseEventID(id string) (n, seq int64, ok bool) {
 	a, b, found := strings.Cut(id, "-")
 	if !found {
@@ -460,7 +565,7 @@ func parseEventID(id string) (n, seq int64, ok bool) {
 	}
 	n, err1 := strconv.ParseInt(a, 10, 64)
 	seq, err2 := strconv.ParseInt(b, 10, 64)
-	if err1 != nil || err2 != nil || n <= 0 || seq < 0 || a[0] == '+' || b[0] == '+' {
+	if err1 != nil || err2 != nil || n <= 0 || seq < 0 || eventID(n, seq) != id {
 		return 0, 0, false
 	}
 	return n, seq, true
@@ -478,11 +583,13 @@ func (h *Handler) newSession(w http.ResponseWriter) *session {
 	h.mu.Unlock()
 	id := ss.id
 	// However the session ends (DELETE, idle expiry, shutdown, a client
-	// that stopped reading), its id stops resolving.
+	// that stopped reading), its id stops resolving, and its kept streams
+	// give their memory back.
 	context.AfterFunc(ss.s.Context(), func() {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
+		ss.end()
 	})
 	return ss
 }
@@ -580,8 +687,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		h.log.Debug("mcp session opened", "session", ss.id)
 	}
-	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}
-	rt.resumable = acceptEvents && !fresh && ss.s.ProtocolVersion() >= resumableSince
+	// A session is not resumable until its initialize is answered, so
+	// neither is the initialize's own stream.
+	rt := &route{events: acceptEvents, resumable: acceptEvents && ss.resumable.Load(), wake: make(chan struct{}, 1)}
 	n, err := ss.s.DeliverJSON(body, rt)
 	if err != nil {
 		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
@@ -610,8 +718,7 @@ var (
 // thing to say is the response and the client takes JSON, otherwise as an
 // event stream.
 func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, rt *route, fresh, acceptJSON bool) {
-	out := streamLost
-	defer func() { ss.release(rt, out) }()
+	defer ss.release(rt)
 	for {
 		sessionDone := false
 		select {
@@ -636,12 +743,10 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 			// Cancelled by the client: over, with nothing to say.
 			w.WriteHeader(http.StatusAccepted)
 			m.Release()
-			out = streamFinished
 			return
 		}
 		if msgs[0].Response && acceptJSON {
 			h.writeJSON(w, ss, msgs[0], fresh)
-			out = streamFinished
 			return
 		}
 		rt.putBack(msgs)
@@ -649,8 +754,8 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 	}
 	// Anything said before the response, or a client that takes only
 	// streams: the answer becomes an event stream.
-	if fresh && ss.s.Initialized() {
-		w.Header().Set(HeaderSession, ss.id)
+	if fresh {
+		ss.handOut(w.Header())
 	}
 	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
 	var err error
@@ -660,16 +765,28 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 		err = ew.Start()
 	}
 	if err == nil {
-		out = h.pump(r, ss, rt, ew, nil)
+		h.pump(r, ss, rt, ew, nil)
 	}
+}
+
+// handOut names the session on the answer to its initialize, when that
+// succeeded, and notes whether its streams are resumable. The revision is
+// settled by initialize and never changes after; noting it before the
+// answer is written means before the client can send any other POST.
+func (ss *session) handOut(hdr http.Header) {
+	if !ss.s.Initialized() {
+		return
+	}
+	ss.resumable.Store(ss.s.ProtocolVersion() >= resumableSince)
+	hdr.Set(HeaderSession, ss.id)
 }
 
 // writeJSON writes the response m as the POST's JSON body and releases it.
 func (h *Handler) writeJSON(w http.ResponseWriter, ss *session, m mcp.Outgoing, fresh bool) {
 	defer m.Release()
 	hdr := w.Header()
-	if fresh && ss.s.Initialized() {
-		hdr.Set(HeaderSession, ss.id)
+	if fresh {
+		ss.handOut(hdr)
 	}
 	// Shared value slices: net/http only reads them, and this is every
 	// JSON answer.
@@ -685,27 +802,18 @@ func (h *Handler) writeJSON(w http.ResponseWriter, ss *session, m mcp.Outgoing, 
 // resuming client missed, written again under their ids), until the
 // response is written, the handler ends the stream, the client goes away
 // or the session ends.
-func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventWriter, replay []sentEvent) outcome {
+func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventWriter, replay []sentEvent) {
 	defer ss.s.Hold()()
 	for _, e := range replay {
-		if ew.Event(eventID(rt.stream, e.seq), e.m.Data) != nil {
-			return streamLost
-		}
-		if e.m.Response {
-			if ew.Flush() != nil {
-				return streamLost
-			}
-			return streamFinished
+		if ew.Event(eventID(rt.st.n, e.seq), e.m.Data) != nil {
+			return
 		}
 	}
 	if len(replay) > 0 && ew.Flush() != nil {
-		return streamLost
+		return
 	}
-	rt.mu.Lock()
-	finished := rt.finished
-	rt.mu.Unlock()
-	if finished {
-		return streamFinished // the replay was all there was
+	if rt.finished() {
+		return // the replay was all there was
 	}
 	var tick <-chan time.Time
 	if h.opts.KeepAlive > 0 {
@@ -714,67 +822,69 @@ func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventW
 		tick = t.C
 	}
 	for {
-		if out, done := h.writeBatch(rt, ew); done {
-			return out
+		if h.writeBatch(rt, ew) {
+			return
 		}
 		select {
 		case <-rt.wake:
 		case <-tick:
 			if ew.KeepAlive() != nil {
-				return streamLost
+				return
 			}
 		case <-r.Context().Done():
-			return streamLost
+			return
 		case <-ss.s.Done():
-			if out, done := h.writeBatch(rt, ew); done {
-				return out
-			}
-			return streamLost
+			h.writeBatch(rt, ew) // what was routed just before the end
+			return
 		}
 	}
 }
 
-// writeBatch writes what rt holds; done reports that the stream is over,
-// and how.
-func (h *Handler) writeBatch(rt *route, ew *httpx.EventWriter) (out outcome, done bool) {
+// finished reports whether rt is a resumable stream whose request is
+// over.
+func (rt *route) finished() bool {
+	if rt.st == nil {
+		return false
+	}
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.st.finished
+}
+
+// writeBatch writes what rt holds; it reports whether the stream is over
+// on this connection: the response written, the stream ended early, or a
+// write failed. A resumable stream is left to release either way: what it
+// recorded is there for the client to resume.
+func (h *Handler) writeBatch(rt *route, ew *httpx.EventWriter) (done bool) {
 	msgs := rt.take()
 	for i, m := range msgs {
 		if m.EndStream {
 			rt.putBack(msgs[i+1:])
-			if ew.Flush() != nil {
-				return streamLost, true
-			}
-			return streamEnded, true
+			ew.Flush()
+			return true
 		}
 		if m.Response && m.Data == nil {
+			rt.cancelled()
 			m.Release()
-			return streamFinished, true // cancelled: nothing more to say
+			return true // cancelled: nothing more to say
 		}
 		id := rt.record(m)
 		err := ew.Event(id, m.Data)
 		if m.Response {
-			if err == nil {
-				err = ew.Flush()
-			}
+			ew.Flush()
 			if id == "" {
 				m.Release() // a resumable stream keeps it for replay
 			}
-			if err != nil {
-				return streamLost, true
-			}
-			return streamFinished, true
+			return true
 		}
 		if err != nil {
 			if id != "" {
 				rt.putBack(msgs[i+1:])
 			}
-			return streamLost, true
+			return true
 		}
 	}
-	if len(msgs) > 0 && ew.Flush() != nil {
-		return streamLost, true
-	}
-	return 0, false
+	return len(msgs) > 0 && ew.Flush() != nil
 }
 
 // get serves the session's server→client stream.
@@ -860,14 +970,13 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ss *session, la
 		httpx.WriteError(w, status, f)
 		return
 	}
-	out := streamLost
-	defer func() { ss.release(rt, out) }()
+	defer ss.release(rt)
 	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
 	if ew.StartRetry(h.opts.Retry) != nil {
 		return
 	}
 	h.log.Debug("mcp stream resumed", "session", ss.id, "last_event_id", lastID, "replayed", len(replay))
-	out = h.pump(r, ss, rt, ew, replay)
+	h.pump(r, ss, rt, ew, replay)
 }
 
 // delete ends the session.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -11,12 +12,14 @@ import (
 	"net/url"
 	"runtime"
 	"sync/atomic"
+	"time"
 )
 
 // conn is one connection on the light path.
 type conn struct {
 	s      *Server
 	nc     net.Conn
+	rd     connReader // what br reads from
 	br     *bufio.Reader
 	remote string
 	ctx    context.Context
@@ -34,6 +37,7 @@ type conn struct {
 
 func newConn(s *Server, nc net.Conn) *conn {
 	c := &conn{s: s, nc: nc, remote: nc.RemoteAddr().String()}
+	c.rd.nc = nc
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	c.ctx = context.WithValue(c.ctx, http.LocalAddrContextKey, nc.LocalAddr())
 	c.setState(stateIdle)
@@ -59,7 +63,7 @@ func (c *conn) serve() {
 		}
 	}()
 	c.br = readerPool.Get().(*bufio.Reader)
-	c.br.Reset(c.nc)
+	c.br.Reset(&c.rd)
 	for {
 		if c.s.closing.Load() {
 			return
@@ -108,6 +112,12 @@ func (c *conn) readHead() (head, bool) {
 // handOver gives the connection, unread bytes and all, to net/http.
 func (c *conn) handOver() bool {
 	hc := &handedConn{Conn: c.nc, br: c.br}
+	if c.rd.ahead {
+		// A byte a background read took while the buffer already held
+		// what is handed over: it comes after the buffer.
+		hc.ahead = []byte{c.rd.b[0]}
+		c.rd.ahead = false
+	}
 	select {
 	case c.s.handoff.conns <- hc:
 		c.br = nil
@@ -167,10 +177,16 @@ func (c *conn) serveRequest(h *head) bool {
 	r.Close = h.close
 	w := &c.w
 	w.reset(c, h.close || c.s.closing.Load())
-	if !c.runHandler(w, r) {
+	ok := c.runHandler(w, r)
+	var err error
+	if ok {
+		err = w.finish()
+	}
+	// A streamed answer started a background read: it must be over before
+	// anything reads the connection again.
+	if left := c.rd.stopWatch(); left || !ok {
 		return false
 	}
-	err := w.finish()
 	if n <= c.br.Size() {
 		c.br.Discard(n) // the body was read in place
 	}
@@ -195,6 +211,82 @@ func (c *conn) runHandler(w *response, r *http.Request) (ok bool) {
 	c.s.Handler.ServeHTTP(w, r)
 	return true
 }
+
+// connReader is the connection as the light path reads it. While an
+// answer streams, a background read watches the connection (watch), as
+// net/http does for every request: the handler learns from the request's
+// context that its client hung up, instead of at its next write, which for
+// a quiet stream may be minutes away or never. A byte that read takes is
+// the start of a pipelined request; it is kept and read first.
+//
+// The watch reads the connection, not the bufio.Reader: that holds the
+// request's body, which the handler may still be reading in place.
+type connReader struct {
+	nc      net.Conn
+	b       [1]byte
+	ahead   bool          // b was read ahead and not yet returned
+	done    chan struct{} // closed when the watch ends; nil when none runs
+	aborted atomic.Bool   // stopWatch interrupted the read
+	left    bool          // the watch's read failed: the client is gone
+}
+
+func (r *connReader) Read(p []byte) (int, error) {
+	if r.ahead && len(p) > 0 {
+		p[0] = r.b[0]
+		r.ahead = false
+		return 1, nil
+	}
+	return r.nc.Read(p)
+}
+
+// startWatch starts the background read, which calls cancel if the
+// client hangs up. A byte already read ahead means the client sent its next
+// request, and a watch would read past it: net/http does not watch then
+// either.
+func (r *connReader) startWatch(cancel context.CancelFunc) {
+	if r.done != nil || r.ahead {
+		return
+	}
+	r.done = make(chan struct{})
+	r.aborted.Store(false)
+	go r.watch(r.done, cancel)
+}
+
+func (r *connReader) watch(done chan struct{}, cancel context.CancelFunc) {
+	defer close(done)
+	n, err := r.nc.Read(r.b[:])
+	if n == 1 {
+		// A pipelined request, not a hang-up: net/http (since Go 1.11)
+		// does not cancel then either, and neither does the watch go on,
+		// as it would have to hold everything the client sends.
+		r.ahead = true
+	}
+	var ne net.Error
+	if err != nil && !(r.aborted.Load() && errors.As(err, &ne) && ne.Timeout()) {
+		r.left = true
+		cancel()
+	}
+}
+
+// stopWatch ends the background read, if one runs, and reports whether it
+// found the client gone. The read is interrupted with a deadline in the
+// past, which the light path, timing connections out by its reaper,
+// otherwise never sets.
+func (r *connReader) stopWatch() (left bool) {
+	if r.done == nil {
+		return false
+	}
+	r.aborted.Store(true)
+	r.nc.SetReadDeadline(aLongTimeAgo)
+	<-r.done
+	r.nc.SetReadDeadline(time.Time{})
+	r.done = nil
+	left, r.left = r.left, false
+	return left
+}
+
+// aLongTimeAgo is a deadline that has passed: it wakes a blocked read.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // bodyReader is a request body already in memory.
 type bodyReader struct {

@@ -11,7 +11,9 @@
 // server's time there. The light path keeps what a posted message needs:
 // the same http.Handler (so every check, error and answer is the one
 // net/http would serve), with a request built from a strictly parsed head
-// and an answer written in one system call.
+// and an answer written in one system call. Only an answer that streams
+// gets net/http's background read, so that its request's context ends when
+// the client hangs up.
 //
 // Anything the light path does not take on exactly (other methods and
 // paths, chunked or unsized bodies, Expect, Upgrade, obsolete line
@@ -263,8 +265,9 @@ func (l *handoffListener) Addr() net.Addr { return l.addr }
 // does not hold it.
 type handedConn struct {
 	net.Conn
-	mu sync.Mutex
-	br *bufio.Reader
+	mu    sync.Mutex
+	br    *bufio.Reader
+	ahead []byte // read ahead of the connection, after br's bytes (see connReader)
 }
 
 func (c *handedConn) Read(p []byte) (int, error) {
@@ -276,9 +279,17 @@ func (c *handedConn) Read(p []byte) (int, error) {
 		readerPool.Put(br)
 		br = nil
 	}
+	var n int
+	if br == nil && len(c.ahead) > 0 {
+		n = copy(p, c.ahead)
+		c.ahead = c.ahead[n:]
+	}
 	c.mu.Unlock()
 	if br != nil {
 		return br.Read(p)
+	}
+	if n > 0 {
+		return n, nil
 	}
 	return c.Conn.Read(p)
 }

@@ -77,6 +77,9 @@ func (w *response) FlushError() error {
 		w.streaming = true
 		w.header.Del("Content-Length")
 		out = w.appendHead(out, -1)
+		// Only streams pay for a watch on the connection: a buffered
+		// answer is written as soon as its handler returns.
+		w.c.rd.startWatch(w.c.cancel)
 	}
 	out = appendChunk(out, w.buf)
 	w.buf = w.buf[:0]

@@ -57,15 +57,20 @@ type testServer struct {
 	handed  atomic.Int64 // connections net/http got
 	srv     *Server
 	serveCh chan error
+	// readAhead receives a value each time a read into a one-byte buffer
+	// returns a byte: what a background read does when a pipelined
+	// request arrives, on the light path and in net/http alike.
+	readAhead chan struct{}
 }
 
 func startServer(t *testing.T, fast func(method, path string) bool, tune func(*Server)) *testServer {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	nl, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{addr: ln.Addr().String(), serveCh: make(chan error, 1)}
+	ts := &testServer{addr: nl.Addr().String(), serveCh: make(chan error, 1), readAhead: make(chan struct{}, 16)}
+	ln := &watchedListener{Listener: nl, readAhead: ts.readAhead}
 	fb := &http.Server{Handler: http.HandlerFunc(echo), ConnState: func(_ net.Conn, st http.ConnState) {
 		if st == http.StateNew {
 			ts.handed.Add(1)
@@ -338,4 +343,225 @@ func TestCloseLeavesNoGoroutine(t *testing.T) {
 		<-ts.serveCh
 		transporttest.GoroutinesBackTo(t, 10*time.Second, base, 0)
 	}
+}
+
+// watchedListener reports the one-byte reads of its connections.
+type watchedListener struct {
+	net.Listener
+	readAhead chan struct{}
+}
+
+func (l *watchedListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &watchedConn{Conn: c, readAhead: l.readAhead}, nil
+}
+
+type watchedConn struct {
+	net.Conn
+	readAhead chan struct{}
+}
+
+func (c *watchedConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if len(p) == 1 && n == 1 {
+		select {
+		case c.readAhead <- struct{}{}:
+		default:
+		}
+	}
+	return n, err
+}
+
+// CloseWrite keeps the half-close net/http may use.
+func (c *watchedConn) CloseWrite() error { return c.Conn.(*net.TCPConn).CloseWrite() }
+
+// streamer answers /stream with an event, then waits for release (or the
+// request's end) to send a second one, and reports the request context's
+// error at that point on ctxErr. Other paths get echo.
+type streamer struct {
+	release chan struct{}
+	ctxErr  chan error
+}
+
+func newStreamer() *streamer {
+	return &streamer{release: make(chan struct{}), ctxErr: make(chan error, 1)}
+}
+
+func (s *streamer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if r.URL.Path != "/stream" {
+		echo(w, r)
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	io.WriteString(w, "data: 0\n\n")
+	w.(http.Flusher).Flush()
+	select {
+	case <-s.release:
+	case <-r.Context().Done():
+	case <-time.After(10 * time.Second): // a guard against hangs: the test fails on it
+	}
+	s.ctxErr <- r.Context().Err()
+	io.WriteString(w, "data: 1\n\n")
+}
+
+// startStreamers starts a light-path server taking POSTs and a plain
+// net/http one, both serving a streamer.
+func startStreamers(t *testing.T) map[string]struct {
+	ts *testServer
+	st *streamer
+} {
+	out := map[string]struct {
+		ts *testServer
+		st *streamer
+	}{}
+	for name, fast := range map[string]func(string, string) bool{
+		"light path": func(method, _ string) bool { return method == http.MethodPost },
+		"net/http":   never,
+	} {
+		st := newStreamer()
+		ts := startServer(t, fast, func(s *Server) { s.Handler, s.Fallback.Handler = st, st })
+		out[name] = struct {
+			ts *testServer
+			st *streamer
+		}{ts, st}
+	}
+	return out
+}
+
+// readFirstEvent reads the head of a stream's answer and its first event.
+func readFirstEvent(t *testing.T, br *bufio.Reader) *http.Response {
+	t.Helper()
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := make([]byte, len("data: 0\n\n"))
+	if _, err := io.ReadFull(resp.Body, first); err != nil || string(first) != "data: 0\n\n" {
+		t.Fatalf("first event %q, %v", first, err)
+	}
+	return resp
+}
+
+const streamPost = "POST /stream HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"
+
+// TestHangUpEndsStreamContext: a client that closes its connection while
+// an answer streams cancels the request's context, as with net/http, so
+// the handler learns it at once rather than at a write that may never
+// come.
+func TestHangUpEndsStreamContext(t *testing.T) {
+	for name, s := range startStreamers(t) {
+		t.Run(name, func(t *testing.T) {
+			c, err := net.Dial("tcp", s.ts.addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			io.WriteString(c, streamPost)
+			readFirstEvent(t, bufio.NewReader(c))
+			c.Close()
+			if err := transporttest.Receive(t, s.st.ctxErr, 20*time.Second, "the handler's end"); !errors.Is(err, context.Canceled) {
+				t.Errorf("request context after the client hung up: %v, want context.Canceled", err)
+			}
+		})
+	}
+}
+
+// TestPipelinedDuringStream: a request the client sends while an answer
+// streams is what the background read finds. As with net/http, it does
+// not cancel the stream's context (even when the client then half-closes
+// the connection), and no byte of it is lost, whether the light path
+// serves it or hands it to net/http with a request already buffered.
+func TestPipelinedDuringStream(t *testing.T) {
+	post := "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 5\r\n\r\nhello"
+	get := "GET /x?q=1 HTTP/1.1\r\nHost: h\r\n\r\n"
+	tests := []struct {
+		name      string
+		first     string   // written first, the stream's request leading
+		during    string   // written once the stream has started
+		wantAfter []string // what echo saw of each request after the stream
+	}{
+		{"served on the light path", streamPost, post, []string{"POST /x hello"}},
+		{"handed over behind a buffered request", streamPost + get, post, []string{"GET /x ", "POST /x hello"}},
+	}
+	for _, tt := range tests {
+		for name, s := range startStreamers(t) {
+			t.Run(tt.name+"/"+name, func(t *testing.T) {
+				c, err := net.Dial("tcp", s.ts.addr)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				io.WriteString(c, tt.first)
+				resp := readFirstEvent(t, br)
+				io.WriteString(c, tt.during)
+				c.(*net.TCPConn).CloseWrite()
+				// The background read has the pipelined request's first
+				// byte before the handler goes on.
+				transporttest.Receive(t, s.ts.readAhead, 10*time.Second, "a byte read ahead")
+				close(s.st.release)
+				if err := transporttest.Receive(t, s.st.ctxErr, 10*time.Second, "the handler's end"); err != nil {
+					t.Errorf("request context after a pipelined request: %v, want it live", err)
+				}
+				if rest, err := io.ReadAll(resp.Body); err != nil || string(rest) != "data: 1\n\n" {
+					t.Errorf("rest of the stream: %q, %v", rest, err)
+				}
+				for i, want := range tt.wantAfter {
+					resp, err := http.ReadResponse(br, nil)
+					if err != nil {
+						t.Fatalf("answer %d after the stream: %v", i, err)
+					}
+					var seen map[string]any
+					err = json.NewDecoder(resp.Body).Decode(&seen)
+					if got := fmt.Sprint(seen["method"], " ", seen["path"], " ", seen["body"]); err != nil || got != want {
+						t.Errorf("answer %d after the stream: %d, echo saw %q (%v), want %q", i, resp.StatusCode, got, err, want)
+					}
+					io.Copy(io.Discard, resp.Body)
+				}
+				if n, err := br.Read(make([]byte, 1)); n != 0 || !errors.Is(err, io.EOF) {
+					t.Errorf("after the last answer: %d bytes, %v; want the connection closed", n, err)
+				}
+			})
+		}
+	}
+}
+
+// TestStreamWatchStops: once a streamed answer is over, its background
+// read is too, and the connection serves its next request.
+func TestStreamWatchStops(t *testing.T) {
+	ts := startServer(t, always, nil)
+	c, err := net.Dial("tcp", ts.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	plain := "POST /x HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"
+	roundTrip := func(req string) *http.Response {
+		t.Helper()
+		io.WriteString(c, req)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		return resp
+	}
+	roundTrip(plain)
+	base := runtime.NumGoroutine() // the connection's own is among them
+	for i := range 3 {
+		if r := roundTrip("POST /x?stream HTTP/1.1\r\nHost: h\r\nContent-Length: 0\r\n\r\n"); r.StatusCode != http.StatusOK {
+			t.Fatalf("stream %d: %s", i, r.Status)
+		}
+		if r := roundTrip(plain); r.StatusCode != http.StatusCreated {
+			t.Fatalf("after stream %d: %s", i, r.Status)
+		}
+	}
+	transporttest.GoroutinesBackTo(t, 10*time.Second, base, 0)
 }
