@@ -11,83 +11,87 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// resumableRoute is a route whose transport says it can (or cannot)
-// resume streams.
-type resumableRoute struct{ ok bool }
+// recorder is a session's Sink and a request's Route at once: it records
+// every message it is handed, saying which way it came, in order, and
+// signals each response.
+type recorder struct {
+	resumable bool
 
-func (r *resumableRoute) Resumable() bool { return r.ok }
-
-// routeSink records every Outgoing with its route, in order, and signals
-// each response.
-type routeSink struct {
 	mu   sync.Mutex
-	got  []mcp.Outgoing
+	got  []string
 	resp chan struct{}
 }
 
-func (k *routeSink) Send(msgs []mcp.Outgoing) error {
-	k.mu.Lock()
-	k.got = append(k.got, msgs...)
-	k.mu.Unlock()
+func (k *recorder) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
-		if m.Response {
-			k.resp <- struct{}{}
-		}
+		k.record("sink", m)
 	}
 	return nil
 }
 
-func (k *routeSink) Close() {}
+func (k *recorder) Close() {}
 
-// describe reduces what the sink saw to one comparable line per message.
-func (k *routeSink) describe(t *testing.T) []string {
-	t.Helper()
+func (k *recorder) Push(m mcp.Outgoing) bool {
+	k.record("route", m)
+	return true
+}
+
+func (k *recorder) Resumable() bool { return k.resumable }
+
+func (k *recorder) record(way string, m mcp.Outgoing) {
+	line := way + " " + describe(m)
+	k.mu.Lock()
+	k.got = append(k.got, line)
+	k.mu.Unlock()
+	if m.Kind == mcp.KindResponse {
+		k.resp <- struct{}{}
+	}
+}
+
+// describe reduces a message to one comparable word or two.
+func describe(m mcp.Outgoing) string {
+	switch m.Kind {
+	case mcp.KindEndStream:
+		if m.Data != nil {
+			return "end-stream with data"
+		}
+		return "end-stream"
+	case mcp.KindUnanswered:
+		return "unanswered"
+	}
+	var d struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if err := json.Unmarshal(m.Data, &d); err != nil {
+		return "invalid JSON"
+	}
+	if d.Method != "" {
+		return d.Method
+	}
+	return "response " + string(d.ID)
+}
+
+func (k *recorder) lines() []string {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var out []string
-	for _, m := range k.got {
-		var d struct {
-			ID     json.RawMessage `json:"id"`
-			Method string          `json:"method"`
-		}
-		switch {
-		case m.EndStream:
-			if m.Data != nil {
-				t.Errorf("EndStream message carries data %s", m.Data)
-			}
-			out = append(out, "end-stream")
-			continue
-		case m.Data == nil:
-			out = append(out, "nil")
-			continue
-		}
-		if err := json.Unmarshal(m.Data, &d); err != nil {
-			t.Fatalf("bad message %s: %v", m.Data, err)
-		}
-		if d.Method != "" {
-			out = append(out, d.Method)
-		} else {
-			out = append(out, "response "+string(d.ID))
-		}
-	}
-	return out
+	return append([]string(nil), k.got...)
 }
 
 func TestRequestEndStream(t *testing.T) {
 	tests := []struct {
-		name     string
-		route    any
-		reported bool
-		want     []string
+		name      string
+		route     bool // the request has a route of its own
+		resumable bool
+		reported  bool
+		want      []string
 	}{
-		{"resumable route gets the marker in order", &resumableRoute{ok: true}, true,
-			[]string{"response \"i\"", "notifications/message", "end-stream", "notifications/message", "response 1"}},
-		{"route that cannot resume now", &resumableRoute{ok: false}, false,
-			[]string{"response \"i\"", "notifications/message", "notifications/message", "response 1"}},
-		{"route without the interface", "plain", false,
-			[]string{"response \"i\"", "notifications/message", "notifications/message", "response 1"}},
-		{"nil route (stdio)", nil, false,
-			[]string{"response \"i\"", "notifications/message", "notifications/message", "response 1"}},
+		{"resumable route gets the marker in order", true, true, true,
+			[]string{"route response \"i\"", "route notifications/message", "route end-stream", "route notifications/message", "route response 1"}},
+		{"route that cannot resume", true, false, false,
+			[]string{"route response \"i\"", "route notifications/message", "route notifications/message", "route response 1"}},
+		{"no route (stdio)", false, false, false,
+			[]string{"sink response \"i\"", "sink notifications/message", "sink notifications/message", "sink response 1"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -105,9 +109,16 @@ func TestRequestEndStream(t *testing.T) {
 			}
 			e := mcp.NewEngine(srv, mcp.EngineOptions{})
 			t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-			k := &routeSink{resp: make(chan struct{}, 4)}
-			s := e.NewSession(k)
+			k := &recorder{resumable: tc.resumable, resp: make(chan struct{}, 4)}
+			s, err := e.NewSession(k, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
 			t.Cleanup(s.Close)
+			d := mcp.Delivery{}
+			if tc.route {
+				d.Route = k
+			}
 			wait := func() {
 				t.Helper()
 				select {
@@ -116,23 +127,16 @@ func TestRequestEndStream(t *testing.T) {
 					t.Fatal("no response within 10s")
 				}
 			}
-			s.Deliver([]byte(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`), tc.route)
+			s.Deliver([]byte(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`), d)
 			wait()
-			s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
-			s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/poll"}`), tc.route)
+			s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcp.Delivery{})
+			s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/poll"}`), d)
 			wait()
 			if reported != tc.reported {
 				t.Errorf("EndStream() = %v, want %v", reported, tc.reported)
 			}
-			if diff := cmp.Diff(tc.want, k.describe(t)); diff != "" {
+			if diff := cmp.Diff(tc.want, k.lines()); diff != "" {
 				t.Errorf("messages (-want +got):\n%s", diff)
-			}
-			k.mu.Lock()
-			defer k.mu.Unlock()
-			for _, m := range k.got {
-				if m.Route != tc.route {
-					t.Errorf("message routed to %v, want %v", m.Route, tc.route)
-				}
 			}
 		})
 	}

@@ -14,7 +14,6 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
-	"unsafe"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/golden"
@@ -60,7 +59,7 @@ func testServer(t testing.TB, opts mcp.EngineOptions) (*mcp.Engine, *hooks) {
 				}
 			},
 			"test/echo": func(_ context.Context, r *mcp.Request) (any, error) {
-				return map[string]any{"session": r.Session.ID(), "params": r.Params}, nil
+				return map[string]any{"session": r.SessionID(), "params": r.Params}, nil
 			},
 			"test/panic": func(context.Context, *mcp.Request) (any, error) { panic("boom") },
 			"test/unencodable": func(context.Context, *mcp.Request) (any, error) {
@@ -710,11 +709,11 @@ func TestErrorObjectNeverZero(t *testing.T) {
 	}
 }
 
-// TestBurstNeverWaitsBehindBusyWorkers: with every worker blocked, a new
-// request still starts at once (the pool grows), so it is answered while
-// the others are still blocked.
-func TestBurstNeverWaitsBehindBusyWorkers(t *testing.T) {
-	e, h := testServer(t, mcp.EngineOptions{MinWorkers: 2, MaxWorkers: 64})
+// TestBurstNeverWaitsBehindBlockedRequests: with many requests blocked, a
+// new one still starts at once, so it is answered while the others are
+// still blocked.
+func TestBurstNeverWaitsBehindBlockedRequests(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	for i := 0; i < 20; i++ {
@@ -755,46 +754,136 @@ func TestShutdownBoundedByContext(t *testing.T) {
 	}
 }
 
-// inlineSink never blocks, so sessions on it keep no writer goroutine.
-type inlineSink struct {
-	mu   sync.Mutex
-	msgs [][]byte
+// keepingSink keeps every message's Data, as a transport that writes later
+// may, with a copy taken at Send to compare against later.
+type keepingSink struct {
+	mu     sync.Mutex
+	kept   [][]byte
+	copies [][]byte
 }
 
-func (k *inlineSink) Send(msgs []mcp.Outgoing) error {
+func (k *keepingSink) Send(msgs []mcp.Outgoing) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, m := range msgs {
-		if m.Data != nil {
-			k.msgs = append(k.msgs, m.Data)
-		}
+		k.kept = append(k.kept, m.Data)
+		k.copies = append(k.copies, bytes.Clone(m.Data))
 	}
 	return nil
 }
-func (k *inlineSink) Close()       {}
-func (k *inlineSink) NonBlocking() {}
-func (k *inlineSink) count() int {
+
+func (k *keepingSink) Close() {}
+
+func (k *keepingSink) count() int {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return len(k.msgs)
+	return len(k.copies)
 }
 
-// TestNonBlockingSinkNeedsNoGoroutine: hundreds of initialized sessions
-// on a non-blocking sink hold no goroutines, and every request of a burst
-// is still answered exactly once.
-func TestNonBlockingSinkNeedsNoGoroutine(t *testing.T) {
-	// A fixed pool, so the workers of the burst do not count as per-session.
-	e, _ := testServer(t, mcp.EngineOptions{MinWorkers: 8, MaxWorkers: 8})
-	before := runtime.NumGoroutine()
-	sinks := make([]*inlineSink, 300)
-	for i := range sinks {
-		sinks[i] = &inlineSink{}
-		s := e.NewSession(sinks[i])
-		s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
-		for j := 1; j <= 20; j++ {
-			s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, j)), nil)
+const initFrame = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`
+
+func newSession(t *testing.T, e *mcp.Engine, sink mcp.Sink) *mcp.Session {
+	t.Helper()
+	s, err := e.NewSession(sink, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s
+}
+
+// TestSinkKeepsWhatItIsHanded: the Data a sink is handed is its own for
+// good. A sink that keeps every response unread while thousands more are
+// encoded finds each one as it was handed over, whole and answering its
+// own request.
+func TestSinkKeepsWhatItIsHanded(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	k := &keepingSink{}
+	s := newSession(t, e, k)
+	s.Deliver([]byte(initFrame), mcp.Delivery{})
+	const n = 2000
+	for i := 1; i <= n; i++ {
+		s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"pad":%q}}`, i, strings.Repeat("x", i%300))), mcp.Delivery{})
+	}
+	settle(t, "every response", func() bool { return k.count() >= n+1 })
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	seen := map[string]bool{}
+	for i, c := range k.copies {
+		if !bytes.Equal(k.kept[i], c) {
+			t.Fatalf("response %d changed after Send: %.80q, was %.80q", i, k.kept[i], c)
 		}
-		t.Cleanup(s.Close)
+		var m struct {
+			ID     json.RawMessage `json:"id"`
+			Result json.RawMessage `json:"result"`
+		}
+		if err := json.Unmarshal(c, &m); err != nil || m.Result == nil {
+			t.Fatalf("response %d is not whole: %.80q", i, c)
+		}
+		if seen[string(m.ID)] {
+			t.Fatalf("id %s answered twice", m.ID)
+		}
+		seen[string(m.ID)] = true
+	}
+	if len(seen) != n+1 {
+		t.Fatalf("%d distinct responses, want %d", len(seen), n+1)
+	}
+}
+
+// TestFrameIsTheSessions: a frame handed to Deliver is read in place, not
+// copied, so a handler sees exactly the bytes the transport handed over;
+// the rule that the transport never touches it again is what makes that
+// safe (see transport.go).
+func TestFrameIsTheSessions(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "test/echo", map[string]string{"é": "\u2028"})
+	var res struct {
+		Params json.RawMessage `json:"params"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil || string(res.Params) != `{"é":"\u2028"}` {
+		t.Fatalf("params seen by the handler: %s (%v)", res.Params, err)
+	}
+}
+
+// TestUnencodableResultIsAnswered: a result that cannot be encoded is
+// answered with an internal error saying so.
+func TestUnencodableResultIsAnswered(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	k := &keepingSink{}
+	s := newSession(t, e, k)
+	s.Deliver([]byte(initFrame), mcp.Delivery{})
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/unencodable"}`), mcp.Delivery{})
+	settle(t, "both answers", func() bool { return k.count() >= 2 })
+	k.mu.Lock()
+	raw := k.copies[1]
+	k.mu.Unlock()
+	var m mcptest.Message
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("answer %q: %v", raw, err)
+	}
+	if string(m.ID) != "1" || m.Error == nil || m.Error.Code != -32603 || m.Error.Data.Code != fault.Internal ||
+		!strings.Contains(m.Error.Data.Why, "encode result") {
+		t.Fatalf("answer = %s, want an internal error about encoding the result", raw)
+	}
+}
+
+// TestIdleSessionsHoldNoGoroutine: a session's writer runs only while
+// there is something to write, so hundreds of sessions that were just
+// busy hold no goroutine once they are idle, and every request of their
+// bursts is answered exactly once.
+func TestIdleSessionsHoldNoGoroutine(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	before := runtime.NumGoroutine()
+	sinks := make([]*keepingSink, 300)
+	for i := range sinks {
+		sinks[i] = &keepingSink{}
+		s := newSession(t, e, sinks[i])
+		s.Deliver([]byte(initFrame), mcp.Delivery{})
+		for j := 1; j <= 20; j++ {
+			s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, j)), mcp.Delivery{})
+		}
 	}
 	for _, k := range sinks {
 		settle(t, "21 messages on every session", func() bool { return k.count() >= 21 })
@@ -802,154 +891,41 @@ func TestNonBlockingSinkNeedsNoGoroutine(t *testing.T) {
 			t.Fatalf("%d messages, want 21 (one per request)", n)
 		}
 	}
-	if grown := runtime.NumGoroutine() - before; grown > 16 {
-		t.Fatalf("%d more goroutines for 300 idle sessions", grown)
-	}
+	settle(t, "the writers gone once idle", func() bool { return runtime.NumGoroutine()-before <= 16 })
 }
 
-// keepingSink retains every message's Data as a transport that writes
-// later would, with a copy taken at Send to compare against; copying
-// makes it a CopyingSink, which keeps only the copies.
-type keepingSink struct {
-	copying bool
-	mu      sync.Mutex
-	kept    [][]byte
-	copies  [][]byte
-}
-
-func (k *keepingSink) Send(msgs []mcp.Outgoing) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, m := range msgs {
-		if m.Data == nil {
-			continue
-		}
-		if !k.copying {
-			k.kept = append(k.kept, m.Data)
-		}
-		k.copies = append(k.copies, bytes.Clone(m.Data))
-	}
-	return nil
-}
-func (k *keepingSink) Close() {}
-func (k *keepingSink) count() int {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return len(k.copies)
-}
-
-type copyingSink struct{ *keepingSink }
-
-func (copyingSink) CopiesData() {}
-
-// TestResponseBuffersAreRecycledOnlyForCopyingSinks: responses to a sink
-// that keeps Data are never written over by later responses, and a
-// CopyingSink, whose buffers are recycled, still gets every response whole.
-func TestResponseBuffersAreRecycledOnlyForCopyingSinks(t *testing.T) {
-	for _, copying := range []bool{false, true} {
-		t.Run(fmt.Sprintf("copying=%v", copying), func(t *testing.T) {
-			e, _ := testServer(t, mcp.EngineOptions{})
-			k := &keepingSink{copying: copying}
-			var sink mcp.Sink = k
-			if copying {
-				sink = copyingSink{k}
-			}
-			s := e.NewSession(sink)
-			t.Cleanup(s.Close)
-			s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
-			const n = 500
-			for i := 1; i <= n; i++ {
-				s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, i)), nil)
-			}
-			settle(t, "every response", func() bool { return k.count() >= n+1 })
-			k.mu.Lock()
-			defer k.mu.Unlock()
-			if len(k.copies) != n+1 {
-				t.Fatalf("%d responses, want %d", len(k.copies), n+1)
-			}
-			seen := map[string]bool{}
-			for i, c := range k.copies {
-				var m struct {
-					ID     json.RawMessage `json:"id"`
-					Result json.RawMessage `json:"result"`
-				}
-				if err := json.Unmarshal(c, &m); err != nil || m.Result == nil {
-					t.Fatalf("response %d is not whole: %q", i, c)
-				}
-				if seen[string(m.ID)] {
-					t.Fatalf("id %s answered twice", m.ID)
-				}
-				seen[string(m.ID)] = true
-				if !copying && !bytes.Equal(k.kept[i], c) {
-					t.Fatalf("response %d changed after Send: %q, was %q", i, k.kept[i], c)
-				}
-			}
-		})
-	}
-}
-
-// TestUnencodableResultIsAnswered: a result that cannot be encoded is
-// answered with an internal error saying so, whether the response is
-// encoded into a pooled buffer (a CopyingSink) or bytes of its own.
-func TestUnencodableResultIsAnswered(t *testing.T) {
-	for _, copying := range []bool{false, true} {
-		t.Run(fmt.Sprintf("copying=%v", copying), func(t *testing.T) {
-			e, _ := testServer(t, mcp.EngineOptions{})
-			k := &keepingSink{copying: copying}
-			var sink mcp.Sink = k
-			if copying {
-				sink = copyingSink{k}
-			}
-			s := e.NewSession(sink)
-			t.Cleanup(s.Close)
-			s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
-			s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/unencodable"}`), nil)
-			settle(t, "both answers", func() bool { return k.count() >= 2 })
-			k.mu.Lock()
-			raw := k.copies[1]
-			k.mu.Unlock()
-			var m mcptest.Message
-			if err := json.Unmarshal(raw, &m); err != nil {
-				t.Fatalf("answer %q: %v", raw, err)
-			}
-			if string(m.ID) != "1" || m.Error == nil || m.Error.Code != -32603 || m.Error.Data.Code != fault.Internal ||
-				!strings.Contains(m.Error.Data.Why, "encode result") {
-				t.Fatalf("answer = %s, want an internal error about encoding the result", raw)
-			}
-		})
-	}
-}
-
-// TestTryNewSessionCap: under a burst of concurrent opens, exactly the cap
-// is admitted, and a closed session frees its place.
-func TestTryNewSessionCap(t *testing.T) {
+// TestNewSessionLimit: under a burst of concurrent opens, exactly the
+// limit is admitted, and a closed session frees its place.
+func TestNewSessionLimit(t *testing.T) {
 	e, _ := testServer(t, mcp.EngineOptions{})
-	const max, tries = 50, 400
+	const limit, tries = 50, 400
 	var admitted atomic.Int32
 	var wg sync.WaitGroup
 	sessions := make(chan *mcp.Session, tries)
 	for range tries {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if s := e.TryNewSession(&inlineSink{}, max); s != nil {
+		wg.Go(func() {
+			s, err := e.NewSession(&keepingSink{}, limit)
+			switch {
+			case err == nil:
 				admitted.Add(1)
 				sessions <- s
+			case !errors.Is(err, mcp.ErrTooManySessions):
+				t.Errorf("NewSession: %v", err)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(sessions)
-	if n := admitted.Load(); n != max || e.SessionCount() != max {
-		t.Fatalf("admitted %d, engine holds %d; want %d", n, e.SessionCount(), max)
+	if n := admitted.Load(); n != limit || e.SessionCount() != limit {
+		t.Fatalf("admitted %d, engine holds %d; want %d", n, e.SessionCount(), limit)
 	}
-	if e.TryNewSession(&inlineSink{}, max) != nil {
-		t.Fatal("a session was admitted over the cap")
+	if _, err := e.NewSession(&keepingSink{}, limit); !errors.Is(err, mcp.ErrTooManySessions) {
+		t.Fatalf("over the limit: %v, want ErrTooManySessions", err)
 	}
 	(<-sessions).Close()
-	s := e.TryNewSession(&inlineSink{}, max)
-	if s == nil {
-		t.Fatal("no place after a session closed")
+	s, err := e.NewSession(&keepingSink{}, limit)
+	if err != nil {
+		t.Fatalf("no place after a session closed: %v", err)
 	}
 	s.Close()
 	for s := range sessions {
@@ -957,15 +933,15 @@ func TestTryNewSessionCap(t *testing.T) {
 	}
 }
 
-// TestDeliverJSON: malformed JSON comes back as the parse error, with
-// nothing said on the session; JSON that is no valid message is answered
-// on the session as Deliver answers it.
-func TestDeliverJSON(t *testing.T) {
+// TestReturnParseErrors: with ReturnParseErrors, malformed JSON comes
+// back as the parse error, with nothing said on the session; JSON that is
+// no valid message is answered on the session as ever.
+func TestReturnParseErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		msg     string
 		wantErr bool
-		want    int // messages delivered
+		want    int // answers
 	}{
 		{"malformed", `{"jsonrpc":`, true, 0},
 		{"empty", ``, true, 0},
@@ -977,12 +953,11 @@ func TestDeliverJSON(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := testServer(t, mcp.EngineOptions{})
-			k := &inlineSink{}
-			s := e.NewSession(k)
-			t.Cleanup(s.Close)
-			n, err := s.DeliverJSON([]byte(tc.msg), nil)
+			k := &keepingSink{}
+			s := newSession(t, e, k)
+			n, err := s.Deliver([]byte(tc.msg), mcp.Delivery{ReturnParseErrors: true})
 			if (err != nil) != tc.wantErr || n != tc.want {
-				t.Fatalf("DeliverJSON = %d, %v; want %d, error %v", n, err, tc.want, tc.wantErr)
+				t.Fatalf("Deliver = %d, %v; want %d, error %v", n, err, tc.want, tc.wantErr)
 			}
 			if tc.wantErr {
 				if code := mcp.ErrorObject(err).Code; code != int64(-32700) {
@@ -1001,187 +976,101 @@ func TestDeliverJSON(t *testing.T) {
 	}
 }
 
-// TestScratchLivesUntilEncoded: results made of scratch memory are encoded
-// before the buffer goes back to the pool, so with many requests at once on
-// many sessions every response still carries its own text.
-func TestScratchLivesUntilEncoded(t *testing.T) {
-	e := mcp.NewEngine(&mcp.Server{Methods: map[string]mcp.Handler{
-		"test/scratch": func(_ context.Context, r *mcp.Request) (any, error) {
-			b := r.Scratch()
-			if len(*b) != 0 {
-				return nil, fmt.Errorf("scratch starts with %d bytes", len(*b))
-			}
-			start := len(*b)
-			*b = append(*b, "request "...)
-			*b = append(*b, r.ID...)
-			*b = append(*b, strings.Repeat(" padding", 200)...)
-			text := unsafe.String(&(*b)[start], len(*b)-start)
-			runtime.Gosched() // let other requests take buffers meanwhile
-			return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(text)}}, nil
-		},
-	}}, mcp.EngineOptions{MaxInflightPerSession: 64})
-	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-	const sessions, perSession = 8, 300
-	var wg sync.WaitGroup
-	for range sessions {
-		c := mcptest.Connect(t, e)
-		c.Initialize(t, mcp.LatestVersion)
-		wg.Go(func() {
-			for j := range perSession {
-				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/scratch"}`, j))
-			}
-			if !eventually(func() bool { return c.Len() >= perSession }) {
-				t.Errorf("%d responses within %s, want %d", c.Len(), mcptest.Wait, perSession)
-				return
-			}
-			msgs := c.All()
-			if len(msgs) != perSession {
-				t.Errorf("%d responses, want %d", len(msgs), perSession)
-				return
-			}
-			for _, m := range msgs {
-				var res mcp.CallToolResult
-				if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || len(res.Content) != 1 {
-					t.Errorf("bad response %s", m.Raw)
-					return
-				}
-				if want := "request " + string(m.ID) + strings.Repeat(" padding", 200); res.Content[0].Text != want {
-					t.Errorf("id %s answered %.40q…, another request's bytes", m.ID, res.Content[0].Text)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-}
+// testRoute is a request's route that records what it is pushed.
+type testRoute struct {
+	json bool // carries no notifications, as a POST answered with JSON
 
-// releasingSink keeps each response's Data until it has checked it, then
-// releases it, as Streamable HTTP does once a POST has written its answer.
-type releasingSink struct {
-	mu   sync.Mutex
-	kept []mcp.Outgoing
-	seen map[string]bool
-	bad  []string
-}
-
-func (k *releasingSink) Send(msgs []mcp.Outgoing) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	k.kept = append(k.kept, msgs...)
-	// Check and release the older half later, so buffers are kept across
-	// other responses' encoding.
-	if len(k.kept) > 16 {
-		for _, m := range k.kept[:8] {
-			k.check(m)
-		}
-		k.kept = append(k.kept[:0], k.kept[8:]...)
-	}
-	return nil
-}
-
-func (k *releasingSink) check(m mcp.Outgoing) {
-	var v struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if err := json.Unmarshal(m.Data, &v); err != nil {
-		k.bad = append(k.bad, string(m.Data))
-	} else {
-		k.seen[string(v.ID)] = true
-	}
-	m.Release()
-}
-
-func (k *releasingSink) Close()             {}
-func (k *releasingSink) ReleasesResponses() {}
-
-// TestReleasingSinkKeepsResponsesWhole: responses handed to a
-// ReleasingSink stay intact until it releases them, however many others
-// are encoded meanwhile.
-func TestReleasingSinkKeepsResponsesWhole(t *testing.T) {
-	e, _ := testServer(t, mcp.EngineOptions{})
-	k := &releasingSink{seen: map[string]bool{}}
-	s := e.NewSession(k)
-	t.Cleanup(s.Close)
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
-	const n = 2000
-	for i := 1; i <= n; i++ {
-		s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"pad":%q}}`, i, strings.Repeat("x", i%300))), nil)
-	}
-	settle(t, "every response", func() bool {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		return len(k.seen)+len(k.kept) >= n+1
-	})
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, m := range k.kept {
-		k.check(m)
-	}
-	if len(k.bad) > 0 {
-		t.Fatalf("%d responses overwritten before release, e.g. %.80q", len(k.bad), k.bad[0])
-	}
-	if len(k.seen) != n+1 {
-		t.Fatalf("%d distinct responses, want %d", len(k.seen), n+1)
-	}
-}
-
-// inlineRecorder is an InlineSink that records the responses it has got.
-type inlineRecorder struct {
 	mu  sync.Mutex
-	ids []string
+	got []string
 }
 
-func (k *inlineRecorder) Send(msgs []mcp.Outgoing) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	for _, m := range msgs {
-		var v struct {
-			ID json.RawMessage `json:"id"`
-		}
-		if json.Unmarshal(m.Data, &v) == nil && v.ID != nil {
-			k.ids = append(k.ids, string(v.ID))
-		}
+func (rt *testRoute) Push(m mcp.Outgoing) bool {
+	if rt.json && m.Kind == mcp.KindMessage {
+		return false
 	}
-	return nil
-}
-func (k *inlineRecorder) Close()       {}
-func (k *inlineRecorder) NonBlocking() {}
-func (k *inlineRecorder) RunsInline()  {}
-
-func (k *inlineRecorder) has(id string) bool {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return slices.Contains(k.ids, id)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	rt.got = append(rt.got, describe(m))
+	return true
 }
 
-// TestInlineSinkRunsQuickRequestsOnDeliver: for a transport that delivers
-// each request on a goroutine of its own, quick requests are answered
-// before Deliver returns; others (which may wait on the client) still go
-// to a worker, so Deliver returns while they run.
-func TestInlineSinkRunsQuickRequestsOnDeliver(t *testing.T) {
+func (rt *testRoute) Resumable() bool { return false }
+
+func (rt *testRoute) lines() []string {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return append([]string(nil), rt.got...)
+}
+
+// TestInlineDelivery: for a transport that waits for the answer on the
+// delivering goroutine, quick requests are answered before Deliver
+// returns; others (which may wait on the client) run on a goroutine of
+// their own, so Deliver returns while they run.
+func TestInlineDelivery(t *testing.T) {
 	e, h := testServer(t, mcp.EngineOptions{})
-	k := &inlineRecorder{}
-	s := e.NewSession(k)
-	t.Cleanup(s.Close)
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"x","version":"1"}}}`), nil)
+	s := newSession(t, e, &keepingSink{})
+	s.Deliver([]byte(initFrame), mcp.Delivery{})
 	for i, method := range []string{`"prompts/get","params":{"name":"hello"}`, `"prompts/list"`, `"ping"`} {
+		rt := &testRoute{}
 		id := fmt.Sprint(i + 1)
-		s.Deliver([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":`+method+`}`), nil)
-		if !k.has(id) {
-			t.Errorf("%s: no answer when Deliver returned", method)
+		s.Deliver([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":`+method+`}`), mcp.Delivery{Route: rt, Inline: true})
+		if got := rt.lines(); !slices.Equal(got, []string{"response " + id}) {
+			t.Errorf("%s: %q when Deliver returned, want the response", method, got)
 		}
 	}
 	// test/block is not one of ours: it may ask the client something, so
-	// it runs on a worker while Deliver returns.
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":9,"method":"test/block"}`), nil)
+	// it runs on its own goroutine while Deliver returns.
+	rt := &testRoute{}
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":9,"method":"test/block"}`), mcp.Delivery{Route: rt, Inline: true})
 	select {
 	case <-h.started:
 	case <-time.After(mcptest.Wait):
 		t.Fatal("test/block never started")
 	}
-	if k.has("9") {
-		t.Fatal("test/block answered before it was released")
+	if got := rt.lines(); len(got) != 0 {
+		t.Fatalf("test/block said %q before it was released", got)
 	}
 	h.release <- struct{}{}
-	settle(t, "test/block answered once released", func() bool { return k.has("9") })
+	settle(t, "test/block answered once released", func() bool { return slices.Equal(rt.lines(), []string{"response 9"}) })
+}
+
+// TestRouteCarriesItsRequest: a request's progress, logs and response go
+// to its route and nowhere else, in order; a route that carries no
+// notifications leaves them to the session's sink, and the response still
+// to the route; a cancelled request ends its route without a response.
+func TestRouteCarriesItsRequest(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
+	k := &keepingSink{}
+	s := newSession(t, e, k)
+	s.Deliver([]byte(initFrame), mcp.Delivery{})
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`), mcp.Delivery{})
+	settle(t, "setLevel answered", func() bool { return k.count() == 2 })
+
+	events := &testRoute{}
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`), mcp.Delivery{Route: events})
+	want := []string{"notifications/progress", "notifications/progress", "notifications/progress", "notifications/message", "response 1"}
+	settle(t, "the route's messages", func() bool { return len(events.lines()) == len(want) })
+	if diff := cmp.Diff(want, events.lines()); diff != "" {
+		t.Errorf("route (-want +got):\n%s", diff)
+	}
+	if n := k.count(); n != 2 {
+		t.Errorf("the sink got %d messages more, want none", n-2)
+	}
+
+	jsonOnly := &testRoute{json: true}
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":2,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`), mcp.Delivery{Route: jsonOnly})
+	settle(t, "the JSON route's response", func() bool { return len(jsonOnly.lines()) == 1 })
+	settle(t, "the notifications on the sink", func() bool { return k.count() == 2+4 })
+	if got := jsonOnly.lines(); !slices.Equal(got, []string{"response 2"}) {
+		t.Errorf("JSON route got %q", got)
+	}
+
+	cancelled := &testRoute{}
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":3,"method":"test/block"}`), mcp.Delivery{Route: cancelled})
+	<-h.started
+	s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`), mcp.Delivery{})
+	settle(t, "the cancelled request's end", func() bool { return len(cancelled.lines()) == 1 })
+	if got := cancelled.lines(); !slices.Equal(got, []string{"unanswered"}) {
+		t.Errorf("cancelled route got %q", got)
+	}
 }

@@ -21,6 +21,41 @@ const (
 	CodeMessageTooBig  = "MESSAGE_TOO_LARGE"
 )
 
+// Symbolic codes of the failures the HTTP transports answer with an HTTP
+// status before a message reaches a session. They are mapped to JSON-RPC
+// codes here with the others, so a client matches one error.data.code
+// whatever layer refused it.
+const (
+	CodeSessionRequired    = "SESSION_REQUIRED"
+	CodeSessionNotFound    = "SESSION_NOT_FOUND"
+	CodeTooManySessions    = "TOO_MANY_SESSIONS"
+	CodeBodyTooLarge       = "BODY_TOO_LARGE"
+	CodeBadRequest         = "BAD_REQUEST"
+	CodeNotAcceptable      = "NOT_ACCEPTABLE"
+	CodeUnsupportedMedia   = "UNSUPPORTED_MEDIA_TYPE"
+	CodeUnsupportedVersion = "UNSUPPORTED_PROTOCOL_VERSION"
+	CodeMethodNotAllowed   = "METHOD_NOT_ALLOWED"
+	CodeStreamConflict     = "STREAM_ALREADY_OPEN"
+	CodeStreamNotResumable = "STREAM_NOT_RESUMABLE"
+	CodeForbiddenHost      = "FORBIDDEN_HOST"
+	CodeForbiddenOrigin    = "FORBIDDEN_ORIGIN"
+	CodeUnauthorized       = "UNAUTHORIZED"
+	CodeNotFound           = "NOT_FOUND"
+	CodeShuttingDown       = "SHUTTING_DOWN"
+)
+
+// JSON-RPC codes that jsonrpc2 does not name.
+const (
+	// rpcServerError is JSON-RPC's generic implementation-defined error,
+	// for refusals that are not about the message itself.
+	rpcServerError = -32000
+	// rpcSessionNotFound is what the TypeScript SDK's server sends for an
+	// unknown session, so SDK clients recognise it.
+	rpcSessionNotFound = -32001
+	// rpcResourceNotFound is MCP's "resource not found".
+	rpcResourceNotFound = -32002
+)
+
 // rpcCodes maps every symbolic code to its JSON-RPC code. It is the one
 // table behind ErrorObject; a code missing here is an internal error.
 var rpcCodes = map[string]int64{
@@ -34,7 +69,7 @@ var rpcCodes = map[string]int64{
 	fault.MissingRequiredVariable: jsonrpc2.CodeInvalidParams,
 	fault.InvalidArgument:         jsonrpc2.CodeInvalidParams,
 	fault.ToolNotFound:            jsonrpc2.CodeInvalidParams,
-	fault.ResourceNotFound:        -32002, // MCP's "resource not found"
+	fault.ResourceNotFound:        rpcResourceNotFound,
 	fault.InvalidTemplate:         jsonrpc2.CodeInvalidParams,
 	fault.TemplateTooLarge:        jsonrpc2.CodeInvalidParams,
 	fault.WriteDisabled:           jsonrpc2.CodeInvalidRequest,
@@ -45,6 +80,22 @@ var rpcCodes = map[string]int64{
 	fault.NetworkError:            jsonrpc2.CodeInternalError,
 	fault.RequestTimeout:          jsonrpc2.CodeInternalError,
 	fault.Internal:                jsonrpc2.CodeInternalError,
+	CodeSessionRequired:           rpcServerError,
+	CodeSessionNotFound:           rpcSessionNotFound,
+	CodeTooManySessions:           rpcServerError,
+	CodeBodyTooLarge:              rpcServerError,
+	CodeBadRequest:                rpcServerError,
+	CodeNotAcceptable:             rpcServerError,
+	CodeUnsupportedMedia:          rpcServerError,
+	CodeUnsupportedVersion:        rpcServerError,
+	CodeMethodNotAllowed:          rpcServerError,
+	CodeStreamConflict:            rpcServerError,
+	CodeStreamNotResumable:        rpcServerError,
+	CodeForbiddenHost:             rpcServerError,
+	CodeForbiddenOrigin:           rpcServerError,
+	CodeUnauthorized:              rpcServerError,
+	CodeNotFound:                  rpcServerError,
+	CodeShuttingDown:              rpcServerError,
 }
 
 // ErrorData is the error.data object we attach to every error: our

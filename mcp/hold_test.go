@@ -29,8 +29,7 @@ func TestHoldKeepsSessionFromIdleExpiry(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := testServer(t, mcp.EngineOptions{IdleTimeout: 40 * time.Millisecond})
-			held := e.NewSession(&inlineSink{})
-			t.Cleanup(held.Close)
+			held := newSession(t, e, &keepingSink{})
 			releases := make([]func(), tc.holds)
 			for i := range releases {
 				releases[i] = held.Hold()
@@ -41,8 +40,7 @@ func TestHoldKeepsSessionFromIdleExpiry(t *testing.T) {
 				released[i] = true
 			}
 
-			control := e.NewSession(&inlineSink{})
-			t.Cleanup(control.Close)
+			control := newSession(t, e, &keepingSink{})
 			settle(t, "control session expired", func() bool { return e.Session(control.ID()) == nil })
 			if e.Session(held.ID()) == nil {
 				t.Fatal("held session expired")

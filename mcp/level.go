@@ -1,7 +1,5 @@
 package mcp
 
-import "log/slog"
-
 // Level is an MCP (syslog) log level.
 type Level int32
 
@@ -34,19 +32,6 @@ func parseLevel(s string) (Level, bool) {
 		}
 	}
 	return 0, false
-}
-
-// LevelFromSlog maps a slog level to the nearest MCP level.
-func LevelFromSlog(l slog.Level) Level {
-	switch {
-	case l >= slog.LevelError:
-		return LevelError
-	case l >= slog.LevelWarn:
-		return LevelWarning
-	case l >= slog.LevelInfo:
-		return LevelInfo
-	}
-	return LevelDebug
 }
 
 // DefaultLogLevel is what a session receives before logging/setLevel:

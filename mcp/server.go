@@ -2,13 +2,12 @@ package mcp
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 
+	"github.com/flowyprompt/flowyprompt/internal/cursor"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
 
@@ -51,10 +50,15 @@ type Server struct {
 	PageSize int
 	// Methods adds or overrides methods (tests and fixtures use it).
 	Methods map[string]Handler
-	// OnInitialized, when set, runs once per session when the client sends
-	// notifications/initialized: the first moment the session may be sent
-	// notifications, such as warnings that predate it.
-	OnInitialized func(*Session)
+	// Greeting, when set, returns log messages every client is sent once,
+	// as soon as it may be sent notifications (after
+	// notifications/initialized): warnings that predate it, which the
+	// broadcasts made before it connected could not reach.
+	Greeting func() []LogMessage
+	// OnSessionClosed, when set, is called once with the id of each
+	// session that ends, so that what an application keeps per session
+	// (see Request.SessionID) can go.
+	OnSessionClosed func(id string)
 }
 
 // Handler runs one request. The result is encoded as the response's
@@ -66,7 +70,7 @@ type method struct {
 	beforeInit bool // allowed before initialize (only ping)
 	// quick: the handler never waits on the client (no sampling or
 	// elicitation), so a transport that delivers each request on a
-	// goroutine of its own may run it right there (see InlineSink).
+	// goroutine of its own may run it right there (see Delivery.Inline).
 	quick bool
 }
 
@@ -79,30 +83,6 @@ func typed[P any](fn func(context.Context, *Request, *P) (any, error)) Handler {
 		}
 		return fn(ctx, r, p)
 	}
-}
-
-// Decode unmarshals the request's params into p and records the progress
-// token. Absent or null params decode as an empty object.
-func (r *Request) Decode(p any) error {
-	if len(r.Params) > 0 && string(r.Params) != "null" {
-		if r.Params[0] != '{' {
-			return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s", r.Method),
-				"params must be a JSON object", "send params as an object, e.g. {}")
-		}
-		if fd, ok := p.(fastDecoder); ok && fd.decodeFast(r.Params) {
-			return nil // the fast shape has no _meta
-		}
-		if err := json.Unmarshal(r.Params, p); err != nil {
-			return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s", r.Method),
-				describeJSONError(err), "check the parameter types against the MCP schema for "+r.Method)
-		}
-	}
-	if m, ok := p.(interface{ requestMeta() *RequestMeta }); ok {
-		if meta := m.requestMeta(); meta != nil {
-			r.progressToken = meta.ProgressToken
-		}
-	}
-	return nil
 }
 
 func describeJSONError(err error) string {
@@ -145,7 +125,7 @@ func (s *Server) methodTable() map[string]method {
 				return nil, protocolError(CodeInvalidParams, fmt.Sprintf("unknown log level %q", p.Level),
 					"MCP log levels are syslog's", "use one of "+strings.Join(levelNames[:], ", "))
 			}
-			r.Session.logLevel.Store(int32(lvl))
+			r.s.logLevel.Store(int32(lvl))
 			return emptyObject, nil
 		})},
 	}
@@ -224,11 +204,11 @@ func (s *Server) methodTable() map[string]method {
 				return nil, protocolError(CodeInvalidParams, "resources/subscribe needs a uri",
 					"params.uri is missing or empty", "pass a uri from resources/list")
 			}
-			r.Session.subscribe(p.URI, true)
+			r.s.subscribe(p.URI, true)
 			return emptyObject, nil
 		})}
 		t[MethodResourcesUnsubscribe] = method{handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
-			r.Session.subscribe(p.URI, false)
+			r.s.subscribe(p.URI, false)
 			return emptyObject, nil
 		})}
 	}
@@ -287,31 +267,24 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-// paginate cuts one page out of a deterministic list. Cursors are opaque
-// to clients: base64 of the next offset and the key of the item found
-// there, so a list that changed between pages is reported rather than
-// silently skipping or repeating items.
-func paginate[T any](all []T, cursor string, size int, key func(T) string) ([]T, string, error) {
-	start := 0
-	if cursor != "" {
-		raw, err := base64.RawURLEncoding.DecodeString(cursor)
-		offset, k, _ := strings.Cut(strings.TrimPrefix(string(raw), "o:"), ":")
-		n, convErr := strconv.Atoi(offset)
-		if err != nil || convErr != nil || !strings.HasPrefix(string(raw), "o:") || n < 0 || n > len(all) {
-			return nil, "", &fault.Error{Code: CodeInvalidParams, What: fmt.Sprintf("invalid cursor %q", cursor),
-				Why: "cursors come only from a previous nextCursor, and this one is not one of ours",
-				How: "start again without a cursor"}
-		}
-		if n == len(all) || key(all[n]) != k {
-			return nil, "", &fault.Error{Code: CodeInvalidParams, What: "the list changed since the previous page",
-				Why: "items were added or removed before the cursor's place, so going on would skip or repeat some",
-				How: "start again without a cursor"}
-		}
-		start = n
+// paginate cuts one page out of a deterministic list. Its cursors name
+// the item the next page starts at, so a list that changed between pages
+// is reported rather than silently skipping or repeating items.
+func paginate[T any](all []T, c string, size int, key func(T) string) ([]T, string, error) {
+	start, err := cursor.Start(all, c, key)
+	switch {
+	case errors.Is(err, cursor.ErrInvalid):
+		return nil, "", &fault.Error{Code: CodeInvalidParams, What: fmt.Sprintf("invalid cursor %q", c),
+			Why: "cursors come only from a previous nextCursor, and this one is not one of ours",
+			How: "start again without a cursor"}
+	case err != nil:
+		return nil, "", &fault.Error{Code: CodeInvalidParams, What: "the list changed since the previous page",
+			Why: "items were added or removed before the cursor's place, so going on would skip or repeat some",
+			How: "start again without a cursor"}
 	}
 	end := start + size
 	if end >= len(all) {
 		return all[start:], "", nil
 	}
-	return all[start:end], base64.RawURLEncoding.EncodeToString([]byte("o:" + strconv.Itoa(end) + ":" + key(all[end]))), nil
+	return all[start:end], cursor.Encode(end, key(all[end])), nil
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"sync"
-	"sync/atomic"
 
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -44,9 +43,9 @@ var nullID = json.RawMessage("null")
 // failure it returns the id to answer with (null when the id could not be
 // read) and the fault to send.
 func decodeFrame(data []byte) (frame, json.RawMessage, error) {
-	// One copy of the frame: transports reuse their read buffers, and the
-	// frame's raw members are slices of this copy.
-	data = bytes.Clone(bytes.TrimSpace(data))
+	// The frame is the session's (see transport.go): its raw members are
+	// slices of it, with no copy.
+	data = bytes.TrimSpace(data)
 	env, err := scanEnvelope(data)
 	var te *typeError
 	switch {
@@ -165,35 +164,6 @@ func putBuffer(b *bytes.Buffer) {
 	}
 }
 
-// respBuffer is a pooled buffer holding an encoded response. The engine
-// gives it back after a CopyingSink's Send; a ReleasingSink gives it back
-// itself (bySink).
-type respBuffer struct {
-	b      bytes.Buffer
-	bySink bool
-	out    atomic.Bool // handed out of the pool; put back at most once
-}
-
-var respPool = sync.Pool{New: func() any { return new(respBuffer) }}
-
-func getRespBuffer() *respBuffer {
-	rb := respPool.Get().(*respBuffer)
-	rb.bySink = false
-	rb.out.Store(true)
-	return rb
-}
-
-// put returns the buffer to the pool, once however often it is called.
-func (rb *respBuffer) put() {
-	if !rb.out.CompareAndSwap(true, false) {
-		return
-	}
-	if rb.b.Cap() <= maxPooledBuffer {
-		rb.b.Reset()
-		respPool.Put(rb)
-	}
-}
-
 // encodeJSON appends v's compact JSON without HTML escaping (prompts are
 // full of <, > and &; escaping them bloats every message).
 func encodeJSON(buf *bytes.Buffer, v any) error {
@@ -214,7 +184,9 @@ func encodeJSON(buf *bytes.Buffer, v any) error {
 	return nil
 }
 
-// encodeResponse builds one response message, as appendResponse writes it.
+// encodeResponse builds one response message, as appendResponse writes
+// it. It is encoded in a pooled buffer and copied out at its exact size:
+// the copy is what crosses to the transport, the buffer never does.
 func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]byte, error) {
 	buf := getBuffer()
 	defer putBuffer(buf)

@@ -242,7 +242,7 @@ func toolSampling(ctx context.Context, r *mcp.Request, raw json.RawMessage) (*mc
 	if args.Prompt == nil {
 		return errorResult("invalid arguments: prompt is required"), nil
 	}
-	if r.Session.ClientCapabilities().Sampling == nil {
+	if r.ClientCapabilities().Sampling == nil {
 		return errorResult("the client does not support sampling: it declared no sampling capability at initialize"), nil
 	}
 	params := map[string]any{
@@ -270,7 +270,7 @@ func (e elicitResult) content() string {
 }
 
 func elicit(ctx context.Context, r *mcp.Request, message string, schema json.RawMessage) (*elicitResult, *mcp.CallToolResult) {
-	if r.Session.ClientCapabilities().Elicitation == nil {
+	if r.ClientCapabilities().Elicitation == nil {
 		return nil, errorResult("the client does not support elicitation: it declared no elicitation capability at initialize")
 	}
 	var res elicitResult

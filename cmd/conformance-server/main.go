@@ -151,10 +151,10 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	sctx, cancel := context.WithTimeout(context.Background(), cfg.drain)
 	defer cancel()
 	// Streams end when their sessions do, so the listener's shutdown and
-	// the engine's (inside hs.Shutdown) run together, as httpserver does.
+	// the engine's run together.
 	httpDone := make(chan error, 1)
 	go func() { httpDone <- srv.Shutdown(sctx) }()
-	err = hs.Shutdown(sctx)
+	err = e.Shutdown(sctx)
 	if herr := <-httpDone; herr != nil {
 		srv.Close()
 		err = errors.Join(err, fmt.Errorf("http shutdown: %w", herr))

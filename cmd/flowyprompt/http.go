@@ -83,7 +83,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	s.log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
-	if err := srv.Shutdown(sctx); err != nil {
+	if err := shutdownHTTP(sctx, srv, e); err != nil {
 		// A request still running after the grace period was cut off; the
 		// shutdown itself was asked for and is not a failure.
 		s.log.Warn("some requests did not finish before shutdown", "err", err)
@@ -93,6 +93,20 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	}
 	s.log.Info("http server stopped")
 	return nil
+}
+
+// shutdownHTTP stops the listener and the engine together. They wait on
+// each other: the listener waits for its handlers, and a handler serving a
+// stream returns only once the engine, having let the requests in flight
+// finish, closes the stream's session.
+func shutdownHTTP(ctx context.Context, srv *httpserver.Server, e *mcp.Engine) error {
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- srv.Shutdown(ctx) }()
+	eerr := e.Shutdown(ctx)
+	if eerr != nil {
+		eerr = fmt.Errorf("engine shutdown: %w", eerr)
+	}
+	return errors.Join(eerr, <-httpDone)
 }
 
 // printURLs tells the person who ran `serve` where to point each client.

@@ -13,11 +13,11 @@ import (
 // chanSink hands a session's messages to an in-process caller.
 type chanSink chan []byte
 
+var _ mcp.Sink = chanSink(nil)
+
 func (c chanSink) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
-		if m.Data != nil {
-			c <- m.Data
-		}
+		c <- m.Data
 	}
 	return nil
 }
@@ -33,14 +33,17 @@ type rpcResponse struct {
 // callOnce initializes an in-process session and calls one tool.
 func callOnce(ctx context.Context, e *mcp.Engine, tool string, args json.RawMessage) (*rpcResponse, error) {
 	out := make(chanSink, 16)
-	s := e.NewSession(out)
+	s, err := e.NewSession(out, 0)
+	if err != nil {
+		return nil, err
+	}
 	defer s.Close()
 	send := func(id int, method string, params any) (*rpcResponse, error) {
 		msg, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "method": method, "params": params})
 		if err != nil {
 			return nil, err
 		}
-		s.Deliver(msg, nil)
+		s.Deliver(msg, mcp.Delivery{})
 		for {
 			select {
 			case data := <-out:

@@ -37,6 +37,8 @@ type App struct {
 	tools  []*tool
 	byName map[string]*tool
 
+	used memory // the values each session used, for completion
+
 	mu         sync.Mutex
 	promptsFor *templates.Catalog
 	prompts    []mcp.Prompt
@@ -68,23 +70,25 @@ func (a *App) Server() *mcp.Server {
 		Info: mcp.Implementation{Name: "flowyprompt", Title: "flowyprompt prompt library", Version: a.opts.Version},
 		Instructions: "flowyprompt serves a team's prompt templates. Use flowyprompt_search_templates or " +
 			"flowyprompt_list_templates to find one, then flowyprompt_render_template with its arguments to get the prompt text.",
-		Prompts:       a,
-		Tools:         a,
-		Resources:     a,
-		Completion:    a,
-		OnInitialized: a.greet,
+		Prompts:         a,
+		Tools:           a,
+		Resources:       a,
+		Completion:      a,
+		Greeting:        a.greeting,
+		OnSessionClosed: a.used.forget,
 	}
 }
 
-// greet tells a newly initialized session what the warnings sent so far
-// told the others: templates left out and stale data. Without this, the
-// warnings of the first load, which happens before any client connects,
-// would reach no one.
-func (a *App) greet(s *mcp.Session) {
-	cat := a.lib.Catalog()
-	for _, w := range warnings(cat, nil) {
-		s.Log(mcp.LevelWarning, "flowyprompt", w)
+// greeting is what a new client is told of the warnings sent so far to
+// the others: templates left out and stale data. Without it, the warnings
+// of the first load, which happens before any client connects, would
+// reach no one.
+func (a *App) greeting() []mcp.LogMessage {
+	var out []mcp.LogMessage
+	for _, w := range warnings(a.lib.Catalog(), nil) {
+		out = append(out, mcp.LogMessage{Level: mcp.LevelWarning, Logger: "flowyprompt", Data: w})
 	}
+	return out
 }
 
 // Attach makes library changes reach every session of e: the prompt and

@@ -18,7 +18,7 @@ type countSink chan struct{}
 
 func (c countSink) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
-		if m.Response {
+		if m.Kind == mcp.KindResponse {
 			c <- struct{}{}
 		}
 	}
@@ -34,8 +34,11 @@ func benchSession(b *testing.B) (*mcp.Session, countSink) {
 	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{})
 	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 	sink := make(countSink, 1024)
-	s := e.NewSession(sink)
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), nil)
+	s, err := e.NewSession(sink, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), mcp.Delivery{})
 	<-sink
 	return s, sink
 }
@@ -58,12 +61,12 @@ func benchRequests(b *testing.B, method string, params any, inFlight int) {
 	b.ResetTimer()
 	sent := 0
 	for ; sent < inFlight && sent < b.N; sent++ {
-		s.Deliver(msgs[sent%len(msgs)], nil)
+		s.Deliver(msgs[sent%len(msgs)], mcp.Delivery{})
 	}
 	for i := 0; i < b.N; i++ {
 		<-sink
 		if sent < b.N {
-			s.Deliver(msgs[sent%len(msgs)], nil)
+			s.Deliver(msgs[sent%len(msgs)], mcp.Delivery{})
 			sent++
 		}
 	}

@@ -39,9 +39,9 @@ func (a *App) Complete(_ context.Context, r *mcp.Request, p *mcp.CompleteParams)
 	if v.Default != nil && *v.Default != "" {
 		cands = append(cands, *v.Default)
 	}
-	if len(v.Enum) == 0 && r != nil && r.Session != nil {
+	if len(v.Enum) == 0 && r != nil {
 		// Free-form values: what this session used before is a good guess.
-		cands = append(cands, r.Session.Remembered(e.Template.Metadata.Name, v.Name)...)
+		cands = append(cands, a.used.recall(r.SessionID(), e.Template.Metadata.Name, v.Name)...)
 	}
 	return completion(cands, p.Argument.Value), nil
 }

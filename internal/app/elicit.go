@@ -26,7 +26,7 @@ var errDeclined = errors.New("the user declined to provide the values")
 // It returns (nil, nil) when the client cannot elicit, so the caller keeps
 // the plain MISSING_REQUIRED_VARIABLE error.
 func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, args map[string]string, missing []string) (map[string]string, error) {
-	if r == nil || r.Session == nil || !formElicitation(r.Session.ClientCapabilities().Elicitation) {
+	if r == nil || !formElicitation(r.ClientCapabilities().Elicitation) {
 		return nil, nil
 	}
 	props := map[string]any{}

@@ -55,7 +55,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		return nil, templates.NotFound(p.Name, cat)
 	}
-	text, escaped, err := renderInto(r, e.Template, p.Arguments)
+	text, escaped, err := renderJSON(e.Template, p.Arguments)
 	if err != nil {
 		return nil, err
 	}
@@ -73,12 +73,12 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 
 // remember keeps the values a session used, for argument completion.
 func (a *App) remember(r *mcp.Request, t *templates.Template, args map[string]string) {
-	if r == nil || r.Session == nil {
+	if r == nil {
 		return
 	}
 	for k, v := range args {
 		if _, ok := t.Variable(k); ok {
-			r.Session.Remember(t.Metadata.Name, k, v)
+			a.used.remember(r.SessionID(), t.Metadata.Name, k, v)
 		}
 	}
 }

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
@@ -733,7 +732,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		return nil, err
 	}
 	t := e.Template
-	text, escaped, err := renderInto(r, t, args.Arguments)
+	text, escaped, err := renderJSON(t, args.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
 		// Ask the user for what is missing when the client can show a form.
 		missing, _ := f.Details["missing"].([]string)
@@ -743,7 +742,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 			return nil, askErr
 		case merged != nil:
 			args.Arguments = merged
-			text, escaped, err = renderInto(r, t, merged)
+			text, escaped, err = renderJSON(t, merged)
 		}
 	}
 	if err != nil {
@@ -776,7 +775,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 		extra["truncated"], extra["total_characters"] = true, total
 	}
-	report, escapedReport := renderReport(r, t, text, escaped, len(used), defaults, unknown, note)
+	report, escapedReport := renderReport(t, text, escaped, len(used), defaults, unknown, note)
 	if extra != nil {
 		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
 		for k, v := range extra {
@@ -809,68 +808,56 @@ func cutPrompt(text string, max int) string {
 	return text
 }
 
-// renderReport writes the render tool's report into the request's scratch
-// buffer, and then the report escaped for JSON. The report is the prompt
-// between a head and a tail, so its escaping is assembled from theirs and
-// the prompt's, which render escaped already. Built by hand, not with fmt:
-// this is the hot tool.
-func renderReport(r *mcp.Request, t *templates.Template, text string, escaped []byte, used int, defaults, unknown []string, note string) (report string, escapedReport []byte) {
-	b := r.Scratch()
-	start := len(*b)
-	*b = append(*b, "## Result\nRendered template "...)
-	*b = append(*b, t.Metadata.Name...)
-	*b = append(*b, " v"...)
-	*b = append(*b, t.Metadata.Version...)
-	*b = append(*b, " ("...)
-	*b = strconv.AppendInt(*b, int64(runeCount(text)), 10)
-	*b = append(*b, " characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n"...)
-	headEnd := len(*b)
-	*b = append(*b, text...)
-	tailStart := len(*b)
-	*b = append(*b, "\nPROMPT>>>\n\n## Metadata\n- Arguments used: "...)
-	*b = strconv.AppendInt(*b, int64(used), 10)
-	*b = append(*b, '\n')
+// renderReport builds the render tool's report, and the report escaped
+// for JSON. The report is the prompt between a head and a tail, so its
+// escaping is assembled from theirs and the prompt's, which render escaped
+// already. Built by hand, not with fmt: this is the hot tool.
+func renderReport(t *templates.Template, text string, escaped []byte, used int, defaults, unknown []string, note string) (report string, escapedReport []byte) {
+	var b strings.Builder
+	b.Grow(len(text) + len(note) + 512)
+	b.WriteString("## Result\nRendered template ")
+	b.WriteString(t.Metadata.Name)
+	b.WriteString(" v")
+	b.WriteString(t.Metadata.Version)
+	b.WriteString(" (")
+	b.WriteString(strconv.Itoa(runeCount(text)))
+	b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
+	head := b.Len()
+	b.WriteString(text)
+	tail := b.Len()
+	b.WriteString("\nPROMPT>>>\n\n## Metadata\n- Arguments used: ")
+	b.WriteString(strconv.Itoa(used))
+	b.WriteByte('\n')
 	if len(defaults) > 0 {
-		*b = append(*b, "- Defaults applied: "...)
-		*b = append(*b, strings.Join(defaults, ", ")...)
-		*b = append(*b, '\n')
+		b.WriteString("- Defaults applied: ")
+		b.WriteString(strings.Join(defaults, ", "))
+		b.WriteByte('\n')
 	}
 	if len(unknown) > 0 {
-		*b = append(*b, "- ⚠️ Ignored arguments that name no variable: "...)
-		*b = append(*b, strings.Join(unknown, ", ")...)
-		*b = append(*b, '\n')
+		b.WriteString("- ⚠️ Ignored arguments that name no variable: ")
+		b.WriteString(strings.Join(unknown, ", "))
+		b.WriteByte('\n')
 	}
-	*b = append(*b, note...)
+	b.WriteString(note)
 	// The tail always holds "- Arguments used", so trimming it trims the
 	// whole report.
-	for (*b)[len(*b)-1] == '\n' {
-		*b = (*b)[:len(*b)-1]
-	}
-	report = bytesString((*b)[start:])
-	escStart := len(*b)
-	*b = jsonstr.AppendEscaped(*b, report[:headEnd-start])
-	*b = append(*b, escaped...)
-	*b = jsonstr.AppendEscaped(*b, report[tailStart-start:])
-	return report, (*b)[escStart:]
+	report = strings.TrimRight(b.String(), "\n")
+	escapedReport = make([]byte, 0, len(report)-len(text)+len(escaped)+64)
+	escapedReport = jsonstr.AppendEscaped(escapedReport, report[:head])
+	escapedReport = append(escapedReport, escaped...)
+	escapedReport = jsonstr.AppendEscaped(escapedReport, report[tail:])
+	return report, escapedReport
 }
 
-// renderInto renders t into the request's scratch buffer (see
-// mcp.Request.Scratch): the text, and the text escaped for JSON. Both are
-// valid until the result is encoded, which is all a result needs.
-func renderInto(r *mcp.Request, t *templates.Template, args map[string]string) (text string, escaped []byte, err error) {
-	b := r.Scratch()
-	start := len(*b)
-	out, n, err := render.AppendPromptJSON(*b, t, args)
+// renderJSON renders t: the text, and the text escaped for JSON, which
+// render writes side by side, escaping only the values.
+func renderJSON(t *templates.Template, args map[string]string) (text string, escaped []byte, err error) {
+	out, n, err := render.AppendPromptJSON(nil, t, args)
 	if err != nil {
 		return "", nil, err
 	}
-	*b = out
-	return bytesString(out[start : start+n]), out[start+n : len(out) : len(out)], nil
+	return string(out[:n]), out[n:], nil
 }
-
-// bytesString views b as a string without copying; b must not change
-// while the string is in use.
-func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // rendered is the render tool's structuredContent. It encodes itself: the
 // render tool is the hot tool, and its payload is mostly one long string,

@@ -83,13 +83,17 @@ func ConnectBlocked(t testing.TB, e *mcp.Engine, release chan struct{}) *Client 
 func connect(t testing.TB, e *mcp.Engine, block chan struct{}) *Client {
 	c := &Client{block: block}
 	c.cond = sync.NewCond(&c.mu)
-	c.S = e.NewSession(sink{c})
+	s, err := e.NewSession(sink{c}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.S = s
 	t.Cleanup(c.S.Close)
 	return c
 }
 
 // Send delivers one raw frame.
-func (c *Client) Send(raw string) { c.S.Deliver([]byte(raw), nil) }
+func (c *Client) Send(raw string) { c.S.Deliver([]byte(raw), mcp.Delivery{}) }
 
 // Request sends a request with the given id (any JSON value) and returns
 // its response, keeping other messages for Next.
@@ -107,7 +111,7 @@ func (c *Client) Request(t testing.TB, id any, method string, params any) Messag
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.S.Deliver(b, nil)
+	c.S.Deliver(b, mcp.Delivery{})
 	return c.Response(t, idRaw)
 }
 
@@ -122,7 +126,7 @@ func (c *Client) Notify(t testing.TB, method string, params any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.S.Deliver(b, nil)
+	c.S.Deliver(b, mcp.Delivery{})
 }
 
 // Initialize performs the handshake with the given protocol version.

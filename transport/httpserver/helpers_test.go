@@ -75,12 +75,21 @@ func start(t testing.TB, e *mcp.Engine, opts httpserver.Options) (*httpserver.Se
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		_ = srv.Shutdown(ctx)
+		_ = shutdown(ctx, srv, e)
 		if err := <-served; err != nil {
 			t.Errorf("Serve: %v", err)
 		}
 	})
 	return srv, c
+}
+
+// shutdown stops the server and its engine together, as their owner does:
+// the server waits for its streams, which end when the engine, having
+// answered the requests in flight, closes their sessions.
+func shutdown(ctx context.Context, srv *httpserver.Server, e *mcp.Engine) error {
+	httpDone := make(chan error, 1)
+	go func() { httpDone <- srv.Shutdown(ctx) }()
+	return errors.Join(e.Shutdown(ctx), <-httpDone)
 }
 
 // listen serves e on a loopback port and returns the server, what Serve

@@ -28,7 +28,6 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/transport/internal/h1"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
@@ -36,8 +35,10 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultAddr        = "127.0.0.1:3000"
-	DefaultMaxSessions = 10000
+	DefaultAddr              = "127.0.0.1:3000"
+	DefaultMaxSessions       = 10000
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
 )
 
 // Options configure the server; zero values take the defaults.
@@ -57,6 +58,16 @@ type Options struct {
 	// AuthToken, when set, is required on /mcp and /sse as
 	// "Authorization: Bearer TOKEN" (or ?token=TOKEN on /sse).
 	AuthToken string
+	// ReadHeaderTimeout bounds the wait for a request's head, from the
+	// connection's start or the end of its previous request: a connection
+	// that stays silent is closed after it (default 10 s).
+	ReadHeaderTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection with no request after it
+	// (default 30 s).
+	IdleTimeout time.Duration
+	// BodyTimeout bounds the wait for a posted message's body, once its
+	// head has passed every check (default 30 s).
+	BodyTimeout time.Duration
 	// KeepAlive is the interval of keep-alive comments on streams
 	// (default 15 s).
 	KeepAlive time.Duration
@@ -86,7 +97,6 @@ type Server struct {
 	sse    *sse.Handler
 	mcp    *streamable.Handler
 	srv    *http.Server
-	front  *h1.Server
 	ln     net.Listener
 	public *url.URL
 
@@ -113,10 +123,16 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	if opts.MaxSessions < 0 {
 		opts.MaxSessions = 0
 	}
-	// Filled here once, as both transports would fill them: the light
-	// path's body cap must be the one their handlers apply.
-	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
-	s := &Server{e: e, opts: opts, log: opts.Logger, origins: map[string]bool{}}
+	if opts.ReadHeaderTimeout <= 0 {
+		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
+	}
+	if opts.IdleTimeout <= 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	settings := httpx.Settings{KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
+		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger}
+	settings.Fill(e)
+	s := &Server{e: e, opts: opts, log: settings.Logger, origins: map[string]bool{}}
 	host, _, err := net.SplitHostPort(opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: want HOST:PORT, e.g. 127.0.0.1:3000: %w", opts.Addr, err)
@@ -154,10 +170,8 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		s.tokenSum = sha256.Sum256([]byte(opts.AuthToken))
 	}
 	s.debugLog = s.log.Enabled(context.Background(), slog.LevelDebug)
-	s.sse = sse.New(e, sse.Options{PublicURL: opts.PublicURL, KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
-		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, Logger: opts.Logger})
-	s.mcp = streamable.New(e, streamable.Options{KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
-		MaxSessions: opts.MaxSessions, WriteTimeout: opts.WriteTimeout, PreferStreams: opts.PreferStreams, Logger: opts.Logger})
+	s.sse = sse.New(e, sse.Options{Settings: settings, PublicURL: opts.PublicURL, MaxSessions: opts.MaxSessions})
+	s.mcp = streamable.New(e, streamable.Options{Settings: settings, MaxSessions: opts.MaxSessions, PreferStreams: opts.PreferStreams})
 
 	mux := http.NewServeMux()
 	mux.Handle("/sse", s.sse)
@@ -166,28 +180,21 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	mux.HandleFunc("/healthz", s.health)
 	mux.HandleFunc("/", notFound)
 	s.handler = s.guard(mux)
+	// net/http does what a server facing any client needs: a head that
+	// does not arrive within ReadHeaderTimeout closes its connection (a
+	// silent connection costs at most that long), a kept-alive connection
+	// idle for IdleTimeout is closed, and the accept loop backs off instead
+	// of failing when the process runs out of file descriptors. There is
+	// no ReadTimeout or WriteTimeout: streams live for hours. Bodies get
+	// their own deadline once their request has passed the guard
+	// (httpx.ReadBody), and stream writes carry theirs.
 	s.srv = &http.Server{
 		Handler:           s.handler,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
+		ReadHeaderTimeout: opts.ReadHeaderTimeout,
+		IdleTimeout:       opts.IdleTimeout,
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
-	// No ReadTimeout or WriteTimeout: streams live for hours. Bodies are
-	// capped in size, and stream writes carry their own deadlines.
-	// The light path's requests are for exactly /sse/message and /mcp,
-	// which the mux would route to these two: the same security layer in
-	// front of the same handlers, without the route lookup.
-	guardedSSE, guardedMCP := s.guard(s.sse), s.guard(s.mcp)
-	fast := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path == "/mcp" {
-			guardedMCP.ServeHTTP(w, r)
-			return
-		}
-		guardedSSE.ServeHTTP(w, r)
-	})
-	s.front = &h1.Server{Handler: fast, Fallback: s.srv, Fast: fastPath, MaxBodyBytes: opts.MaxBodyBytes,
-		ReadHeaderTimeout: s.srv.ReadHeaderTimeout, IdleTimeout: s.srv.IdleTimeout, Logger: s.log}
 	s.setHosts(listenPort(opts.Addr))
 	return s, nil
 }
@@ -227,38 +234,24 @@ func (s *Server) Serve() error {
 			return err
 		}
 	}
-	if err := s.front.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
+	if err := s.srv.Serve(s.ln); !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
 }
 
-// Shutdown stops accepting connections, lets in-flight requests finish
-// and their answers reach the clients (until ctx ends), then closes every
-// session, which ends the streams. It shuts the engine down too: its
-// sessions are what the streams are waiting on.
+// Shutdown stops accepting connections and waits (until ctx ends) for
+// the requests being served to finish; past ctx it cuts the remaining
+// connections. Streams end only when their sessions do: whoever owns the
+// engine shuts it down at the same time (mcp.Engine.Shutdown), and
+// /healthz says "shutting_down" meanwhile.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
-	done := make(chan error, 1)
-	go func() { done <- s.front.Shutdown(ctx) }()
-	eerr := s.e.Shutdown(ctx)
-	herr := <-done
-	if herr != nil {
-		// The deadline passed with handlers still running: cut them off.
-		s.front.Close()
-		herr = fmt.Errorf("http shutdown: %w", herr)
+	if err := s.srv.Shutdown(ctx); err != nil {
+		s.srv.Close()
+		return fmt.Errorf("http shutdown: %w", err)
 	}
-	if eerr != nil {
-		eerr = fmt.Errorf("engine shutdown: %w", eerr)
-	}
-	return errors.Join(eerr, herr)
-}
-
-// fastPath picks the requests h1's light path serves: the posted messages
-// that are nearly all of a busy server's requests. Streams, DELETE,
-// /healthz and everything else take net/http's full path.
-func fastPath(method, path string) bool {
-	return method == http.MethodPost && (path == "/mcp" || path == "/sse/message")
+	return nil
 }
 
 // Sessions returns the live sessions of each transport.
@@ -390,7 +383,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if !s.hostAllowed(r.Host) {
 			s.log.Warn("refused a request for a foreign Host", "host", r.Host, "path", r.URL.Path)
-			httpx.WriteError(w, http.StatusForbidden, &fault.Error{Code: httpx.CodeForbiddenHost,
+			httpx.WriteError(w, r, http.StatusForbidden, &fault.Error{Code: mcp.CodeForbiddenHost,
 				What: fmt.Sprintf("Host %q is not allowed", r.Host),
 				Why:  "requests must name this server by an allowed host, which protects it from DNS rebinding by web pages",
 				How:  "connect to http://127.0.0.1:PORT or http://localhost:PORT, or add the name with --allowed-hosts (a reverse proxy's public name, for instance)"})
@@ -399,7 +392,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		origin := r.Header.Get("Origin")
 		if !s.originAllowed(origin) {
 			s.log.Warn("refused a request from a foreign Origin", "origin", origin, "path", r.URL.Path)
-			httpx.WriteError(w, http.StatusForbidden, &fault.Error{Code: httpx.CodeForbiddenOrigin,
+			httpx.WriteError(w, r, http.StatusForbidden, &fault.Error{Code: mcp.CodeForbiddenOrigin,
 				What: fmt.Sprintf("Origin %q is not allowed", origin),
 				Why:  "web pages from other sites may not talk to this server",
 				How:  "add the page's origin with --allowed-origins if it is meant to"})
@@ -421,7 +414,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		if s.hasToken && needsToken(r) && r.Method != http.MethodOptions {
 			if !s.tokenOK(r) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="flowyprompt"`)
-				httpx.WriteError(w, http.StatusUnauthorized, &fault.Error{Code: httpx.CodeUnauthorized,
+				httpx.WriteError(w, r, http.StatusUnauthorized, &fault.Error{Code: mcp.CodeUnauthorized,
 					What: "missing or wrong access token",
 					Why:  "this server was started with --auth-token (or MCP_AUTH_TOKEN)",
 					How:  "send Authorization: Bearer TOKEN, or for the SSE URL append ?token=TOKEN"})
@@ -441,7 +434,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {
-	httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeNotFound,
+	httpx.WriteError(w, r, http.StatusNotFound, &fault.Error{Code: mcp.CodeNotFound,
 		What: fmt.Sprintf("no endpoint at %s", r.URL.Path),
 		Why:  "this server answers /mcp (Streamable HTTP), /sse and /sse/message (legacy SSE) and /healthz",
 		How:  "point MCP Inspector and modern clients at /mcp, Void at /sse"})
@@ -476,7 +469,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	report["sessions"] = map[string]int{"total": s.e.SessionCount(), "sse": sseN, "mcp": mcpN}
 	body, err := json.Marshal(report)
 	if err != nil {
-		httpx.WriteError(w, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,
+		httpx.WriteError(w, r, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,
 			What: "could not encode the health report", Why: err.Error(), How: "report it with the server's log"})
 		return
 	}

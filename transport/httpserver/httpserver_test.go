@@ -389,7 +389,7 @@ func TestShutdown(t *testing.T) {
 	go func() {
 		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		defer cancel()
-		shut <- srv.Shutdown(ctx)
+		shut <- shutdown(ctx, srv, e)
 	}()
 	if err := <-served; err != nil {
 		t.Fatalf("Serve after Shutdown: %v", err)
@@ -433,7 +433,7 @@ func TestShutdownBounded(t *testing.T) {
 	<-hk.started
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if err := srv.Shutdown(ctx); err == nil {
+	if err := shutdown(ctx, srv, e); err == nil {
 		t.Error("Shutdown reported success although a request was cut off")
 	}
 	if err := <-served; err != nil {

@@ -55,7 +55,7 @@ func TestLoad(t *testing.T) {
 	sessions, requests, posters := loadShape()
 	// A fixed worker pool: workers the engine adds under a burst linger for
 	// 30 s, which would hide a leak behind a wait.
-	e, _, _ := newEngine(t, nil, mcp.EngineOptions{MinWorkers: 8, MaxWorkers: 8})
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
 	_, c := start(t, e, httpserver.Options{})
 	runtime.GC()
 	base := runtime.NumGoroutine()

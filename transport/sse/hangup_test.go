@@ -8,12 +8,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httputil"
 	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 )
@@ -36,8 +38,8 @@ func TestHangUpCancelsRequest(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			// A fixed pool: the request's worker stays, and is in the baseline.
-			e, b := newBlockingEngine(t, mcp.EngineOptions{MinWorkers: 2, MaxWorkers: 2})
-			h, ts, c := serve(t, e, sse.Options{KeepAlive: -1})
+			e, b := newBlockingEngine(t, mcp.EngineOptions{})
+			h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{KeepAlive: -1}})
 			base := runtime.NumGoroutine()
 
 			addr := ts.Listener.Addr().String()
@@ -49,11 +51,13 @@ func TestHangUpCancelsRequest(t *testing.T) {
 			defer nc.Close()
 			_ = nc.SetReadDeadline(time.Now().Add(wait))
 			fmt.Fprintf(nc, "GET /sse HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", addr)
-			br := bufio.NewReader(nc)
-			if status := readHead(t, br); status != "HTTP/1.1 200 OK" {
+			raw := bufio.NewReader(nc)
+			if status := readHead(t, raw); status != "HTTP/1.1 200 OK" {
 				t.Fatalf("status line %q", status)
 			}
-			endpoint, ok := dataOf(readEvent(t, br), "endpoint")
+			// The stream is a chunked body.
+			br := bufio.NewReader(httputil.NewChunkedReader(raw))
+			endpoint, ok := dataOf(mustReadEvent(t, br), "endpoint")
 			sm := endpointRE.FindStringSubmatch(endpoint)
 			if !ok || sm == nil {
 				t.Fatalf("endpoint = %q", endpoint)
@@ -63,7 +67,7 @@ func TestHangUpCancelsRequest(t *testing.T) {
 			if code, body := post(t, c, endpoint, initialize); code != http.StatusAccepted {
 				t.Fatalf("initialize: %d %s", code, body)
 			}
-			if ev := readEvent(t, br); !strings.HasPrefix(ev, "event: message\n"+`data: {"jsonrpc":"2.0","id":1,"result":`) {
+			if ev := mustReadEvent(t, br); !strings.HasPrefix(mustData(t, ev), `{"jsonrpc":"2.0","id":1,"result":`) {
 				t.Fatalf("initialize answer = %q", ev)
 			}
 			if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
@@ -83,10 +87,10 @@ func TestHangUpCancelsRequest(t *testing.T) {
 				t.Fatalf("handler's context ended with %v, want context.Canceled", err)
 			}
 			if tc.stillReads {
-				// The server closes the connection once the session is over;
-				// nothing may come before that.
-				rest, err := io.ReadAll(br)
-				if err != nil || len(rest) != 0 {
+				// The server ends the stream once the session is over;
+				// nothing may come before that but the body's end.
+				rest, err := io.ReadAll(raw)
+				if err != nil || (len(rest) != 0 && string(rest) != "0\r\n\r\n") {
 					t.Fatalf("after the hang-up the stream carried %q (%v), want nothing", rest, err)
 				}
 			}
@@ -119,18 +123,22 @@ func readHead(t *testing.T, br *bufio.Reader) string {
 	}
 }
 
-// readEvent reads one event, raw.
-func readEvent(t *testing.T, br *bufio.Reader) string {
+// mustReadEvent reads one event, raw.
+func mustReadEvent(t *testing.T, br *bufio.Reader) string {
 	t.Helper()
-	var ev strings.Builder
-	for {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			t.Fatalf("event: %v (read %q)", err, ev.String()+line)
-		}
-		ev.WriteString(line)
-		if line == "\n" {
-			return ev.String()
-		}
+	ev, err := readEvent(br)
+	if err != nil {
+		t.Fatalf("event: %v (read %q)", err, ev)
 	}
+	return ev
+}
+
+// mustData returns the data of an `event: message`.
+func mustData(t *testing.T, ev string) string {
+	t.Helper()
+	data, ok := dataOf(ev, "message")
+	if !ok {
+		t.Fatalf("not a message event: %q", ev)
+	}
+	return data
 }

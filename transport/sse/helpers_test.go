@@ -112,20 +112,31 @@ func openStream(t testing.TB, c *http.Client, url string) *stream {
 		defer close(s.done)
 		defer close(s.events)
 		br := bufio.NewReader(resp.Body)
-		var ev strings.Builder
 		for {
-			line, err := br.ReadString('\n')
-			ev.WriteString(line)
+			ev, err := readEvent(br)
 			if err != nil {
 				return
 			}
-			if line == "\n" {
-				s.events <- ev.String()
-				ev.Reset()
-			}
+			s.events <- ev
 		}
 	}()
 	return s
+}
+
+// readEvent reads one event, raw: its lines up to and with the blank line
+// that ends it.
+func readEvent(br *bufio.Reader) (string, error) {
+	var ev strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		ev.WriteString(line)
+		if err != nil {
+			return ev.String(), err
+		}
+		if line == "\n" {
+			return ev.String(), nil
+		}
+	}
 }
 
 // next returns the next event's raw text.
@@ -139,7 +150,7 @@ func (s *stream) message(t testing.TB) map[string]any {
 	t.Helper()
 	for {
 		ev := s.next(t)
-		if strings.HasPrefix(ev, ": ") {
+		if isPing(ev) {
 			continue
 		}
 		data, ok := dataOf(ev, "message")
@@ -159,17 +170,59 @@ func (s *stream) close() {
 	<-s.done
 }
 
-// dataOf parses the framing of one event: "event: E\ndata: D\n\n".
-func dataOf(ev, event string) (string, bool) {
-	prefix := "event: " + event + "\ndata: "
-	if !strings.HasPrefix(ev, prefix) || !strings.HasSuffix(ev, "\n\n") {
+// sseEvent is one event as an SSE client reads it.
+type sseEvent struct {
+	event, data, comment string
+	dataLines            int
+}
+
+// parseEvent reads the fields of one raw event (its lines and the blank
+// line that ends it), in whatever order they come. It reports false for a
+// field no SSE client knows, or an event not ended by a blank line.
+func parseEvent(raw string) (sseEvent, bool) {
+	var ev sseEvent
+	if !strings.HasSuffix(raw, "\n\n") {
+		return ev, false
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(raw, "\n\n"), "\n") {
+		name, value, _ := strings.Cut(line, ":")
+		value = strings.TrimPrefix(value, " ")
+		switch name {
+		case "":
+			ev.comment = value
+		case "event":
+			ev.event = value
+		case "data":
+			ev.data = value
+			ev.dataLines++
+		case "id":
+			// The events server names every event with an empty id, which
+			// only resets a client's last event id: the legacy transport
+			// never resumes streams.
+			if value != "" {
+				return ev, false
+			}
+		default:
+			return ev, false
+		}
+	}
+	return ev, true
+}
+
+// isPing reports whether a raw event is a keep-alive comment.
+func isPing(raw string) bool {
+	ev, ok := parseEvent(raw)
+	return ok && ev.comment == "ping" && ev.dataLines == 0 && ev.event == ""
+}
+
+// dataOf returns the data of one event named event, carried on one data
+// line, as MCP's legacy transport sends every message.
+func dataOf(raw, event string) (string, bool) {
+	ev, ok := parseEvent(raw)
+	if !ok || ev.event != event || ev.dataLines != 1 {
 		return "", false
 	}
-	data := strings.TrimSuffix(strings.TrimPrefix(ev, prefix), "\n\n")
-	if strings.Contains(data, "\n") {
-		return "", false
-	}
-	return data, true
+	return ev.data, true
 }
 
 // endpoint reads the first event, which must be the endpoint.

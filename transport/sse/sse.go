@@ -1,27 +1,27 @@
 // Package sse serves MCP's legacy HTTP+SSE transport (revision 2024-11-05),
-// the one Void IDE speaks, exactly as the seed's Void Lab did it:
+// the one Void IDE and other older clients speak, as the seed's Void Lab
+// did:
 //
 //   - GET /sse opens a session; its first event is `event: endpoint` naming
 //     the absolute URL to post to, then every server message is an
 //     `event: message` carrying one compact JSON-RPC message.
 //   - POST /sse/message?session_id=… hands one message to that session and
-//     answers 202 at once; the response arrives on the stream.
+//     answers 202; the response arrives on the stream.
 //   - POST /sse is the seed's fallback: one request answered in the body.
 //
-// The stream takes its connection over from net/http and writes events to
-// it directly, so an idle stream costs one parked goroutine and its
-// session (see Handler.stream). A write deadline on every write drops a
-// client that stops reading, so one stuck client cannot hold its session's
-// writer forever.
+// The stream is served by r3labs/sse's server, one stream per session,
+// with its replay log off and a buffer as large as what a session's outbox
+// may hand over at once. Every write to the client carries a deadline, so
+// a client that stops reading is dropped, and a stream whose buffer still
+// fills up ends its session rather than stalling it.
 package sse
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
@@ -31,37 +31,31 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
+	r3sse "github.com/r3labs/sse/v2"
 )
 
 // Options tune the handler; zero values take the defaults.
 type Options struct {
+	// Settings are the stream and body settings both HTTP transports
+	// share. The engine's idle expiry never ends a session whose stream
+	// is open, with keep-alives or without.
+	httpx.Settings
 	// PublicURL is the server's base URL as clients reach it (behind a
 	// reverse proxy); the endpoint event then names
 	// PublicURL/sse/message?session_id=…. Empty: built from the request's
 	// Host.
 	PublicURL string
-	// KeepAlive is the interval of `: ping` comments on an open stream
-	// (default 15 s; negative turns them off). They are for proxies that
-	// cut quiet connections: the engine's idle expiry never ends a session
-	// whose stream is open, with keep-alives or without.
-	KeepAlive time.Duration
-	// MaxBodyBytes caps a posted message (default: the engine's
-	// MaxMessageSize).
-	MaxBodyBytes int64
 	// MaxSessions refuses new streams with 503 while the engine holds this
 	// many live sessions (0: no cap).
 	MaxSessions int
-	// WriteTimeout drops a client that has not taken a write for this long
-	// (default 30 s).
-	WriteTimeout time.Duration
-	Logger       *slog.Logger
 }
 
 // Handler serves GET /sse, POST /sse and POST /sse/message for one engine.
 type Handler struct {
-	e    *mcp.Engine
-	opts Options
-	log  *slog.Logger
+	e      *mcp.Engine
+	opts   Options
+	log    *slog.Logger
+	events *r3sse.Server
 
 	mu    sync.Mutex
 	conns map[string]*conn
@@ -69,9 +63,28 @@ type Handler struct {
 
 // New returns the legacy SSE handler feeding e.
 func New(e *mcp.Engine, opts Options) *Handler {
-	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
+	opts.Fill(e)
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
-	return &Handler{e: e, opts: opts, log: opts.Logger, conns: make(map[string]*conn)}
+	h := &Handler{e: e, opts: opts, log: opts.Logger, conns: make(map[string]*conn)}
+	h.events = r3sse.New()
+	// A session's outbox hands over at most its in-flight responses and
+	// its allowance of other messages at once (see mcp's outboxLimit); a
+	// buffer of that size takes any burst a client that reads can cause,
+	// so a full one means a client that does not.
+	h.events.BufferSize = e.Options().MaxInflightPerSession + 64
+	// The replay log would keep every event of a session for good.
+	h.events.AutoReplay = false
+	// Streams exist only for sessions GET /sse opened.
+	h.events.AutoStream = false
+	// Runs once the subscriber is registered, so the event cannot be lost,
+	// and before anything else reaches the stream (the session sends
+	// nothing before initialize, which needs this event).
+	h.events.OnSubscribe = h.subscribed
+	h.events.Headers = map[string]string{
+		"Cache-Control":     "no-cache, no-transform",
+		"X-Accel-Buffering": "no", // nginx would otherwise hold events back
+	}
+	return h
 }
 
 // ServeHTTP routes /…/message to the message endpoint and everything else
@@ -105,136 +118,82 @@ func (h *Handler) Sessions() int {
 // conn is one GET /sse stream and the session behind it; it is the
 // session's mcp.Sink.
 type conn struct {
-	h  *Handler
-	s  *mcp.Session
-	id string
-	// release lets the engine's idle expiry have the session again: a
-	// session is held from GET /sse to the stream's end, because a client
-	// connected to its stream is not idle, keep-alives or none.
-	release func()
+	h        *Handler
+	s        *mcp.Session
+	id       string
+	endpoint string
+	// cancel ends the stream's request, which makes the events server
+	// let go of the subscriber and return.
+	cancel context.CancelFunc
 
-	// mu serialises writes (the outbox, keep-alives) and guards the rest.
-	mu     sync.Mutex
-	out    output
-	keep   *time.Timer
-	closed bool
+	mu   sync.Mutex
+	keep *time.Timer // the next keep-alive comment; nil when stopped
 }
 
-// output is where a stream's events go: the taken-over connection, or the
-// response when the connection cannot be taken (HTTP/2).
-type output interface {
-	// write sends whole events and flushes them.
-	write(p []byte) error
-	// close ends the stream.
-	close()
-}
+var _ mcp.Sink = (*conn)(nil)
 
-// Send writes each message as an `event: message`, in one write per batch.
+// errNotReading ends a session whose client has let its stream's buffer
+// fill up.
+var errNotReading = errors.New("the client is not reading its event stream")
+
+// Send publishes each message as an `event: message`. It never blocks: a
+// stream whose buffer is full belongs to a client that stopped reading,
+// and the error ends its session.
 func (c *conn) Send(msgs []mcp.Outgoing) error {
-	bp := bufPool.Get().(*[]byte)
-	buf := (*bp)[:0]
 	for _, m := range msgs {
-		if rt, ok := m.Route.(*directRoute); ok && m.Response {
-			// The POST /sse handler writes it later: it needs its own copy.
-			m.Data = bytes.Clone(m.Data)
-			rt.deliver(m)
-			continue
+		ev := &r3sse.Event{Event: eventMessage, Data: httpx.OneLine(m.Data)}
+		if !c.h.events.TryPublish(c.id, ev) {
+			return errNotReading
 		}
-		if m.Data == nil {
-			continue
-		}
-		buf = appendEvent(buf, "message", httpx.OneLine(m.Data))
 	}
-	var err error
-	if len(buf) > 0 {
-		err = c.write(buf)
-	}
-	if cap(buf) <= maxPooledBuffer {
-		*bp = buf
-		bufPool.Put(bp)
-	}
-	return err
+	return nil
 }
-
-// CopiesData: Send copies every message into an event buffer (or, for
-// POST /sse, into a copy of its own), so the session may recycle them.
-func (c *conn) CopiesData() {}
-
-// RunsInline tells the engine that requests come from POST /sse/message
-// handlers, a goroutine each: quick requests run right there, before the
-// 202, instead of on a worker.
-func (c *conn) RunsInline() {}
 
 // Close ends the stream when the session ends first (idle expiry,
-// shutdown, a failed write).
+// shutdown, a client that stopped reading).
 func (c *conn) Close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return
-	}
-	c.closed = true
-	if c.keep != nil {
-		c.keep.Stop()
-	}
-	c.out.close()
+	c.stopKeepAlive()
+	c.cancel()
 }
 
-func (c *conn) write(p []byte) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return errStreamClosed
-	}
-	return c.out.write(p)
-}
+var (
+	eventMessage  = []byte("message")
+	eventEndpoint = []byte("endpoint")
+	commentPing   = []byte("ping")
+)
 
-var errStreamClosed = errors.New("the event stream is closed")
-
-// bufPool holds the buffers events are framed in, so an idle stream keeps
-// none.
-var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 4096); return &b }}
-
-const maxPooledBuffer = 64 << 10
-
-// appendEvent frames one event; data must be one line.
-func appendEvent(buf []byte, event string, data []byte) []byte {
-	buf = append(buf, "event: "...)
-	buf = append(buf, event...)
-	buf = append(buf, "\ndata: "...)
-	buf = append(buf, data...)
-	return append(buf, "\n\n"...)
-}
-
-var pingComment = []byte(": ping\n\n")
-
+// startKeepAlive sends `: ping` every KeepAlive, for proxies that cut
+// quiet connections. A timer rather than a ticker goroutine: an idle
+// stream then costs no goroutine between pings.
 func (c *conn) startKeepAlive() {
-	ka := c.h.opts.KeepAlive
-	if ka <= 0 {
+	if c.h.opts.KeepAlive <= 0 {
 		return
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if !c.closed && c.keep == nil {
-		// A timer rather than a ticker goroutine: an idle stream then costs
-		// no goroutine between pings.
-		c.keep = time.AfterFunc(ka, c.ping)
-	}
+	c.keep = time.AfterFunc(c.h.opts.KeepAlive, c.ping)
 }
 
 func (c *conn) ping() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.closed {
+	if c.keep == nil {
 		return
 	}
-	if err := c.out.write(pingComment); err != nil {
-		// The client is gone: end the session (outside the lock, since
-		// closing the session closes this conn).
-		go c.s.Close()
+	if !c.h.events.TryPublish(c.id, &r3sse.Event{Comment: commentPing}) {
+		go c.s.Close() // outside the lock: closing the session stops this timer
 		return
 	}
 	c.keep.Reset(c.h.opts.KeepAlive)
+}
+
+func (c *conn) stopKeepAlive() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.keep != nil {
+		c.keep.Stop()
+		c.keep = nil
+	}
 }
 
 func (h *Handler) lookup(id string) *conn {
@@ -246,143 +205,91 @@ func (h *Handler) lookup(id string) *conn {
 	return h.conns[id]
 }
 
-// stream serves GET /sse: a new session for the life of the stream.
-//
-// The stream takes the connection over from net/http (Hijack) and writes
-// the events to it directly. What an idle stream costs is then one
-// goroutine waiting for the client to hang up and the session itself:
-// served as a response, it would also hold net/http's connection goroutine,
-// its background reader and about 10 KB of its buffers for as long as the
-// client stays connected. Where the connection cannot be taken over
-// (HTTP/2), the stream is served as an ordinary response.
-func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
-	c := &conn{h: h}
-	// Held until the endpoint event is out: the engine may broadcast to
-	// the session as soon as it exists, and nothing may precede the
-	// response's head and the endpoint event.
-	c.mu.Lock()
-	s := httpx.OpenSession(w, h.e, c, h.opts.MaxSessions)
-	if s == nil {
-		c.mu.Unlock()
+// subscribed sends the endpoint event once the stream's client is
+// subscribed (the events server's OnSubscribe).
+func (h *Handler) subscribed(id string, _ *r3sse.Subscriber) {
+	c := h.lookup(id)
+	if c == nil {
 		return
 	}
-	c.s, c.id, c.release = s, s.ID(), s.Hold()
-	hdr := w.Header()
-	hdr.Set("Content-Type", "text/event-stream")
-	hdr.Set("Cache-Control", "no-cache, no-transform")
-	hdr.Set("X-Accel-Buffering", "no") // nginx would otherwise hold events back
-	rc := http.NewResponseController(w)
-	first := appendEvent(make([]byte, 0, 256), "endpoint", []byte(h.endpointURL(r, c.id)))
-	ctx, cancel := context.WithCancel(r.Context())
-	defer cancel()
-	nc, _, err := rc.Hijack()
-	if err == nil {
-		c.out = &connOutput{nc: nc, timeout: h.opts.WriteTimeout}
-		first = append(responseHead(hdr), first...)
-	} else {
-		c.out = &responseOutput{w: w, rc: rc, timeout: h.opts.WriteTimeout, cancel: cancel}
-		w.WriteHeader(http.StatusOK)
-	}
-	// Registered before the client can learn the session's id.
-	h.register(c)
-	err = c.out.write(first)
-	c.mu.Unlock()
-	if err != nil {
-		h.teardown(c)
+	if !h.events.TryPublish(id, &r3sse.Event{Event: eventEndpoint, Data: []byte(c.endpoint)}) {
+		c.s.Close()
 		return
 	}
+	// Only now: nothing may come before the endpoint event.
 	c.startKeepAlive()
-	if nc != nil {
-		go h.watch(c, nc)
-		return
-	}
-	// Hold the response open until the client leaves or the session ends
-	// (which cancels ctx through Close).
-	stop := context.AfterFunc(s.Context(), cancel)
-	<-ctx.Done()
-	stop()
-	h.teardown(c)
 }
 
-func (h *Handler) register(c *conn) {
+// stream serves GET /sse: a new session for the life of the stream.
+func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithCancel(r.Context())
+	defer cancel()
+	c := &conn{h: h, cancel: cancel}
+	s := httpx.OpenSession(w, r, h.e, c, h.opts.MaxSessions)
+	if s == nil {
+		return
+	}
+	c.s, c.id = s, s.ID()
+	c.endpoint = h.endpointURL(r, c.id)
+	// A client connected to its stream is not idle, however quiet.
+	defer s.Hold()()
+	h.events.CreateStream(c.id)
 	h.mu.Lock()
 	h.conns[c.id] = c
 	h.mu.Unlock()
 	h.log.Debug("sse session opened", "session", c.id)
-}
 
-// teardown ends the session behind a stream whose client has gone; its
-// pending work is cancelled with the session's context.
-func (h *Handler) teardown(c *conn) {
-	c.release()
-	c.s.Close()
-	c.Close()
+	// The events server finds the stream by the query's "stream"
+	// parameter; MCP clients send none, so it gets a copy of the request
+	// naming the session's, and the context that Close cancels.
+	sr := r.Clone(ctx)
+	sr.URL.RawQuery = url.Values{"stream": {c.id}}.Encode()
+	h.events.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}, sr)
+
+	// Over: the client left (or a write failed, which cancels the
+	// request), or the session ended and cancelled it. Only now, with the
+	// subscriber gone, may the stream be removed: removing it first would
+	// leave the events server's watcher of the request waiting for good.
+	c.stopKeepAlive()
+	s.Close()
+	h.events.RemoveStream(c.id)
 	h.mu.Lock()
 	delete(h.conns, c.id)
 	h.mu.Unlock()
 	h.log.Debug("sse session closed", "session", c.id)
 }
 
-// watch waits for the client to hang up: an SSE client sends nothing after
-// its request, so the first read that returns is the end of the stream
-// (or of the server's side, when Close closed the connection).
-func (h *Handler) watch(c *conn, nc net.Conn) {
-	var b [64]byte
-	for {
-		if _, err := nc.Read(b[:]); err != nil {
-			break
-		}
-	}
-	h.teardown(c)
-}
-
-// responseHead is the response's status line and headers for a taken-over
-// connection. The body runs until the connection closes, so it needs no
-// chunked framing, and the connection is never reused.
-func responseHead(hdr http.Header) []byte {
-	var b bytes.Buffer
-	b.WriteString("HTTP/1.1 200 OK\r\n")
-	hdr.Set("Connection", "close")
-	hdr.Set("Date", time.Now().UTC().Format(http.TimeFormat))
-	_ = hdr.Write(&b)
-	b.WriteString("\r\n")
-	return b.Bytes()
-}
-
-// connOutput writes to a taken-over connection. A write deadline drops a
-// client that stops reading, so one stuck client cannot hold its
-// session's writer forever.
-type connOutput struct {
-	nc      net.Conn
-	timeout time.Duration
-}
-
-func (o *connOutput) write(p []byte) error {
-	_ = o.nc.SetWriteDeadline(time.Now().Add(o.timeout))
-	_, err := o.nc.Write(p)
-	return err
-}
-
-func (o *connOutput) close() { o.nc.Close() }
-
-// responseOutput writes to the response of a stream whose connection
-// could not be taken over.
-type responseOutput struct {
-	w       http.ResponseWriter
+// deadlineWriter arms a write deadline before the first write of each
+// event, so a client that stops reading is dropped instead of holding the
+// stream's writer forever: the failed write cancels the request, and the
+// stream ends.
+type deadlineWriter struct {
+	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
-	cancel  context.CancelFunc // ends the handler, hence the response
+	armed   bool
 }
 
-func (o *responseOutput) write(p []byte) error {
-	_ = o.rc.SetWriteDeadline(time.Now().Add(o.timeout))
-	if _, err := o.w.Write(p); err != nil {
-		return err
+func (d *deadlineWriter) Write(p []byte) (int, error) {
+	if !d.armed {
+		_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+		d.armed = true
 	}
-	return o.rc.Flush()
+	return d.ResponseWriter.Write(p)
 }
 
-func (o *responseOutput) close() { o.cancel() }
+// Flush sends the event written so far (the events server flushes after
+// each event).
+func (d *deadlineWriter) Flush() {
+	if !d.armed {
+		_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
+	}
+	_ = d.rc.Flush()
+	d.armed = false
+}
+
+// Unwrap lets http.ResponseController reach the connection.
+func (d *deadlineWriter) Unwrap() http.ResponseWriter { return d.ResponseWriter }
 
 // endpointURL is where the client posts its messages: absolute, from the
 // public URL when one is configured, else from the request's own Host
@@ -403,31 +310,34 @@ func (h *Handler) endpointURL(r *http.Request, id string) string {
 	return base + path + "?session_id=" + id
 }
 
-// message serves POST /sse/message: validate, enqueue, 202.
+// message serves POST /sse/message: find the session, read the message,
+// deliver it, 202. Quick requests are answered before the 202, on this
+// goroutine.
 func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
-	id := queryValue(r.URL.RawQuery, "session_id")
+	q := r.URL.Query()
+	id := q.Get("session_id")
 	if id == "" {
-		id = queryValue(r.URL.RawQuery, "sessionId") // what the TypeScript SDK's own server names it
+		id = q.Get("sessionId") // what the TypeScript SDK's own server names it
 	}
 	if id == "" {
-		httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeSessionRequired,
+		httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeSessionRequired,
 			What: "no session_id", Why: "messages are posted to the URL of the endpoint event, which names the session",
 			How: "open GET /sse and post to the URL its endpoint event gives"})
 		return
 	}
 	c := h.lookup(id)
 	if c == nil {
-		httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse and use its endpoint URL"))
+		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse and use its endpoint URL"))
 		return
 	}
 	// The Content-Type is not checked: the body is, and curl's default
 	// form type should not stand between a person and a working request.
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes)
+	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
 	if !ok {
 		return
 	}
-	if _, err := c.s.DeliverJSON(body, nil); err != nil {
-		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
+	if _, err := c.s.Deliver(body, mcp.Delivery{Inline: true, ReturnParseErrors: true}); err != nil {
+		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
 	}
 	w.WriteHeader(http.StatusAccepted)
@@ -437,43 +347,62 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 // handler instead of the stream.
 type directRoute struct{ ch chan mcp.Outgoing }
 
+var _ mcp.Route = (*directRoute)(nil)
+
 func newDirectRoute() *directRoute { return &directRoute{ch: make(chan mcp.Outgoing, 1)} }
 
-func (rt *directRoute) deliver(m mcp.Outgoing) {
+// Push takes the request's last message; its notifications go to the
+// session's stream (a body holds one answer).
+func (rt *directRoute) Push(m mcp.Outgoing) bool {
+	if m.Kind == mcp.KindMessage || m.Kind == mcp.KindEndStream {
+		return false
+	}
 	select {
 	case rt.ch <- m:
-	default: // cannot happen: one response per route
+	default: // cannot happen: one last message per request
 	}
+	return true
 }
 
-// oneShot is the sink of a session that lives for one POST /sse: only the
-// routed response matters; anything unsolicited has nobody to go to.
+// Resumable: a body cannot be resumed.
+func (rt *directRoute) Resumable() bool { return false }
+
+// oneShot is the sink of a session that lives for one POST /sse: only
+// the routed response matters; anything unsolicited has nobody to go to.
 type oneShot struct{}
 
-func (oneShot) Send(msgs []mcp.Outgoing) error {
-	for _, m := range msgs {
-		if rt, ok := m.Route.(*directRoute); ok && m.Response {
-			rt.deliver(m)
-		}
-	}
-	return nil
-}
+var _ mcp.Sink = oneShot{}
 
-func (oneShot) Close() {}
+func (oneShot) Send([]mcp.Outgoing) error { return nil }
+func (oneShot) Close()                    {}
 
 // direct serves POST /sse, the seed's fallback: one request answered in
 // the body. With a session (session_id or Mcp-Session-Id) it runs on that
-// SSE session; without one it runs on a session made for it alone. A
-// body that is not a request, and initialize, fail with 400: that is how
-// a client probing for Streamable HTTP on this URL (Void does) learns to
-// fall back to GET /sse.
+// SSE session; without one it runs on a session made for it alone.
+//
+// Clients probe a URL for Streamable HTTP by posting initialize to it and
+// fall back to legacy SSE when that fails; the widely used stdio-to-HTTP
+// bridge does so only on 404 or 405. So initialize answers 405 with
+// Allow: GET, the specification's own example; other bodies that are not a
+// request fail with 400.
 func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes)
+	id := r.URL.Query().Get("session_id")
+	if id == "" {
+		id = r.Header.Get("Mcp-Session-Id")
+	}
+	var c *conn
+	if id != "" {
+		if c = h.lookup(id); c == nil {
+			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
+			return
+		}
+	}
+	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
 	if !ok {
 		return
 	}
 	if !json.Valid(body) {
-		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
+		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
 	}
 	var peek struct {
@@ -481,61 +410,62 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 		Method string          `json:"method"`
 	}
 	if json.Unmarshal(body, &peek) != nil || peek.Method == "" {
-		httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeBadRequest,
+		httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeBadRequest,
 			What: "POST /sse takes one JSON-RPC request", Why: "the body is not a JSON-RPC request object",
 			How: `post one object such as {"jsonrpc":"2.0","id":1,"method":"tools/list"}`})
 		return
 	}
-	id := r.URL.Query().Get("session_id")
-	if id == "" {
-		id = r.Header.Get("Mcp-Session-Id")
-	}
-	if id != "" {
-		c := h.lookup(id)
-		if c == nil {
-			httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
-			return
-		}
+	if c != nil {
 		h.answer(w, r, c.s, body)
 		return
 	}
 	if peek.Method == mcp.MethodInitialize {
-		httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeBadRequest,
+		w.Header().Set("Allow", http.MethodGet)
+		httpx.WriteError(w, r, http.StatusMethodNotAllowed, &fault.Error{Code: mcp.CodeMethodNotAllowed,
 			What: "initialize is not accepted on POST /sse",
 			Why:  "this URL serves the legacy HTTP+SSE transport, whose sessions start with GET /sse",
 			How:  "open GET /sse and post to its endpoint URL, or use Streamable HTTP at /mcp"})
 		return
 	}
 	if peek.ID == nil {
-		httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeSessionRequired,
+		httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeSessionRequired,
 			What: "a notification on POST /sse needs a session", Why: "without a session there is nothing for it to act on",
 			How: "post it to the endpoint URL of a GET /sse stream"})
 		return
 	}
-	s := httpx.OpenSession(w, h.e, oneShot{}, h.opts.MaxSessions)
+	s := httpx.OpenSession(w, r, h.e, oneShot{}, h.opts.MaxSessions)
 	if s == nil {
 		return
 	}
 	defer s.Close()
-	// Initialize is answered synchronously in Deliver's bookkeeping, so
-	// the request that follows finds the session ready.
-	s.Deliver(oneShotInit, nil)
+	// Initialize is answered within Deliver, so the request that follows
+	// finds the session ready.
+	if _, err := s.Deliver(oneShotInit(), mcp.Delivery{}); err != nil {
+		httpx.WriteError(w, r, http.StatusInternalServerError, err)
+		return
+	}
 	h.answer(w, r, s, body)
 }
 
-var oneShotInit = []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` +
-	mcp.LatestVersion + `","capabilities":{},"clientInfo":{"name":"flowyprompt POST /sse","version":"0"}}}`)
+// oneShotInit is the initialize a POST /sse session without a client
+// handshake runs on: a fresh frame each time, since a frame becomes its
+// session's.
+func oneShotInit() []byte {
+	return []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` +
+		mcp.LatestVersion + `","capabilities":{},"clientInfo":{"name":"flowyprompt POST /sse","version":"0"}}}`)
+}
 
 // answer delivers body on s and writes its response as the HTTP body.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte) {
 	rt := newDirectRoute()
-	if s.Deliver(body, rt) == 0 {
+	n, err := s.Deliver(body, mcp.Delivery{Route: rt, Inline: true})
+	if err != nil || n == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}
 	select {
 	case m := <-rt.ch:
-		if m.Data == nil {
+		if m.Kind == mcp.KindUnanswered {
 			// Cancelled by the client: the request is over, with no answer.
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -546,27 +476,9 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session,
 		w.Write(m.Data)
 	case <-r.Context().Done():
 	case <-s.Done():
-		httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
+		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
 	}
 }
 
-// queryValue is url.Values.Get on a raw query, without building the map
-// for the plain `session_id=…` every posted message carries.
-func queryValue(raw, key string) string {
-	if strings.ContainsAny(raw, "%+;") {
-		return parseQuery(raw).Get(key)
-	}
-	for raw != "" {
-		var pair string
-		pair, raw, _ = strings.Cut(raw, "&")
-		if k, v, _ := strings.Cut(pair, "="); k == key {
-			return v
-		}
-	}
-	return ""
-}
-
-func parseQuery(raw string) url.Values {
-	q, _ := url.ParseQuery(raw)
-	return q
-}
+// String names the handler in logs.
+func (h *Handler) String() string { return fmt.Sprintf("sse.Handler(%d streams)", h.Sessions()) }

@@ -1,6 +1,7 @@
 package sse_test
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 	"github.com/google/go-cmp/cmp"
@@ -30,7 +32,7 @@ var endpointRE = regexp.MustCompile(`^http://127\.0\.0\.1:[0-9]+/sse/message\?se
 // gone once the client hangs up.
 func TestFlowByteByByte(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
-	h, ts, c := serve(t, e, sse.Options{KeepAlive: 30 * time.Millisecond})
+	h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{KeepAlive: 30 * time.Millisecond}})
 
 	s := openStream(t, c, ts.URL+"/sse")
 	if got, want := s.resp.Header.Get("Content-Type"), "text/event-stream"; got != want {
@@ -41,17 +43,15 @@ func TestFlowByteByByte(t *testing.T) {
 			t.Errorf("%s = %q, want %q", name, got, want)
 		}
 	}
-	// Served on the taken-over connection: the body runs until it closes.
-	if s.resp.ContentLength != -1 || len(s.resp.TransferEncoding) != 0 || !s.resp.Close {
-		t.Errorf("framing: length %d, transfer encoding %v, close %v; want a body delimited by the connection's end",
-			s.resp.ContentLength, s.resp.TransferEncoding, s.resp.Close)
+	// A stream of unknown length, on a connection that stays open.
+	if s.resp.ContentLength != -1 || s.resp.Close {
+		t.Errorf("framing: length %d, close %v; want a body of unknown length on a kept connection", s.resp.ContentLength, s.resp.Close)
 	}
 	first := s.next(t)
-	m := regexp.MustCompile(`^event: endpoint\ndata: (.*)\n\n$`).FindStringSubmatch(first)
-	if m == nil {
+	endpoint, ok := dataOf(first, "endpoint")
+	if !ok {
 		t.Fatalf("first event = %q, want the endpoint event", first)
 	}
-	endpoint := m[1]
 	sm := endpointRE.FindStringSubmatch(endpoint)
 	if sm == nil || !strings.HasPrefix(endpoint, ts.URL+"/sse/message?session_id=") {
 		t.Fatalf("endpoint = %q, want %s/sse/message?session_id=<32 hex>", endpoint, ts.URL)
@@ -65,7 +65,7 @@ func TestFlowByteByByte(t *testing.T) {
 		t.Fatalf("initialize: %d %q, want 202 and no body", code, body)
 	}
 	ev := nextMessage(t, s)
-	if !strings.HasPrefix(ev, "event: message\n"+`data: {"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05",`) {
+	if data, ok := dataOf(ev, "message"); !ok || !strings.HasPrefix(data, `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2024-11-05",`) {
 		t.Fatalf("initialize answer = %q", ev)
 	}
 	if code, _ := post(t, c, endpoint, `{"jsonrpc":"2.0","method":"notifications/initialized"}`); code != http.StatusAccepted {
@@ -75,8 +75,8 @@ func TestFlowByteByByte(t *testing.T) {
 		t.Fatalf("ping: %d", code)
 	}
 	// Nothing was sent for the notification: the next message is the ping's.
-	if got, want := nextMessage(t, s), "event: message\ndata: {\"jsonrpc\":\"2.0\",\"id\":\"p\",\"result\":{}}\n\n"; got != want {
-		t.Fatalf("ping answer = %q, want %q", got, want)
+	if got, ok := dataOf(nextMessage(t, s), "message"); !ok || got != `{"jsonrpc":"2.0","id":"p","result":{}}` {
+		t.Fatalf("ping answer = %q, want the ping's result", got)
 	}
 
 	// A prompt full of newlines still travels as one data line.
@@ -106,7 +106,7 @@ func TestFlowByteByByte(t *testing.T) {
 	for ping := false; !ping; {
 		select {
 		case ev := <-s.events:
-			ping = ev == ": ping\n\n"
+			ping = isPing(ev)
 			if !ping {
 				t.Fatalf("unexpected event while idle: %q", ev)
 			}
@@ -127,7 +127,7 @@ func TestFlowByteByByte(t *testing.T) {
 func nextMessage(t *testing.T, s *stream) string {
 	t.Helper()
 	for {
-		if ev := s.next(t); ev != ": ping\n\n" {
+		if ev := s.next(t); !isPing(ev) {
 			return ev
 		}
 	}
@@ -135,7 +135,7 @@ func nextMessage(t *testing.T, s *stream) string {
 
 func TestMessageErrors(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
-	_, ts, c := serve(t, e, sse.Options{MaxBodyBytes: 1024})
+	_, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{MaxBodyBytes: 1024}})
 	s := openStream(t, c, ts.URL+"/sse")
 	defer s.close()
 	endpoint := s.endpoint(t)
@@ -207,12 +207,13 @@ func TestDirectPost(t *testing.T) {
 	id := endpointRE.FindStringSubmatch(endpoint)[1]
 
 	tests := []struct {
-		name     string
-		url      string
-		header   map[string]string
-		body     string
-		wantCode int
-		check    func(t *testing.T, body map[string]any)
+		name      string
+		url       string
+		header    map[string]string
+		body      string
+		wantCode  int
+		wantAllow string
+		check     func(t *testing.T, body map[string]any)
 	}{
 		{name: "request without a session is answered in the body", url: "/sse",
 			body: `{"jsonrpc":"2.0","id":7,"method":"tools/list"}`, wantCode: 200,
@@ -245,10 +246,12 @@ func TestDirectPost(t *testing.T) {
 			body: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, wantCode: 404},
 		// Void probes Streamable HTTP on the URL first: initialize must
 		// fail so that it falls back to GET /sse.
+		// Clients that probe a URL for Streamable HTTP fall back to legacy
+		// SSE on 405 (and 404); some on nothing else.
 		{name: "initialize (a Streamable HTTP probe)", url: "/sse",
 			header:   map[string]string{"Accept": "application/json, text/event-stream"},
 			body:     `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"void","version":"1"}}}`,
-			wantCode: 400},
+			wantCode: 405, wantAllow: "GET"},
 		{name: "notification without a session", url: "/sse", body: `{"jsonrpc":"2.0","method":"notifications/initialized"}`, wantCode: 400},
 		{name: "not JSON", url: "/sse", body: `hello`, wantCode: 400},
 		{name: "empty", url: "/sse", body: ``, wantCode: 400},
@@ -270,6 +273,9 @@ func TestDirectPost(t *testing.T) {
 			raw, _ := io.ReadAll(resp.Body)
 			if resp.StatusCode != tc.wantCode {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.wantCode, raw)
+			}
+			if got := resp.Header.Get("Allow"); got != tc.wantAllow {
+				t.Errorf("Allow = %q, want %q", got, tc.wantAllow)
 			}
 			if resp.StatusCode >= 400 || resp.StatusCode == 200 {
 				if ct := resp.Header.Get("Content-Type"); ct != "application/json" {
@@ -315,12 +321,13 @@ func TestEndpointURL(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			buf := make([]byte, 256)
-			n, _ := io.ReadAtLeast(resp.Body, buf, len("event: endpoint\ndata: ")+len(tc.want)+32)
-			resp.Body.Close()
-			got := string(buf[:n])
-			if want := "event: endpoint\ndata: " + tc.want; !strings.HasPrefix(got, want) {
-				t.Fatalf("stream starts %q, want %q", got, want)
+			defer resp.Body.Close()
+			first, err := readEvent(bufio.NewReader(resp.Body))
+			if err != nil {
+				t.Fatalf("first event: %v", err)
+			}
+			if got, ok := dataOf(first, "endpoint"); !ok || !strings.HasPrefix(got, tc.want) {
+				t.Fatalf("first event %q, want the endpoint %s…", first, tc.want)
 			}
 		})
 	}
@@ -357,7 +364,7 @@ func TestIdleExpiryKeptAliveByStream(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t, mcp.EngineOptions{IdleTimeout: 40 * time.Millisecond})
-			h, ts, c := serve(t, e, sse.Options{KeepAlive: tc.keepAlive})
+			h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{KeepAlive: tc.keepAlive}})
 			s := openStream(t, c, ts.URL+"/sse")
 			endpoint := s.endpoint(t)
 			id := endpointRE.FindStringSubmatch(endpoint)[1]
@@ -367,7 +374,10 @@ func TestIdleExpiryKeptAliveByStream(t *testing.T) {
 			// session idle for at least as long: four such passes are four
 			// idle timeouts survived, with no fixed sleep.
 			for round := 0; round < 4; round++ {
-				control := e.NewSession(nullSink{})
+				control, err := e.NewSession(nullSink{}, 0)
+				if err != nil {
+					t.Fatal(err)
+				}
 				transporttest.Settle(t, wait, "control session expired", func() bool { return e.Session(control.ID()) == nil })
 				if e.Session(id) == nil {
 					t.Fatalf("round %d: the session expired although its stream was open", round)
@@ -422,8 +432,8 @@ func TestProgressOnStream(t *testing.T) {
 // little work, and checks that every goroutine they started is gone:
 // the stream's watcher, the session's outbox, the keep-alive timer's.
 func TestNoGoroutineLeak(t *testing.T) {
-	e := newEngine(t, mcp.EngineOptions{MinWorkers: 2, MaxWorkers: 2})
-	h, ts, c := serve(t, e, sse.Options{KeepAlive: 5 * time.Millisecond})
+	e := newEngine(t, mcp.EngineOptions{})
+	h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{KeepAlive: 5 * time.Millisecond}})
 	// Warm up the client's and server's connection machinery, then measure.
 	warm := openStream(t, c, ts.URL+"/sse")
 	warm.endpoint(t)
@@ -463,8 +473,8 @@ func TestNoGoroutineLeak(t *testing.T) {
 // TestStuckClientIsDropped: a client that stops reading is dropped once a
 // write has waited WriteTimeout, and its session leaves nothing behind.
 func TestStuckClientIsDropped(t *testing.T) {
-	e := newEngine(t, mcp.EngineOptions{MinWorkers: 2, MaxWorkers: 2})
-	h, ts, c := serve(t, e, sse.Options{WriteTimeout: 200 * time.Millisecond, KeepAlive: -1})
+	e := newEngine(t, mcp.EngineOptions{})
+	h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{WriteTimeout: 200 * time.Millisecond, KeepAlive: -1}})
 	base := runtime.NumGoroutine()
 
 	conn, err := net.Dial("tcp", ts.Listener.Addr().String())
@@ -548,7 +558,7 @@ func mustRequest(t *testing.T, method, url, body string) *http.Request {
 // over (HTTP/2): the same flow, served as a flushed response.
 func TestStreamAsResponse(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
-	h := sse.New(e, sse.Options{KeepAlive: 20 * time.Millisecond})
+	h := sse.New(e, sse.Options{Settings: httpx.Settings{KeepAlive: 20 * time.Millisecond}})
 	ts := httptest.NewUnstartedServer(h)
 	ts.EnableHTTP2 = true
 	ts.StartTLS()

@@ -5,11 +5,11 @@ package stdio
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
-	"sync"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -22,33 +22,22 @@ type Options struct {
 	DrainTimeout time.Duration
 }
 
-// sink writes a session's messages as lines, one flush per batch.
-type sink struct {
-	mu sync.Mutex
-	w  *bufio.Writer
-}
+// sink writes a session's messages as lines, one flush per batch. The
+// session calls it from one goroutine at a time (see mcp.Sink), so it
+// needs no lock of its own.
+type sink struct{ w *bufio.Writer }
+
+var _ mcp.Sink = (*sink)(nil)
 
 func (k *sink) Send(msgs []mcp.Outgoing) error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
 	for _, m := range msgs {
-		if m.Data == nil {
-			continue
-		}
 		k.w.Write(m.Data)
 		k.w.WriteByte('\n')
 	}
 	return k.w.Flush()
 }
 
-// CopiesData: Send copies every message into the buffered writer.
-func (k *sink) CopiesData() {}
-
-func (k *sink) Close() {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	_ = k.w.Flush()
-}
+func (k *sink) Close() { _ = k.w.Flush() }
 
 // Serve runs one session until r reaches EOF or ctx ends, then lets
 // in-flight requests finish (bounded by DrainTimeout) and returns. EOF is a
@@ -57,14 +46,16 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 10 * time.Second
 	}
-	s := e.NewSession(&sink{w: bufio.NewWriterSize(w, 64<<10)})
+	s, err := e.NewSession(&sink{w: bufio.NewWriterSize(w, 64<<10)}, 0)
+	if err != nil {
+		return fmt.Errorf("open the stdio session: %w", err)
+	}
 	defer s.Wait() // the writer has flushed and stopped before we return
 	defer s.Close()
 
 	readErr := make(chan error, 1)
 	go func() { readErr <- readLoop(s, r, e.Options().MaxMessageSize) }()
 
-	var err error
 	select {
 	case err = <-readErr:
 	case <-ctx.Done():
@@ -92,7 +83,7 @@ func readLoop(s *mcp.Session, r io.Reader, max int) error {
 		case errors.Is(err, bufio.ErrBufferFull):
 			if len(long)+len(line) > max {
 				n, skipErr := skipLine(br)
-				s.RejectTooLarge(len(long)+len(line)+n, nil)
+				s.RejectTooLarge(len(long) + len(line) + n)
 				long = long[:0]
 				if skipErr != nil {
 					return eofNil(skipErr)
@@ -108,9 +99,11 @@ func readLoop(s *mcp.Session, r io.Reader, max int) error {
 			line = append(long, line...)
 		}
 		if len(line) > max+1 {
-			s.RejectTooLarge(len(line), nil)
+			s.RejectTooLarge(len(line))
 		} else if msg := trimEOL(line); len(msg) > 0 {
-			s.Deliver(msg, nil)
+			// A copy of its own: the session keeps the frame, and the
+			// reader's buffer is reused for the next line.
+			s.Deliver(bytes.Clone(msg), mcp.Delivery{})
 		}
 		long = long[:0]
 		if err != nil {

@@ -44,18 +44,12 @@ import (
 
 // Options tune the handler; zero values take the defaults.
 type Options struct {
-	// KeepAlive is the interval of `: ping` comments on open streams
-	// (default 15 s; negative turns them off).
-	KeepAlive time.Duration
-	// MaxBodyBytes caps a posted message (default: the engine's
-	// MaxMessageSize).
-	MaxBodyBytes int64
+	// Settings are the stream and body settings both HTTP transports
+	// share.
+	httpx.Settings
 	// MaxSessions refuses initialize with 503 while the engine holds this
 	// many live sessions (0: no cap).
 	MaxSessions int
-	// WriteTimeout drops a stream whose client has not taken a write for
-	// this long (default 30 s).
-	WriteTimeout time.Duration
 	// PreferStreams answers with an event stream whenever the client
 	// accepts one, rather than JSON unless the handler sends something
 	// before its result. JSON is cheaper; streams let clients see every
@@ -63,8 +57,7 @@ type Options struct {
 	PreferStreams bool
 	// Retry is the reconnection delay resumable streams announce in their
 	// SSE retry field (default 1 s).
-	Retry  time.Duration
-	Logger *slog.Logger
+	Retry time.Duration
 }
 
 const (
@@ -108,7 +101,7 @@ type Handler struct {
 
 // New returns the Streamable HTTP handler feeding e.
 func New(e *mcp.Engine, opts Options) *Handler {
-	httpx.FillDefaults(e, &opts.KeepAlive, &opts.MaxBodyBytes, &opts.WriteTimeout, &opts.Logger)
+	opts.Fill(e)
 	if opts.Retry <= 0 {
 		opts.Retry = DefaultRetry
 	}
@@ -136,7 +129,9 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// session is one /mcp session; it is the engine session's mcp.Sink.
+// session is one /mcp session; it is the engine session's mcp.Sink,
+// which carries what belongs to no POST: broadcasts, and the notifications
+// of POSTs answered with JSON, for the GET stream.
 type session struct {
 	s  *mcp.Session
 	id string
@@ -159,15 +154,19 @@ type session struct {
 	closed  bool  // the session ended: streams are let go as their connections are
 }
 
-// Send routes each message: to the POST that asked, or to the GET stream.
-// It never blocks, so one slow POST cannot hold up the session's others.
+var (
+	_ mcp.Sink  = (*session)(nil)
+	_ mcp.Route = (*route)(nil)
+)
+
+// Send queues each message for the GET stream. It never blocks: the
+// stream's own goroutine writes them.
 func (ss *session) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
-		if rt, ok := m.Route.(*route); ok && rt.push(m) {
+		// Every request on /mcp has a route, so a response here has no
+		// POST waiting for it: nobody to give it to.
+		if m.Kind != mcp.KindMessage {
 			continue
-		}
-		if m.Response || m.Data == nil {
-			continue // its POST is gone: nobody is waiting for it
 		}
 		if err := ss.unsolicited(m.Data); err != nil {
 			return err
@@ -178,23 +177,6 @@ func (ss *session) Send(msgs []mcp.Outgoing) error {
 
 // Close needs nothing: streams watch the session's Done.
 func (ss *session) Close() {}
-
-// NonBlocking tells the engine that Send only routes messages to waiting
-// requests and streams, so it needs no writer goroutine per session.
-func (ss *session) NonBlocking() {}
-
-// RunsInline tells the engine that each request arrives on its own POST's
-// goroutine, which waits for the answer: quick requests run right there.
-func (ss *session) RunsInline() {}
-
-// ReleasesResponses tells the engine that responses are handed back
-// (Outgoing.Release) once the transport is done with them, so they are
-// encoded into recycled buffers rather than copied out of one. A response
-// written as JSON or on a stream that cannot be resumed is handed back
-// once written; one on a resumable stream when the stream is let go
-// (evicted by sweep, or at the session's end), since until then its
-// client may ask for it again.
-func (ss *session) ReleasesResponses() {}
 
 func (ss *session) unsolicited(data []byte) error {
 	ss.mu.Lock()
@@ -236,7 +218,7 @@ type route struct {
 
 	mu   sync.Mutex
 	msgs []mcp.Outgoing // not yet written
-	gone bool
+	gone bool           // nobody will write what is pushed any more
 	wake chan struct{}
 	// st is set once the answer is a resumable stream (see
 	// session.register), by the connection that carries the route then;
@@ -263,7 +245,7 @@ type sentEvent struct {
 	m   mcp.Outgoing
 }
 
-// Resumable implements mcp.Resumable: EndStream is honoured.
+// Resumable reports whether EndStream is honoured (see mcp.Route).
 func (rt *route) Resumable() bool { return rt.resumable }
 
 // maxRouteBacklog bounds the notifications kept for one POST whose client
@@ -271,16 +253,16 @@ func (rt *route) Resumable() bool { return rt.resumable }
 // dropped.
 const maxRouteBacklog = 1024
 
-// push hands m to the POST; false means it should go to the GET stream
-// instead (a notification for a client that takes JSON only).
-func (rt *route) push(m mcp.Outgoing) bool {
+// Push hands m to the POST (see mcp.Route); false means it should go to
+// the GET stream instead (a notification for a client that takes JSON
+// only).
+func (rt *route) Push(m mcp.Outgoing) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.gone {
-		m.Release() // nobody will write it
-		return true
+		return true // nobody will write it
 	}
-	if !m.Response {
+	if m.Kind == mcp.KindMessage {
 		if !rt.events {
 			return false
 		}
@@ -338,7 +320,7 @@ func (rt *route) record(m mcp.Outgoing) string {
 	}
 	st.seq++
 	st.sent = append(st.sent, sentEvent{seq: st.seq, m: m})
-	st.finished = st.finished || m.Response
+	st.finished = st.finished || m.Kind == mcp.KindResponse
 	return eventID(st.n, st.seq)
 }
 
@@ -360,18 +342,11 @@ func (rt *route) abandon() {
 	rt.msgs = nil
 }
 
-// dropLocked lets go of a resumable stream for good, giving back the
-// buffers of the responses it held; rt.mu is held, and no connection
-// carries the stream.
+// dropLocked lets go of a resumable stream for good, with what it kept
+// for replay; rt.mu is held, and no connection carries the stream.
 func (rt *route) dropLocked() {
 	rt.gone = true
-	for _, m := range rt.msgs {
-		m.Release()
-	}
 	rt.msgs = nil
-	for _, e := range rt.st.sent {
-		e.m.Release()
-	}
 	rt.st.sent = nil
 }
 
@@ -473,8 +448,8 @@ func (ss *session) evict(rt *route, seen time.Time) {
 
 // end lets go of the streams of a session that is over: at once those no
 // connection carries, the others as their connections stop (release).
-// Nothing else would give their responses' buffers back: sweep runs only
-// when the session's streams are used.
+// Nothing else would free what they keep: sweep runs only when the
+// session's streams are used.
 func (ss *session) end() {
 	ss.mu.Lock()
 	defer ss.mu.Unlock()
@@ -496,7 +471,7 @@ func (ss *session) resume(lastID string) (*route, []sentEvent, int, *fault.Error
 	ss.sweep()
 	n, seq, ok := parseEventID(lastID)
 	if !ok {
-		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
+		return nil, nil, http.StatusBadRequest, &fault.Error{Code: mcp.CodeStreamNotResumable,
 			What: fmt.Sprintf("%s %q is not an event id this server gives out", HeaderLastEventID, lastID),
 			Why:  "ids of resumable streams have the form STREAM-EVENT, two decimal numbers",
 			How:  "send back the id of the last event received, or open the session's stream without " + HeaderLastEventID}
@@ -504,7 +479,7 @@ func (ss *session) resume(lastID string) (*route, []sentEvent, int, *fault.Error
 	ss.mu.Lock()
 	rt := ss.streams[n]
 	ss.mu.Unlock()
-	notFound := &fault.Error{Code: httpx.CodeStreamNotResumable,
+	notFound := &fault.Error{Code: mcp.CodeStreamNotResumable,
 		What: fmt.Sprintf("no stream of this session to resume at %s %q", HeaderLastEventID, lastID),
 		Why: fmt.Sprintf("a stream can be resumed for %s after its connection closed, and a session keeps at most %d, "+
 			"letting go of those already answered first, then the oldest", resumeWindow, maxKeptStreams),
@@ -523,17 +498,17 @@ func (ss *session) resume(lastID string) (*route, []sentEvent, int, *fault.Error
 	case rt.gone:
 		return nil, nil, http.StatusBadRequest, notFound
 	case seq > st.seq:
-		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
+		return nil, nil, http.StatusBadRequest, &fault.Error{Code: mcp.CodeStreamNotResumable,
 			What: fmt.Sprintf("%s %q is past the last event of its stream (%s)", HeaderLastEventID, lastID, eventID(n, st.seq)),
 			Why:  "the server has not sent that event",
 			How:  "send back the id of the last event received"}
 	case st.attached:
-		return nil, nil, http.StatusConflict, &fault.Error{Code: httpx.CodeConflict,
+		return nil, nil, http.StatusConflict, &fault.Error{Code: mcp.CodeStreamConflict,
 			What: fmt.Sprintf("stream %d is still being written on another connection", n),
 			Why:  "a stream is carried by one connection at a time",
 			How:  "close the other connection first, then resume"}
 	case seq+1 < first:
-		return nil, nil, http.StatusBadRequest, &fault.Error{Code: httpx.CodeStreamNotResumable,
+		return nil, nil, http.StatusBadRequest, &fault.Error{Code: mcp.CodeStreamNotResumable,
 			What: fmt.Sprintf("the events after %s %q are no longer kept: the oldest of its stream still kept is %s",
 				HeaderLastEventID, lastID, eventID(n, first)),
 			Why: fmt.Sprintf("a stream keeps its last %d to %d events for replay, and %d were written since that one",
@@ -545,7 +520,7 @@ func (ss *session) resume(lastID string) (*route, []sentEvent, int, *fault.Error
 	replay := slices.Clone(st.sent[seq+1-first:])
 	// A request to end the stream was meant for the connection that is
 	// gone; this one carries the rest.
-	rt.msgs = slices.DeleteFunc(rt.msgs, func(m mcp.Outgoing) bool { return m.EndStream })
+	rt.msgs = slices.DeleteFunc(rt.msgs, func(m mcp.Outgoing) bool { return m.Kind == mcp.KindEndStream })
 	return rt, replay, 0, nil
 }
 
@@ -572,9 +547,9 @@ func parseEventID(id string) (n, seq int64, ok bool) {
 }
 
 // newSession opens a session, or answers 503 and returns nil at the cap.
-func (h *Handler) newSession(w http.ResponseWriter) *session {
+func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
 	ss := &session{wake: make(chan struct{}, 1)}
-	if ss.s = httpx.OpenSession(w, h.e, ss, h.opts.MaxSessions); ss.s == nil {
+	if ss.s = httpx.OpenSession(w, r, h.e, ss, h.opts.MaxSessions); ss.s == nil {
 		return nil
 	}
 	ss.id = ss.s.ID()
@@ -608,7 +583,7 @@ func ended(s *mcp.Session) bool {
 func (h *Handler) session(w http.ResponseWriter, r *http.Request) *session {
 	id := r.Header.Get(HeaderSession)
 	if id == "" {
-		httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeSessionRequired,
+		httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeSessionRequired,
 			What: "missing " + HeaderSession + " header",
 			Why:  "every request after initialize names its session",
 			How:  "send initialize first and echo the " + HeaderSession + " header of its response"})
@@ -618,7 +593,7 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) *session {
 	ss := h.sessions[id]
 	h.mu.Unlock()
 	if ss == nil || ended(ss.s) {
-		httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
+		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
 		return nil
 	}
 	if !versionOK(w, r) {
@@ -635,7 +610,7 @@ func versionOK(w http.ResponseWriter, r *http.Request) bool {
 	if v == "" || mcp.IsSupportedVersion(v) {
 		return true
 	}
-	httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeUnsupportedVersion,
+	httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeUnsupportedVersion,
 		What:    fmt.Sprintf("unsupported %s %q", HeaderProtocolVersion, v),
 		Why:     "the server speaks only the revisions it lists",
 		How:     "send the protocolVersion that initialize returned",
@@ -650,7 +625,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	acceptJSON, acceptEvents := httpx.Accepts(r)
 	if !acceptJSON && !acceptEvents {
-		httpx.WriteError(w, http.StatusNotAcceptable, &fault.Error{Code: httpx.CodeNotAcceptable,
+		httpx.WriteError(w, r, http.StatusNotAcceptable, &fault.Error{Code: mcp.CodeNotAcceptable,
 			What: "the Accept header allows neither JSON nor an event stream",
 			Why:  "answers are application/json or text/event-stream",
 			How:  "send Accept: application/json, text/event-stream"})
@@ -663,26 +638,26 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes)
+	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
 	if !ok {
 		return
 	}
 	if fresh {
 		if !json.Valid(body) {
-			httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
+			httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 			return
 		}
 		var peek struct {
 			Method string `json:"method"`
 		}
 		if json.Unmarshal(body, &peek) != nil || peek.Method != mcp.MethodInitialize {
-			httpx.WriteError(w, http.StatusBadRequest, &fault.Error{Code: httpx.CodeSessionRequired,
+			httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeSessionRequired,
 				What: "missing " + HeaderSession + " header",
 				Why:  "only initialize may be sent without a session",
 				How:  "send initialize first and echo the " + HeaderSession + " header of its response"})
 			return
 		}
-		if ss = h.newSession(w); ss == nil {
+		if ss = h.newSession(w, r); ss == nil {
 			return
 		}
 		h.log.Debug("mcp session opened", "session", ss.id)
@@ -690,14 +665,14 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// A session is not resumable until its initialize is answered, so
 	// neither is the initialize's own stream.
 	rt := &route{events: acceptEvents, resumable: acceptEvents && ss.resumable.Load(), wake: make(chan struct{}, 1)}
-	n, err := ss.s.DeliverJSON(body, rt)
+	n, err := ss.s.Deliver(body, mcp.Delivery{Route: rt, Inline: true, ReturnParseErrors: true})
 	if err != nil {
-		httpx.WriteError(w, http.StatusBadRequest, httpx.ParseError())
+		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
 	}
 	if n == 0 {
 		if ended(ss.s) {
-			httpx.WriteError(w, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
+			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
 			return
 		}
 		w.WriteHeader(http.StatusAccepted)
@@ -731,7 +706,7 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 		msgs := rt.take()
 		if len(msgs) == 0 {
 			if sessionDone {
-				httpx.WriteError(w, http.StatusNotFound, &fault.Error{Code: httpx.CodeSessionNotFound,
+				httpx.WriteError(w, r, http.StatusNotFound, &fault.Error{Code: mcp.CodeSessionNotFound,
 					What: "the session ended before the request was answered",
 					Why:  "it was deleted, expired, or the server is shutting down",
 					How:  "start a new session with initialize and retry"})
@@ -739,13 +714,12 @@ func (h *Handler) respond(w http.ResponseWriter, r *http.Request, ss *session, r
 			}
 			continue
 		}
-		if m := msgs[0]; m.Response && m.Data == nil {
+		if msgs[0].Kind == mcp.KindUnanswered {
 			// Cancelled by the client: over, with nothing to say.
 			w.WriteHeader(http.StatusAccepted)
-			m.Release()
 			return
 		}
-		if msgs[0].Response && acceptJSON {
+		if msgs[0].Kind == mcp.KindResponse && acceptJSON {
 			h.writeJSON(w, ss, msgs[0], fresh)
 			return
 		}
@@ -781,9 +755,8 @@ func (ss *session) handOut(hdr http.Header) {
 	hdr.Set(HeaderSession, ss.id)
 }
 
-// writeJSON writes the response m as the POST's JSON body and releases it.
+// writeJSON writes the response m as the POST's JSON body.
 func (h *Handler) writeJSON(w http.ResponseWriter, ss *session, m mcp.Outgoing, fresh bool) {
-	defer m.Release()
 	hdr := w.Header()
 	if fresh {
 		ss.handOut(hdr)
@@ -858,23 +831,19 @@ func (rt *route) finished() bool {
 func (h *Handler) writeBatch(rt *route, ew *httpx.EventWriter) (done bool) {
 	msgs := rt.take()
 	for i, m := range msgs {
-		if m.EndStream {
+		switch m.Kind {
+		case mcp.KindEndStream:
 			rt.putBack(msgs[i+1:])
 			ew.Flush()
 			return true
-		}
-		if m.Response && m.Data == nil {
+		case mcp.KindUnanswered:
 			rt.cancelled()
-			m.Release()
 			return true // cancelled: nothing more to say
 		}
 		id := rt.record(m)
 		err := ew.Event(id, m.Data)
-		if m.Response {
+		if m.Kind == mcp.KindResponse {
 			ew.Flush()
-			if id == "" {
-				m.Release() // a resumable stream keeps it for replay
-			}
 			return true
 		}
 		if err != nil {
@@ -890,7 +859,7 @@ func (h *Handler) writeBatch(rt *route, ew *httpx.EventWriter) (done bool) {
 // get serves the session's server→client stream.
 func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	if _, events := httpx.Accepts(r); !events {
-		httpx.WriteError(w, http.StatusNotAcceptable, &fault.Error{Code: httpx.CodeNotAcceptable,
+		httpx.WriteError(w, r, http.StatusNotAcceptable, &fault.Error{Code: mcp.CodeNotAcceptable,
 			What: "GET /mcp answers only text/event-stream", Why: "it opens the server→client event stream",
 			How: "send Accept: text/event-stream"})
 		return
@@ -906,7 +875,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 	ss.mu.Lock()
 	if ss.getOpen {
 		ss.mu.Unlock()
-		httpx.WriteError(w, http.StatusConflict, &fault.Error{Code: httpx.CodeConflict,
+		httpx.WriteError(w, r, http.StatusConflict, &fault.Error{Code: mcp.CodeStreamConflict,
 			What: "this session already has a GET stream open", Why: "a session has one server→client stream",
 			How: "close the other stream first, or keep using it"})
 		return
@@ -967,7 +936,7 @@ func (h *Handler) get(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ss *session, lastID string) {
 	rt, replay, status, f := ss.resume(lastID)
 	if rt == nil {
-		httpx.WriteError(w, status, f)
+		httpx.WriteError(w, r, status, f)
 		return
 	}
 	defer ss.release(rt)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
 	"github.com/google/go-cmp/cmp"
@@ -123,7 +124,7 @@ func TestChecklist(t *testing.T) {
 		{name: "batch", method: "POST", session: live, accept: acceptBoth, body: "[" + ping + "]", wantStatus: 200},
 		{name: "too large", method: "POST", session: live, accept: acceptBoth, body: `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"pad":"` + strings.Repeat("x", 5000) + `"}}`, wantStatus: 413, wantCode: "BODY_TOO_LARGE"},
 	}
-	f2 := newFixture(t, mcp.EngineOptions{}, streamable.Options{MaxBodyBytes: 4096})
+	f2 := newFixture(t, mcp.EngineOptions{}, streamable.Options{Settings: httpx.Settings{MaxBodyBytes: 4096}})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			fx := f
@@ -199,7 +200,7 @@ func TestProgressUpgradesToStream(t *testing.T) {
 // TestGetStream: GET receives broadcasts; one per session; a session's end
 // ends it; a broadcast sent while no stream was open waits for the next.
 func TestGetStream(t *testing.T) {
-	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{KeepAlive: 10 * time.Millisecond})
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{Settings: httpx.Settings{KeepAlive: 10 * time.Millisecond}})
 	id := f.open(t)
 	f.e.Notify(mcp.NotificationToolsListChanged, nil)
 	g := f.openGet(t, id)
@@ -227,9 +228,7 @@ func TestGetStream(t *testing.T) {
 // answered, each on its own response. The handlers only return once all
 // ten are running at once.
 func TestConcurrentPosts(t *testing.T) {
-	// Enough workers up front: the barrier holds every worker it gets, and
-	// this tests the transport, not the engine's pool growth.
-	f := newFixture(t, mcp.EngineOptions{MinWorkers: 16}, streamable.Options{})
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{})
 	id := f.open(t)
 	var wg sync.WaitGroup
 	got := make([]reply, 10)
@@ -339,7 +338,7 @@ func TestGetStreamKeepsSessionAlive(t *testing.T) {
 		keepAlive time.Duration
 	}{{"keep-alives on", 10 * time.Millisecond}, {"keep-alives off", -1}} {
 		t.Run(tt.name, func(t *testing.T) {
-			f := newFixture(t, mcp.EngineOptions{IdleTimeout: 100 * time.Millisecond}, streamable.Options{KeepAlive: tt.keepAlive})
+			f := newFixture(t, mcp.EngineOptions{IdleTimeout: 100 * time.Millisecond}, streamable.Options{Settings: httpx.Settings{KeepAlive: tt.keepAlive}})
 			id := f.open(t)
 			req, _ := http.NewRequest(http.MethodGet, f.ts.URL+"/mcp", nil)
 			req.Header.Set("Accept", "text/event-stream")

@@ -13,7 +13,6 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 )
 
@@ -59,7 +58,7 @@ func TestReplayAfterTrim(t *testing.T) {
 			}
 			got, replay, status, f := ss.resume(eventID(rt.st.n, tt.resumeAt))
 			if tt.wantLost {
-				if got != nil || status != http.StatusBadRequest || f.Code != httpx.CodeStreamNotResumable ||
+				if got != nil || status != http.StatusBadRequest || f.Code != mcp.CodeStreamNotResumable ||
 					!strings.Contains(f.What, "no longer kept") || f.Why == "" || f.How == "" {
 					t.Fatalf("resume: %v %d %+v, want 400 STREAM_NOT_RESUMABLE saying events are no longer kept", got != nil, status, f)
 				}

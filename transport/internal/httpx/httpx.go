@@ -9,86 +9,42 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math"
 	"mime"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/sourcegraph/jsonrpc2"
 )
 
-// Symbolic codes of HTTP-level failures, carried in error.data.code like
-// the protocol's own codes so clients match on one field.
-const (
-	CodeSessionRequired    = "SESSION_REQUIRED"
-	CodeSessionNotFound    = "SESSION_NOT_FOUND"
-	CodeTooManySessions    = "TOO_MANY_SESSIONS"
-	CodeBodyTooLarge       = "BODY_TOO_LARGE"
-	CodeBadRequest         = "BAD_REQUEST"
-	CodeNotAcceptable      = "NOT_ACCEPTABLE"
-	CodeUnsupportedMedia   = "UNSUPPORTED_MEDIA_TYPE"
-	CodeUnsupportedVersion = "UNSUPPORTED_PROTOCOL_VERSION"
-	CodeMethodNotAllowed   = "METHOD_NOT_ALLOWED"
-	CodeConflict           = "STREAM_ALREADY_OPEN"
-	CodeStreamNotResumable = "STREAM_NOT_RESUMABLE"
-	CodeForbiddenHost      = "FORBIDDEN_HOST"
-	CodeForbiddenOrigin    = "FORBIDDEN_ORIGIN"
-	CodeUnauthorized       = "UNAUTHORIZED"
-	CodeNotFound           = "NOT_FOUND"
-	CodeShuttingDown       = "SHUTTING_DOWN"
-)
-
-// JSON-RPC codes for errors that are not answers to a request. -32001 for
-// an unknown session is what the TypeScript SDK's server sends, so SDK
-// clients recognise it.
-const (
-	rpcServerError     = -32000
-	rpcSessionNotFound = -32001
-	rpcParseError      = -32700
-	rpcInvalidRequest  = -32600
-)
-
-type errorBody struct {
-	JSONRPC string    `json:"jsonrpc"`
-	ID      *struct{} `json:"id"` // always null: no request is being answered
-	Error   errorObj  `json:"error"`
-}
-
-type errorObj struct {
-	Code    int64         `json:"code"`
-	Message string        `json:"message"`
-	Data    mcp.ErrorData `json:"data"`
-}
-
-// WriteError answers with status and a JSON-RPC error body whose data
-// carries f's code and what / why / how. RetryAfter also becomes the
+// WriteError answers r with status and a JSON-RPC error body (id null:
+// no request is being answered) whose error object is mcp.ErrorObject's,
+// the one mapping from errors to JSON-RPC codes; its data carries the
+// symbolic code and what / why / how. A RetryAfter also becomes the
 // Retry-After header.
-func WriteError(w http.ResponseWriter, status int, f *fault.Error) {
-	code := int64(rpcServerError)
-	switch {
-	case f.Code == CodeSessionNotFound:
-		code = rpcSessionNotFound
-	case f.Code == mcp.CodeParseError:
-		code = rpcParseError
-	case f.Code == mcp.CodeInvalidRequest:
-		code = rpcInvalidRequest
+//
+// A request with a body is answered on a connection that closes after
+// the answer: most errors refuse a request before its body is read, and
+// net/http would otherwise read the rest of the body first, to keep the
+// connection for another request, so a body that never finishes would
+// hold the refusal back.
+func WriteError(w http.ResponseWriter, r *http.Request, status int, err error) {
+	if r.ContentLength != 0 {
+		w.Header().Set("Connection", "close")
 	}
-	data := mcp.ErrorData{Code: f.Code, What: f.What, Why: f.Why, How: f.How, Suggestions: f.Suggestions, Details: f.Details}
-	if f.RetryAfter > 0 {
-		secs := int64(math.Ceil(f.RetryAfter.Seconds()))
-		data.RetryAfter = secs
-		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+	if f := fault.As(err); f != nil && f.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(f.RetryAfter.Seconds())), 10))
 	}
-	body, err := json.Marshal(errorBody{JSONRPC: "2.0", Error: errorObj{Code: code, Message: f.Error(), Data: data}})
-	if err != nil {
-		// Details held something JSON cannot carry; the explanation matters more.
-		data.Details = nil
-		body, _ = json.Marshal(errorBody{JSONRPC: "2.0", Error: errorObj{Code: code, Message: f.Error(), Data: data}})
+	body, merr := json.Marshal(errorBody{JSONRPC: "2.0", Error: mcp.ErrorObject(err)})
+	if merr != nil {
+		// ErrorObject's data is JSON it marshalled itself; this cannot fail.
+		body = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"internal error"}}`)
 	}
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
@@ -99,9 +55,15 @@ func WriteError(w http.ResponseWriter, status int, f *fault.Error) {
 	w.Write([]byte{'\n'})
 }
 
+type errorBody struct {
+	JSONRPC string          `json:"jsonrpc"`
+	ID      *struct{}       `json:"id"` // always null
+	Error   *jsonrpc2.Error `json:"error"`
+}
+
 // SessionNotFound is the 404 for a session id that names no live session.
 func SessionNotFound(how string) *fault.Error {
-	return &fault.Error{Code: CodeSessionNotFound, What: "unknown session",
+	return &fault.Error{Code: mcp.CodeSessionNotFound, What: "unknown session",
 		Why: "the session id names no live session: it never existed, was closed, or expired after being idle",
 		How: how}
 }
@@ -109,23 +71,26 @@ func SessionNotFound(how string) *fault.Error {
 // MethodNotAllowed answers 405 with the Allow header.
 func MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow ...string) {
 	w.Header().Set("Allow", strings.Join(allow, ", "))
-	WriteError(w, http.StatusMethodNotAllowed, &fault.Error{Code: CodeMethodNotAllowed,
+	WriteError(w, r, http.StatusMethodNotAllowed, &fault.Error{Code: mcp.CodeMethodNotAllowed,
 		What: fmt.Sprintf("%s is not allowed on %s", r.Method, r.URL.Path),
 		Why:  "this endpoint answers only " + strings.Join(allow, ", "),
 		How:  "use one of the allowed methods"})
 }
 
-// ReadBody reads a request body of at most max bytes. On failure it has
-// already answered (413 for an over-size body, 400 when the read failed)
-// and returns false. The bytes are the handler's until it returns: a body
-// that is already in memory (the light HTTP path's) is returned in place.
-func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) {
+// ReadBody reads a request body of at most max bytes, allowing the client
+// timeout to send it whole (0: no limit of its own). Call it only once the
+// request has passed every check that needs no body (Host, Origin, token,
+// session), so that nothing unchecked is read. On failure it has already
+// answered (413 for an over-size body, 400 when the read failed or timed
+// out) and returns false. Memory grows with what actually arrives, not
+// with what Content-Length claims.
+func ReadBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, bool) {
 	tooLarge := func(size int64) {
 		d := map[string]any{"max": max}
 		if size > 0 {
 			d["size"] = size
 		}
-		WriteError(w, http.StatusRequestEntityTooLarge, &fault.Error{Code: CodeBodyTooLarge,
+		WriteError(w, r, http.StatusRequestEntityTooLarge, &fault.Error{Code: mcp.CodeBodyTooLarge,
 			What: "request body too large", Why: fmt.Sprintf("the server accepts at most %d bytes per message", max),
 			How: "send smaller arguments, or raise --max-message-size", Details: d})
 	}
@@ -133,37 +98,35 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64) ([]byte, bool) 
 		tooLarge(r.ContentLength)
 		return nil, false
 	}
-	if b, ok := r.Body.(interface{ InPlace() []byte }); ok && int64(len(b.InPlace())) == r.ContentLength {
-		return b.InPlace(), true
+	rc := http.NewResponseController(w)
+	if timeout > 0 {
+		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	}
-	failed := func(err error) ([]byte, bool) {
-		WriteError(w, http.StatusBadRequest, &fault.Error{Code: CodeBadRequest, What: "could not read the request body",
-			Why: err.Error(), How: "send the whole JSON-RPC message as the body", Err: err})
-		return nil, false
+	hint := int64(512)
+	if r.ContentLength > 0 {
+		hint = min(r.ContentLength, 64<<10)
 	}
-	if r.ContentLength >= 0 {
-		// The length is known and within the cap: one exact allocation
-		// (bytes.Buffer would grow by 512-byte steps past it).
-		buf := make([]byte, r.ContentLength)
-		if _, err := io.ReadFull(r.Body, buf); err != nil {
-			return failed(err)
-		}
-		// Closed at EOF, the body needs no discarding by net/http after the
-		// handler (which otherwise copies the rest of it to io.Discard).
-		r.Body.Close()
-		return buf, true
-	}
-	buf := bytes.NewBuffer(make([]byte, 0, 512))
-	_, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
-	if err != nil {
+	buf := bytes.NewBuffer(make([]byte, 0, hint))
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max)); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			tooLarge(0)
 			return nil, false
 		}
-		return failed(err)
+		what := "could not read the request body"
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			what = fmt.Sprintf("the request body did not arrive within %s", timeout)
+		}
+		WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeBadRequest, What: what,
+			Why: err.Error(), How: "send the whole JSON-RPC message as the body, promptly", Err: err})
+		return nil, false
 	}
-	r.Body.Close()
+	if timeout > 0 {
+		// The deadline is for the body: left in place, it would end the
+		// connection's wait for the client to hang up while a streamed
+		// answer is written, which cancels the request.
+		_ = rc.SetReadDeadline(time.Time{})
+	}
 	return buf.Bytes(), true
 }
 
@@ -176,11 +139,11 @@ func ParseError() *fault.Error {
 // OpenSession starts a session on e for sink under the cap on live
 // sessions (0: no cap). At the cap it answers 503 with Retry-After and
 // returns nil.
-func OpenSession(w http.ResponseWriter, e *mcp.Engine, sink mcp.Sink, max int) *mcp.Session {
-	if s := e.TryNewSession(sink, max); s != nil {
+func OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine, sink mcp.Sink, max int) *mcp.Session {
+	if s, err := e.NewSession(sink, max); err == nil {
 		return s
 	}
-	WriteError(w, http.StatusServiceUnavailable, &fault.Error{Code: CodeTooManySessions,
+	WriteError(w, r, http.StatusServiceUnavailable, &fault.Error{Code: mcp.CodeTooManySessions,
 		What: "too many sessions", Why: fmt.Sprintf("the server already holds its maximum of %d live sessions", max),
 		How: "retry later, close sessions you no longer use, or raise --max-sessions", RetryAfter: 10 * time.Second,
 		Details: map[string]any{"max_sessions": max}})
@@ -243,7 +206,7 @@ func JSONContentType(r *http.Request) bool {
 
 // UnsupportedMediaType answers 415 for a body that is not declared JSON.
 func UnsupportedMediaType(w http.ResponseWriter, r *http.Request) {
-	WriteError(w, http.StatusUnsupportedMediaType, &fault.Error{Code: CodeUnsupportedMedia,
+	WriteError(w, r, http.StatusUnsupportedMediaType, &fault.Error{Code: mcp.CodeUnsupportedMedia,
 		What: fmt.Sprintf("Content-Type %q is not JSON", r.Header.Get("Content-Type")),
 		Why:  "messages are JSON-RPC objects", How: "send Content-Type: application/json"})
 }
@@ -383,22 +346,40 @@ func OneLine(data []byte) []byte {
 const (
 	DefaultKeepAlive    = 15 * time.Second // interval of keep-alive comments
 	DefaultWriteTimeout = 30 * time.Second // bound on one write to a client
+	DefaultBodyTimeout  = 30 * time.Second // bound on receiving one posted message
 )
 
-// FillDefaults sets the unset stream settings both transports share: the
-// keep-alive interval (0 → default; negative means none), the body cap
-// (the engine's message cap), the write timeout and a silent logger.
-func FillDefaults(e *mcp.Engine, keepAlive *time.Duration, maxBody *int64, writeTimeout *time.Duration, logger **slog.Logger) {
-	if *keepAlive == 0 {
-		*keepAlive = DefaultKeepAlive
+// Settings are what both HTTP transports share about streams and bodies.
+type Settings struct {
+	// KeepAlive is the interval of keep-alive comments on streams
+	// (0: DefaultKeepAlive; negative: none).
+	KeepAlive time.Duration
+	// MaxBodyBytes caps a posted message (0: the engine's MaxMessageSize).
+	MaxBodyBytes int64
+	// WriteTimeout drops a client that has not taken a write for this long
+	// (0: DefaultWriteTimeout).
+	WriteTimeout time.Duration
+	// BodyTimeout bounds how long a client may take to send a posted
+	// message once its request head has been checked (0: DefaultBodyTimeout).
+	BodyTimeout time.Duration
+	Logger      *slog.Logger
+}
+
+// Fill sets what is unset to the defaults, the body cap to e's message cap.
+func (st *Settings) Fill(e *mcp.Engine) {
+	if st.KeepAlive == 0 {
+		st.KeepAlive = DefaultKeepAlive
 	}
-	if *maxBody <= 0 {
-		*maxBody = int64(e.Options().MaxMessageSize)
+	if st.MaxBodyBytes <= 0 {
+		st.MaxBodyBytes = int64(e.Options().MaxMessageSize)
 	}
-	if *writeTimeout <= 0 {
-		*writeTimeout = DefaultWriteTimeout
+	if st.WriteTimeout <= 0 {
+		st.WriteTimeout = DefaultWriteTimeout
 	}
-	if *logger == nil {
-		*logger = slog.New(slog.DiscardHandler)
+	if st.BodyTimeout <= 0 {
+		st.BodyTimeout = DefaultBodyTimeout
+	}
+	if st.Logger == nil {
+		st.Logger = slog.New(slog.DiscardHandler)
 	}
 }

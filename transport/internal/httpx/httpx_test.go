@@ -1,8 +1,12 @@
 package httpx
 
 import (
+	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -142,13 +146,13 @@ func TestWriteError(t *testing.T) {
 	}{
 		{"session not found", 404, SessionNotFound("open a new one"), -32001, nil},
 		{"parse error", 400, ParseError(), -32700, nil},
-		{"retry after", 503, &fault.Error{Code: CodeTooManySessions, What: "full", Why: "cap", How: "wait", RetryAfter: 1500 * time.Millisecond},
+		{"retry after", 503, &fault.Error{Code: mcp.CodeTooManySessions, What: "full", Why: "cap", How: "wait", RetryAfter: 1500 * time.Millisecond},
 			-32000, map[string]string{"Retry-After": "2"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			w := httptest.NewRecorder()
-			WriteError(w, tc.status, tc.f)
+			WriteError(w, httptest.NewRequest(http.MethodGet, "/", nil), tc.status, tc.f)
 			if w.Code != tc.status || w.Header().Get("Content-Type") != "application/json" {
 				t.Fatalf("status %d, Content-Type %q", w.Code, w.Header().Get("Content-Type"))
 			}
@@ -202,7 +206,7 @@ func TestReadBody(t *testing.T) {
 			r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader(tc.body))
 			r.ContentLength = tc.length
 			w := httptest.NewRecorder()
-			got, ok := ReadBody(w, r, 16)
+			got, ok := ReadBody(w, r, 16, 0)
 			if ok != tc.wantOK {
 				t.Fatalf("ok = %v, want %v (status %d %s)", ok, tc.wantOK, w.Code, w.Body)
 			}
@@ -213,5 +217,35 @@ func TestReadBody(t *testing.T) {
 				t.Errorf("status %d, want %d", w.Code, tc.wantStatus)
 			}
 		})
+	}
+}
+
+// TestReadBodyDeadline: a body that stops arriving is answered 400 once
+// the body timeout passes, instead of holding its connection for as long
+// as the client likes; the connection's wait for the client to hang up is
+// not left with the deadline.
+func TestReadBodyDeadline(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, ok := ReadBody(w, r, 1<<20, 200*time.Millisecond); ok {
+			w.WriteHeader(http.StatusOK)
+		}
+	}))
+	defer srv.Close()
+	conn, err := net.Dial("tcp", srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Ten bytes of a hundred, then nothing.
+	fmt.Fprintf(conn, "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789")
+	_ = conn.SetReadDeadline(time.Now().Add(10 * time.Second)) // a guard against hanging, far above the timeout
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer to a stalled body: %v", err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(body), "did not arrive within 200ms") {
+		t.Fatalf("status %d, body %s; want 400 saying the body did not arrive in time", res.StatusCode, body)
 	}
 }
