@@ -21,28 +21,10 @@ type TemplateWriter interface {
 
 const saveToolName = "flowyprompt_save_template"
 
+// saveTool is the opt-in save tool; its description and schemas are in
+// the tools folder (see toolFS).
 func (a *App) saveTool() *tool {
-	return newTool(saveToolName, "Save a template", `
-Save a template to the library: commit it to the configured GitHub branch, or write it to the template folder.
-
-USE WHEN:
-- The user asked to create or update a template, and flowyprompt_validate_template says it is valid
-
-RETURNS:
-- Where it was saved (commit URL or file path) and whether it created or updated a template
-
-RELATED TOOLS:
-- flowyprompt_validate_template first, to check it
-- flowyprompt_get_template afterwards, to see the saved version
-
-LIMITS:
-- Enabled only by the server's operator (--allow-write); names must match the allowed patterns; the file size limit applies
-- Against GitHub, a concurrent change to the same file is refused (WRITE_CONFLICT): refresh, merge and save again`,
-		`{"type": "object", "additionalProperties": false, "required": ["template", "message"], "properties": {
-  "template": {"type": "string", "minLength": 1, "maxLength": 1048576, "description": "The whole template file as JSON text; metadata.name becomes the file name NAME.json.\nFORMAT: a template JSON object (see docs/templates.md)\nHOW TO GET: write it, and check it with flowyprompt_validate_template"},
-  "message": {"type": "string", "minLength": 1, "maxLength": 500, "description": "Commit message saying what changed and why.\nFORMAT: one line\nEXAMPLE: \"Add SQL review template\""}}}`,
-		`{"type": "object", "properties": {"name": {"type": "string"}, "location": {"type": "string"},
-  "created": {"type": "boolean"}}, "required": ["name", "location", "created"]}`,
+	return toolFromFiles(saveToolName, "Save a template",
 		&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
 		a.saveTemplate)
 }
