@@ -24,6 +24,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 	"github.com/flowyprompt/flowyprompt/transport/stdio"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -93,7 +94,7 @@ func openSource(cfg *config.Config, log *slog.Logger) (templates.Source, error) 
 		if err != nil {
 			return nil, fmt.Errorf("template folder %q: %w", cfg.TemplatesDir, err)
 		}
-		return templates.Directory(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: log,
+		return folder.New(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: log,
 			Info: templates.SourceInfo{Kind: "directory", Location: abs}}), nil
 	}
 	return templates.Embedded(), nil

@@ -1,4 +1,4 @@
-package templates
+package folder
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
 )
 
 // SaveTemplate writes data atomically (a temporary file renamed into place),
@@ -24,8 +25,8 @@ import (
 // would silently delete that template, so the save is refused with
 // WRITE_CONFLICT. (A NAME.json holding an invalid template is replaced.)
 // message is unused: a folder has no history. It returns the path.
-func (d *DirSource) SaveTemplate(ctx context.Context, name string, data []byte, _ string) (string, error) {
-	if err := ValidateName(name); err != nil {
+func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ string) (string, error) {
+	if err := templates.ValidateName(name); err != nil {
 		return "", err
 	}
 	rel, err := d.saveTarget(ctx, name)
@@ -63,7 +64,7 @@ func (d *DirSource) SaveTemplate(ctx context.Context, name string, data []byte, 
 // saveTarget returns the file, relative to the folder, that a save of name
 // writes: the file holding the template now, or NAME.json for a new name
 // unless that file holds another template.
-func (d *DirSource) saveTarget(ctx context.Context, name string) (string, error) {
+func (d *Source) saveTarget(ctx context.Context, name string) (string, error) {
 	// Read afresh, so that a file added or changed since the last load
 	// counts. An unreadable folder leaves files empty: the write reports it.
 	files, _ := d.readFiles(ctx)
@@ -86,8 +87,8 @@ func (d *DirSource) saveTarget(ctx context.Context, name string) (string, error)
 // of the version being served (one that is half-way through an edit is
 // invalid on disk but still served). Only metadata.name is decoded: a full
 // parse of every file to find one path is what a save must not cost.
-func (d *DirSource) templatePath(name string, files []File) (string, bool) {
-	var candidates []File
+func (d *Source) templatePath(name string, files []templates.File) (string, bool) {
+	var candidates []templates.File
 	for _, f := range files {
 		if declaredName(f) == name {
 			candidates = append(candidates, f)
@@ -100,7 +101,7 @@ func (d *DirSource) templatePath(name string, files []File) (string, bool) {
 	default:
 		// Several files declare the name: the one a load serves is the
 		// first valid one by path, as Build decides.
-		if e, ok := Build(candidates, d.quietOptions()).Lookup(name); ok {
+		if e, ok := templates.Build(candidates, d.quietOptions()).Lookup(name); ok {
 			return e.Path, true
 		}
 		return candidates[0].Path, true
@@ -118,12 +119,12 @@ func (d *DirSource) templatePath(name string, files []File) (string, bool) {
 // it the catalog serves (an invalid file is usually an edit under way, and
 // its last valid version is still served). A file that does not exist
 // holds nothing, whatever the last load saw.
-func (d *DirSource) heldTemplate(rel string, files []File) (string, bool) {
-	i := slices.IndexFunc(files, func(f File) bool { return f.Path == rel })
+func (d *Source) heldTemplate(rel string, files []templates.File) (string, bool) {
+	i := slices.IndexFunc(files, func(f templates.File) bool { return f.Path == rel })
 	if i < 0 {
 		return "", false
 	}
-	for _, e := range Build(files[i:i+1], d.quietOptions()).Templates() {
+	for _, e := range templates.Build(files[i:i+1], d.quietOptions()).Templates() {
 		return e.Template.Metadata.Name, true
 	}
 	d.mu.Lock()
@@ -138,7 +139,7 @@ func (d *DirSource) heldTemplate(rel string, files []File) (string, bool) {
 
 // declaredName is the metadata.name a template file declares, or "" when
 // it cannot be read as a JSON object with one.
-func declaredName(f File) string {
+func declaredName(f templates.File) string {
 	if f.Err != nil {
 		return ""
 	}
@@ -153,7 +154,7 @@ func declaredName(f File) string {
 	return doc.Metadata.Name
 }
 
-func (d *DirSource) writeFault(name string, err error) error {
+func (d *Source) writeFault(name string, err error) error {
 	return &fault.Error{Code: fault.Internal, What: fmt.Sprintf("could not save template %s in %s", name, d.dir),
 		Why: err.Error(), How: "check that the folder exists and the server may write to it", Err: err}
 }
@@ -162,8 +163,8 @@ func (d *DirSource) writeFault(name string, err error) error {
 // `resources` list. Paths are relative to the folder and may not leave it,
 // directly or through a symbolic link, nor go through a hidden file or
 // folder.
-func (d *DirSource) ReadResource(_ context.Context, rel string) ([]byte, string, error) {
-	clean, err := RelPath(rel)
+func (d *Source) ReadResource(_ context.Context, rel string) ([]byte, string, error) {
+	clean, err := templates.RelPath(rel)
 	if err != nil {
 		return nil, "", outsideFault(rel)
 	}
@@ -180,7 +181,7 @@ func (d *DirSource) ReadResource(_ context.Context, rel string) ([]byte, string,
 	}
 	st, err := os.Stat(path)
 	if err == nil && st.Size() > int64(d.maxSize()) {
-		return nil, "", TooLarge(rel, st.Size(), int64(d.maxSize()))
+		return nil, "", templates.TooLarge(rel, st.Size(), int64(d.maxSize()))
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -197,7 +198,7 @@ func (d *DirSource) ReadResource(_ context.Context, rel string) ([]byte, string,
 // folder's own resolution is cached; a path outside it is checked once more
 // against a fresh one, in case the folder (a symbolic link itself) was
 // pointed elsewhere since.
-func (d *DirSource) inside(resolved string) bool {
+func (d *Source) inside(resolved string) bool {
 	for _, fresh := range []bool{false, true} {
 		root, err := d.resolvedRoot(fresh)
 		if err != nil {
@@ -214,7 +215,7 @@ func (d *DirSource) inside(resolved string) bool {
 // resolvedRoot returns the folder with its symbolic links resolved,
 // resolving it only on first use (or when fresh is set) rather than on
 // every read. A failure is not cached: the folder may appear later.
-func (d *DirSource) resolvedRoot(fresh bool) (string, error) {
+func (d *Source) resolvedRoot(fresh bool) (string, error) {
 	d.rootMu.Lock()
 	defer d.rootMu.Unlock()
 	if d.root != "" && !fresh {
@@ -243,9 +244,9 @@ func resourceUnreadable(rel string, err error) *fault.Error {
 		Why: err.Error(), How: how, Err: err}
 }
 
-func (d *DirSource) maxSize() int {
+func (d *Source) maxSize() int {
 	if d.opts.MaxFileSize > 0 {
 		return d.opts.MaxFileSize
 	}
-	return DefaultMaxFileSize
+	return templates.DefaultMaxFileSize
 }

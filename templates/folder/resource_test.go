@@ -1,4 +1,4 @@
-package templates
+package folder
 
 import (
 	"context"
@@ -11,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
 )
 
-func TestDirectoryReadResource(t *testing.T) {
+func TestReadResource(t *testing.T) {
 	base := t.TempDir()
 	dir := filepath.Join(base, "templates")
 	writeFile(t, filepath.Join(dir, "docs", "guide.md"), []byte("# Guide"))
@@ -52,7 +53,7 @@ func TestDirectoryReadResource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			src := Directory(dir, BuildOptions{Logger: quiet})
+			src := New(dir, templates.BuildOptions{Logger: quiet})
 			src.evalSymlinks = func(p string) (string, error) {
 				if err := tt.evalErr[p]; err != nil {
 					return "", err
@@ -77,7 +78,7 @@ func TestDirectoryReadResource(t *testing.T) {
 	}
 }
 
-func TestDirectoryReadResourceRoot(t *testing.T) {
+func TestReadResourceRoot(t *testing.T) {
 	// The folder is resolved once, not on every read; but when it is a
 	// link pointed elsewhere since, its files are not refused as outside.
 	base := t.TempDir()
@@ -88,7 +89,7 @@ func TestDirectoryReadResourceRoot(t *testing.T) {
 	if err := os.Symlink(filepath.Join(base, "a"), dir); err != nil {
 		t.Skip("no symbolic links here:", err)
 	}
-	src := Directory(dir, BuildOptions{Logger: quiet})
+	src := New(dir, templates.BuildOptions{Logger: quiet})
 	var mu sync.Mutex
 	rootResolved := 0
 	src.evalSymlinks = func(p string) (string, error) {
