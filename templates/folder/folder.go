@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -34,6 +33,11 @@ const (
 // skipped), named by their path relative to the folder. It implements
 // templates.Source and templates.Watcher.
 //
+// Files are opened through an os.Root for the folder (see open): a
+// template file that is a symbolic link leading out of the folder is never
+// read, but reported in Catalog.Invalid like any invalid file; links that
+// stay inside the folder are followed.
+//
 // It remembers the last catalog it built: when a file that was valid turns
 // invalid (an editor half-way through a save), the last valid version keeps
 // being served and the problem is reported in Catalog.Invalid with Kept set.
@@ -47,11 +51,9 @@ type Source struct {
 	mu   sync.Mutex // serialises loads and guards last
 	last *templates.Catalog
 
-	// evalSymlinks resolves links (filepath.EvalSymlinks; tests replace
-	// it). rootMu guards root, the folder resolved once for ReadResource.
+	// evalSymlinks resolves links that os.Root will not follow
+	// (filepath.EvalSymlinks; tests replace it).
 	evalSymlinks func(string) (string, error)
-	rootMu       sync.Mutex
-	root         string
 
 	// afterRebuild, when set (tests), runs after each watcher rebuild.
 	afterRebuild func(c *templates.Catalog, delivered bool, err error)
@@ -165,6 +167,21 @@ func (d *Source) missingFolder(err error) *fault.Error {
 	}
 }
 
+// Files reads the folder's template files as a load does, without parsing
+// them: the *.json files of the folder and of its direct subfolders, named
+// by their slash path relative to the folder and sorted by it. A file the
+// source refuses (larger than the limit, a link leading out of the folder,
+// unreadable) comes with Err set and no data. It fails only when the folder
+// itself cannot be read.
+func (d *Source) Files(ctx context.Context) ([]templates.File, error) {
+	files, err := d.readFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(files, func(a, b templates.File) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
 func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 	st, err := os.Stat(d.dir)
 	if err != nil {
@@ -173,7 +190,13 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 	if !st.IsDir() {
 		return nil, d.missingFolder(fmt.Errorf("%s is a file, not a folder", d.dir))
 	}
-	top, err := os.ReadDir(d.dir)
+	root, err := os.OpenRoot(d.dir)
+	if err != nil {
+		return nil, d.missingFolder(err)
+	}
+	defer root.Close()
+	fsys := root.FS()
+	top, err := fs.ReadDir(fsys, ".")
 	if err != nil {
 		return nil, d.missingFolder(err)
 	}
@@ -187,14 +210,14 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 			continue
 		}
 		if e.IsDir() {
-			sub, err := os.ReadDir(filepath.Join(d.dir, name))
+			sub, err := fs.ReadDir(fsys, name)
 			if err != nil {
 				d.logger.Warn("cannot read template subfolder", "folder", filepath.Join(d.dir, name), "error", err)
 				continue
 			}
 			for _, s := range sub {
 				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !templates.Hidden(s.Name()) {
-					if f, ok := d.readFile(name + "/" + s.Name()); ok {
+					if f, ok := d.readFile(root, name+"/"+s.Name()); ok {
 						files = append(files, f)
 					}
 				}
@@ -202,7 +225,7 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 			continue
 		}
 		if strings.HasSuffix(name, ".json") {
-			if f, ok := d.readFile(name); ok {
+			if f, ok := d.readFile(root, name); ok {
 				files = append(files, f)
 			}
 		}
@@ -210,44 +233,46 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 	return files, nil
 }
 
-// readFile reads rel (slash-separated, relative to the folder), checking the
-// size before reading so an oversized file is never loaded whole. ok is
-// false for things that are not regular files.
-func (d *Source) readFile(rel string) (templates.File, bool) {
-	maxSize := int64(d.opts.MaxFileSize)
-	if maxSize <= 0 {
-		maxSize = templates.DefaultMaxFileSize
-	}
-	full := filepath.Join(d.dir, filepath.FromSlash(rel))
-	st, err := os.Stat(full)
-	if err != nil {
-		// A dangling symlink or a file removed since the listing.
-		if errors.Is(err, fs.ErrNotExist) {
-			return templates.File{}, false
-		}
-		return templates.File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
-	}
-	if !st.Mode().IsRegular() {
+// readFile reads rel (slash-separated, relative to the folder) through
+// root, checking the size before reading so an oversized file is never
+// loaded whole. ok is false for things that are not regular files, and for
+// links leading nowhere.
+func (d *Source) readFile(root *os.Root, rel string) (templates.File, bool) {
+	f, err := d.open(root, rel)
+	switch {
+	case errors.Is(err, errOutside):
+		return templates.File{Path: rel, Err: linkedOut(rel)}, true
+	case errors.Is(err, fs.ErrNotExist):
+		// A dangling link or a file removed since the listing.
 		return templates.File{}, false
-	}
-	if st.Size() > maxSize {
-		return templates.File{Path: rel, Err: templates.TooLarge(rel, st.Size(), maxSize)}, true
-	}
-	f, err := os.Open(full)
-	if err != nil {
+	case err != nil:
 		return templates.File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
 	}
 	defer f.Close()
-	// The file may grow between Stat and Read: read one byte past the
-	// limit to notice without reading it all.
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
+	data, err := readRegular(f, rel, int64(d.maxSize()))
+	switch {
+	case errors.Is(err, errNotRegular):
+		return templates.File{}, false
+	case fault.As(err) != nil:
+		return templates.File{Path: rel, Err: err}, true
+	case err != nil:
 		return templates.File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
 	}
-	if int64(len(data)) > maxSize {
-		return templates.File{Path: rel, Err: templates.TooLarge(rel, max(st.Size(), int64(len(data))), maxSize)}, true
-	}
 	return templates.File{Path: rel, Data: data}, true
+}
+
+// linkedOut is the refusal of a template file that is a symbolic link
+// leading out of the folder. Its content is never read, so the error says
+// nothing of it.
+func linkedOut(rel string) *fault.Error {
+	return &fault.Error{
+		Code:    fault.InvalidTemplate,
+		What:    fmt.Sprintf("template file %s is refused", rel),
+		Why:     "it is a symbolic link leading out of the template folder, and only files inside the folder are served",
+		How:     "copy the template into the folder, or point the link at a file inside the folder",
+		Details: map[string]any{"file": rel},
+		Err:     errOutside,
+	}
 }
 
 // Watch watches the folder and calls onChange with each new catalog until

@@ -73,7 +73,7 @@ func TestLoad(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a", "b", "linked"}, names(c.Templates())); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, names(c.Templates())); diff != "" {
 		t.Errorf("templates mismatch (-want +got):\n%s", diff)
 	}
 	if e, _ := c.Lookup("b"); e.Path != "team/b.json" {
@@ -82,6 +82,7 @@ func TestLoad(t *testing.T) {
 	wantInvalid := []invalidRow{
 		{"broken.json", fault.InvalidTemplate, false},
 		{"huge.json", fault.TemplateTooLarge, false},
+		{"linked.json", fault.InvalidTemplate, false},
 	}
 	if diff := cmp.Diff(wantInvalid, invalidRows(c)); diff != "" {
 		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
@@ -89,6 +90,66 @@ func TestLoad(t *testing.T) {
 	huge := fault.As(c.Invalid()[1].Err)
 	if diff := cmp.Diff(map[string]any{"actualSize": int64(1 << 30), "maxSize": int64(4096), "file": "huge.json"}, huge.Details); diff != "" {
 		t.Errorf("too-large details mismatch (-want +got):\n%s", diff)
+	}
+}
+
+// TestLoadLinks: a template file that is a symbolic link leading out of the
+// folder is not served but reported, as a resource would be refused; a link
+// that stays inside the folder is followed, as for resources.
+func TestLoadLinks(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "templates")
+	secret := filepath.Join(base, "outside", "secret.json")
+	writeFile(t, secret, tmpl("secret", "a valid template outside the folder"))
+	// Two levels down, so that only the links load these.
+	writeFile(t, filepath.Join(dir, "shared", "deep", "inner.json"), tmpl("inner", "through a relative link"))
+	writeFile(t, filepath.Join(dir, "shared", "deep", "absolute.json"), tmpl("absolute", "through an absolute link"))
+	links := map[string]string{
+		"evil.json":           secret,
+		"relative-evil.json":  filepath.Join("..", "outside", "secret.json"),
+		"team/evil.json":      filepath.Join("..", "..", "outside", "secret.json"),
+		"through-folder.json": filepath.Join("shared", "out", "secret.json"), // shared/out leads out
+		"inner.json":          filepath.Join("shared", "deep", "inner.json"),
+		"absolute.json":       filepath.Join(dir, "shared", "deep", "absolute.json"),
+	}
+	if err := os.Symlink(filepath.Join(base, "outside"), filepath.Join(dir, "shared", "out")); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range links {
+		link := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c, err := New(dir, templates.BuildOptions{Logger: quiet}).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"absolute", "inner"}, names(c.Templates())); diff != "" {
+		t.Errorf("templates mismatch (-want +got):\n%s", diff)
+	}
+	wantInvalid := []invalidRow{
+		{"evil.json", fault.InvalidTemplate, false},
+		{"relative-evil.json", fault.InvalidTemplate, false},
+		{"team/evil.json", fault.InvalidTemplate, false},
+		{"through-folder.json", fault.InvalidTemplate, false},
+	}
+	if diff := cmp.Diff(wantInvalid, invalidRows(c)); diff != "" {
+		t.Fatalf("invalid mismatch (-want +got):\n%s", diff)
+	}
+	for _, inv := range c.Invalid() {
+		f := fault.As(inv.Err)
+		if !strings.Contains(f.What, inv.Path) || !strings.Contains(f.Why, "link") || !strings.Contains(f.Why, "out of the template folder") ||
+			f.How == "" || f.Details["file"] != inv.Path {
+			t.Errorf("%s: reported as %+v, want what / why / how naming the file and the link leading out", inv.Path, f)
+		}
+		if strings.Contains(inv.Err.Error(), "a valid template outside") {
+			t.Errorf("%s: the error quotes the file outside: %v", inv.Path, inv.Err)
+		}
 	}
 }
 

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"mime"
+	"math/rand/v2"
 	"os"
+	"path"
 	"path/filepath"
 	"slices"
-	"strings"
+	"strconv"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -24,6 +25,8 @@ import (
 // the folder, unless that file holds another, valid template: replacing it
 // would silently delete that template, so the save is refused with
 // WRITE_CONFLICT. (A NAME.json holding an invalid template is replaced.)
+// The write goes through the folder's os.Root, as reads do, so a subfolder
+// swapped for a link cannot take it out of the folder.
 // message is unused: a folder has no history. It returns the path.
 func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ string) (string, error) {
 	if err := templates.ValidateName(name); err != nil {
@@ -33,32 +36,58 @@ func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ s
 	if err != nil {
 		return "", err
 	}
-	path := filepath.Join(d.dir, filepath.FromSlash(rel))
-	// The temporary file must be in the target's folder for the rename to
-	// be atomic; its leading dot keeps the watcher and Load off it.
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+name+".*.tmp")
+	root, err := os.OpenRoot(d.dir)
 	if err != nil {
 		return "", d.writeFault(name, err)
 	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
+	defer root.Close()
+	if err := replaceFile(root, rel, "."+name+".", data); err != nil {
 		return "", d.writeFault(name, err)
 	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return "", d.writeFault(name, err)
+	return filepath.Join(d.dir, filepath.FromSlash(rel)), nil
+}
+
+// replaceFile writes data to a new temporary file beside rel, named prefix
+// with a random suffix, and renames it over rel. The temporary file must be
+// in rel's folder for the rename to be atomic; a prefix with a leading dot
+// keeps the watcher and Load off it.
+func replaceFile(root *os.Root, rel, prefix string, data []byte) error {
+	dir, _ := path.Split(rel)
+	var (
+		tmp string
+		f   *os.File
+		err error
+	)
+	for range 100 {
+		tmp = filepath.FromSlash(dir + prefix + strconv.FormatUint(uint64(rand.Uint32()), 10) + ".tmp")
+		f, err = root.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
 	}
-	if err := tmp.Close(); err != nil {
-		return "", d.writeFault(name, err)
+	if err != nil {
+		return err
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return "", d.writeFault(name, err)
+	// Gone once renamed; left behind by anything that failed before.
+	defer root.Remove(tmp)
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return "", d.writeFault(name, err)
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
 	}
-	return path, nil
+	// The file is created private, so no one reads it half-written; once
+	// complete it is as readable as any template.
+	if err := f.Chmod(0o644); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return root.Rename(tmp, filepath.FromSlash(rel))
 }
 
 // saveTarget returns the file, relative to the folder, that a save of name
@@ -157,96 +186,4 @@ func declaredName(f templates.File) string {
 func (d *Source) writeFault(name string, err error) error {
 	return &fault.Error{Code: fault.Internal, What: fmt.Sprintf("could not save template %s in %s", name, d.dir),
 		Why: err.Error(), How: "check that the folder exists and the server may write to it", Err: err}
-}
-
-// ReadResource reads a file of the folder named by a template's
-// `resources` list. Paths are relative to the folder and may not leave it,
-// directly or through a symbolic link, nor go through a hidden file or
-// folder.
-func (d *Source) ReadResource(_ context.Context, rel string) ([]byte, string, error) {
-	clean, err := templates.RelPath(rel)
-	if err != nil {
-		return nil, "", outsideFault(rel)
-	}
-	// A symbolic link inside the folder may point anywhere: the file read
-	// must resolve to a place inside the folder. Only a file that does not
-	// exist is answered without that check, as not found; any other
-	// failure to resolve is refused rather than read unresolved.
-	path, err := d.evalSymlinks(filepath.Join(d.dir, filepath.FromSlash(clean)))
-	if err != nil {
-		return nil, "", resourceUnreadable(rel, err)
-	}
-	if !d.inside(path) {
-		return nil, "", outsideFault(rel)
-	}
-	st, err := os.Stat(path)
-	if err == nil && st.Size() > int64(d.maxSize()) {
-		return nil, "", templates.TooLarge(rel, st.Size(), int64(d.maxSize()))
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return nil, "", resourceUnreadable(rel, err)
-	}
-	typ := mime.TypeByExtension(filepath.Ext(path))
-	if typ == "" {
-		typ = "text/plain"
-	}
-	return data, typ, nil
-}
-
-// inside reports whether the resolved path is inside the folder. The
-// folder's own resolution is cached; a path outside it is checked once more
-// against a fresh one, in case the folder (a symbolic link itself) was
-// pointed elsewhere since.
-func (d *Source) inside(resolved string) bool {
-	for _, fresh := range []bool{false, true} {
-		root, err := d.resolvedRoot(fresh)
-		if err != nil {
-			return false
-		}
-		rel, err := filepath.Rel(root, resolved)
-		if err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
-
-// resolvedRoot returns the folder with its symbolic links resolved,
-// resolving it only on first use (or when fresh is set) rather than on
-// every read. A failure is not cached: the folder may appear later.
-func (d *Source) resolvedRoot(fresh bool) (string, error) {
-	d.rootMu.Lock()
-	defer d.rootMu.Unlock()
-	if d.root != "" && !fresh {
-		return d.root, nil
-	}
-	root, err := d.evalSymlinks(d.dir)
-	if err != nil {
-		return "", err
-	}
-	d.root = root
-	return root, nil
-}
-
-func outsideFault(rel string) *fault.Error {
-	return &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("resource %q is outside the template folder", rel),
-		Why: "resources are read from the template folder only, never from hidden files or through links leading out of it",
-		How: "use a path relative to the template folder, to a file inside it"}
-}
-
-func resourceUnreadable(rel string, err error) *fault.Error {
-	how := "check the path in the template's resources list"
-	if !errors.Is(err, fs.ErrNotExist) {
-		how = "check that the file is readable by the server, and the path in the template's resources list"
-	}
-	return &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read resource %q", rel),
-		Why: err.Error(), How: how, Err: err}
-}
-
-func (d *Source) maxSize() int {
-	if d.opts.MaxFileSize > 0 {
-		return d.opts.MaxFileSize
-	}
-	return templates.DefaultMaxFileSize
 }
