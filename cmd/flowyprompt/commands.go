@@ -364,21 +364,21 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	}
 	type fileReport struct {
 		File string `json:"file"`
-		app.ValidationReport
+		templates.ValidationReport
 	}
 	var reports []fileReport
 	bad := 0
 	names := map[string]string{}
 	for _, in := range inputs {
 		f := in.file
-		var rep app.ValidationReport
+		var rep templates.ValidationReport
 		if in.err != nil {
-			rep = app.ValidationReport{Errors: []templates.Problem{{Message: in.err.Error()}}, Warnings: []string{}}
+			rep = templates.ValidationReport{Errors: []templates.Problem{{Message: in.err.Error()}}, Warnings: []string{}}
 			if flt := fault.As(in.err); flt != nil {
 				rep.Code = flt.Code
 			}
 		} else {
-			rep = app.Validate(in.data, filepath.Base(f), cfg.MaxFileSize)
+			rep = templates.Validate(in.data, filepath.Base(f), cfg.MaxFileSize)
 		}
 		if rep.Valid {
 			if other, dup := names[rep.Name]; dup {
