@@ -10,7 +10,6 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
@@ -28,13 +27,7 @@ func Prompt(t *templates.Template, args map[string]string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	b := write(make([]byte, 0, size), t, args, values)
-	if len(b) == 0 {
-		return "", nil
-	}
-	// b is never used again, so the string can share its memory (as
-	// strings.Builder does) instead of copying up to 100 KB.
-	return unsafe.String(&b[0], len(b)), nil
+	return string(write(make([]byte, 0, size), t, args, values)), nil
 }
 
 // AppendPrompt appends the rendered prompt to dst, building no intermediate
@@ -201,9 +194,10 @@ func AppendPromptJSON(dst []byte, t *templates.Template, args map[string]string)
 		out = append(out, esc...)
 	})
 	if !valid {
-		text := out[start : start+n]
+		// Pieces of invalid UTF-8 may not join into the escaping of the
+		// whole: escape the prompt again, whole, read where it was written.
 		out = out[:start+n]
-		out = jsonstr.AppendEscaped(out, unsafe.String(unsafe.SliceData(text), len(text)))
+		out = jsonstr.AppendEscapedBytes(out, out[start:])
 	}
 	return out, n, nil
 }

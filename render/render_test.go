@@ -670,9 +670,9 @@ func benchRender(b *testing.B, size int) {
 func BenchmarkRender2KB(b *testing.B)   { benchRender(b, 2<<10) }
 func BenchmarkRender100KB(b *testing.B) { benchRender(b, 100<<10) }
 
-// Prompt sizes its buffer exactly, the Append functions grow a small
-// buffer once, and into a large enough buffer they allocate nothing:
-// rendering is on every prompts/get.
+// Prompt sizes its buffer exactly and copies it into its string once, the
+// Append functions grow a small buffer once, and into a large enough buffer
+// they allocate nothing: rendering is on every prompts/get.
 func TestPromptAllocations(t *testing.T) {
 	tp := loadFile(t, "brand_positioning_strategy.json")
 	args := map[string]string{"company_name": "테크스타트업", "industry": "AI", "target_audience": "B2B SaaS 기업"}
@@ -685,7 +685,7 @@ func TestPromptAllocations(t *testing.T) {
 		render func()
 		want   float64
 	}{
-		{"Prompt", func() { _, _ = Prompt(tp, args) }, 1},
+		{"Prompt", func() { _, _ = Prompt(tp, args) }, 2},
 		{"AppendPrompt, room enough", func() { buf, _ = AppendPrompt(buf[:0], tp, args) }, 0},
 		{"AppendPrompt, no room", func() { _, _ = AppendPrompt(nil, tp, args) }, growOnce},
 		{"AppendPromptJSON, room enough", func() { buf, _, _ = AppendPromptJSON(buf[:0], tp, args) }, 0},

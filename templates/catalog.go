@@ -58,7 +58,7 @@ type Invalid struct {
 	Path string
 	Err  error
 	// Kept is set when the file's last valid version is still being served
-	// (a directory source keeps it while an editor is half-way through a
+	// (the folder source keeps it while an editor is half-way through a
 	// save).
 	Kept bool
 }
@@ -238,8 +238,11 @@ func (c *Catalog) WithStale(s *Staleness) *Catalog {
 	return &cp
 }
 
-// withInvalid returns a copy of c that also reports extra invalid files.
-func (c *Catalog) withInvalid(extra []Invalid) *Catalog {
+// WithInvalid returns a copy of c that also reports extra invalid files;
+// c itself is unchanged, as readers may hold it. A source uses it to report
+// files it serves an earlier version of (Invalid.Kept): the files it built
+// c from are not the ones on disk.
+func (c *Catalog) WithInvalid(extra []Invalid) *Catalog {
 	cp := *c
 	cp.invalid = append(slices.Clone(c.invalid), extra...)
 	slices.SortStableFunc(cp.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -289,39 +288,6 @@ func TestLibraryRun(t *testing.T) {
 	// Without a watcher, Run returns at once.
 	if err := NewLibrary(&fakeSource{}, quiet).Run(context.Background()); err != nil {
 		t.Errorf("Run without watcher = %v", err)
-	}
-}
-
-func TestLibraryRunWithDirectory(t *testing.T) {
-	dir := t.TempDir()
-	writeAtomic(t, dir+"/a.json", tmpl("a", "1"))
-	src := Directory(dir, BuildOptions{Logger: quiet})
-	src.debounce = 0
-	l := NewLibrary(src, quiet)
-	if err := l.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	changes := make(chan Changes, 10)
-	l.OnChange(func(_, _ *Catalog, ch Changes) { changes <- ch })
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- l.Run(ctx) }()
-	writeAtomic(t, dir+"/b.json", tmpl("b", "1"))
-	deadline := time.After(guard)
-	for added := false; !added; {
-		select {
-		case ch := <-changes:
-			added = cmp.Equal(ch.Added, []string{"b"})
-		case <-deadline:
-			t.Fatal("b never reported added")
-		}
-	}
-	if _, ok := l.Catalog().Lookup("b"); !ok {
-		t.Error("b not in the library's catalog")
-	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Errorf("Run = %v", err)
 	}
 }
 

@@ -6,7 +6,7 @@ import (
 )
 
 // Source loads a complete Catalog. Implementations: the embedded example
-// library, a directory, and github.Source.
+// library (Embedded), folder.Source and github.Source.
 //
 // Load must never fail because one file is invalid: invalid files are left
 // out of the catalog and reported in Catalog.Invalid. Load fails only when
@@ -18,7 +18,7 @@ type Source interface {
 }
 
 // Watcher is implemented by sources that can notice changes by themselves
-// (the directory source with fsnotify, the GitHub source on its TTL).
+// (the folder source with fsnotify, the GitHub source on its TTL).
 // Watch calls onChange with each new catalog until ctx ends.
 type Watcher interface {
 	Watch(ctx context.Context, onChange func(*Catalog)) error

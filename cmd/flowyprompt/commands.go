@@ -13,7 +13,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
-	"sort"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -24,6 +23,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 	"github.com/flowyprompt/flowyprompt/transport/stdio"
 	"github.com/sourcegraph/jsonrpc2"
 )
@@ -93,7 +93,7 @@ func openSource(cfg *config.Config, log *slog.Logger) (templates.Source, error) 
 		if err != nil {
 			return nil, fmt.Errorf("template folder %q: %w", cfg.TemplatesDir, err)
 		}
-		return templates.Directory(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: log,
+		return folder.New(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: log,
 			Info: templates.SourceInfo{Kind: "directory", Location: abs}}), nil
 	}
 	return templates.Embedded(), nil
@@ -320,7 +320,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	return nil
 }
 
-func cmdValidate(args []string, stdout, stderr io.Writer, lookup env) error {
+func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("validate", "validate [--json] PATH...", stderr)
 	var cfg config.Config
 	envErr := config.RegisterFileSize(fs, &cfg, config.Env(lookup))
@@ -335,32 +335,50 @@ func cmdValidate(args []string, stdout, stderr io.Writer, lookup env) error {
 		fs.Usage()
 		return usageError("validate needs at least one file or folder")
 	}
-	var files []string
+	// A file is read here only when it is named; a folder's files are
+	// read as the server reads them, so what it refuses (a link leading
+	// out of the folder, a file over the limit) is reported here too.
+	type input struct {
+		file string
+		data []byte
+		err  error
+	}
+	var inputs []input
 	for _, p := range fs.Args() {
 		st, err := os.Stat(p)
 		if err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
 		}
-		if st.IsDir() {
-			files = append(files, templateFiles(p)...)
+		if !st.IsDir() {
+			data, err := os.ReadFile(p)
+			inputs = append(inputs, input{p, data, err})
 			continue
 		}
-		files = append(files, p)
+		files, err := folder.New(p, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)}).Files(ctx)
+		if err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
+		}
+		for _, f := range files {
+			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err})
+		}
 	}
 	type fileReport struct {
 		File string `json:"file"`
-		app.ValidationReport
+		templates.ValidationReport
 	}
 	var reports []fileReport
 	bad := 0
 	names := map[string]string{}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		var rep app.ValidationReport
-		if err != nil {
-			rep = app.ValidationReport{Errors: []templates.Problem{{Message: err.Error()}}, Warnings: []string{}}
+	for _, in := range inputs {
+		f := in.file
+		var rep templates.ValidationReport
+		if in.err != nil {
+			rep = templates.ValidationReport{Errors: []templates.Problem{{Message: in.err.Error()}}, Warnings: []string{}}
+			if flt := fault.As(in.err); flt != nil {
+				rep.Code = flt.Code
+			}
 		} else {
-			rep = app.Validate(data, filepath.Base(f), cfg.MaxFileSize)
+			rep = templates.Validate(in.data, filepath.Base(f), cfg.MaxFileSize)
 		}
 		if rep.Valid {
 			if other, dup := names[rep.Name]; dup {
@@ -497,26 +515,6 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
-}
-
-// templateFiles lists the *.json files a folder source would read: the
-// folder and one level of subfolders, dot-files and dot-folders skipped.
-func templateFiles(dir string) []string {
-	var out []string
-	for _, pattern := range []string{"*.json", filepath.Join("*", "*.json")} {
-		matches, _ := filepath.Glob(filepath.Join(dir, pattern))
-		for _, m := range matches {
-			rel, err := filepath.Rel(dir, m)
-			if err != nil || templates.Hidden(filepath.ToSlash(rel)) {
-				continue
-			}
-			if st, err := os.Stat(m); err == nil && st.Mode().IsRegular() {
-				out = append(out, m)
-			}
-		}
-	}
-	sort.Strings(out)
-	return out
 }
 
 // procs decides how many CPUs serve runs Go code on (GOMAXPROCS): the

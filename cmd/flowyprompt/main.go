@@ -109,7 +109,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "render":
 		return cmdRender(ctx, rest, stdout, stderr, lookup)
 	case "validate":
-		return cmdValidate(rest, stdout, stderr, lookup)
+		return cmdValidate(ctx, rest, stdout, stderr, lookup)
 	case "call":
 		return cmdCall(ctx, rest, stdout, stderr, lookup)
 	case "check":

@@ -161,6 +161,59 @@ func TestCommands(t *testing.T) {
 	}
 }
 
+// TestLinkLeadingOut: a template file that is a symbolic link out of the
+// folder is not served, and every command that reads the folder reports it
+// as invalid, saying why and how to fix it.
+func TestLinkLeadingOut(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "templates")
+	secret := `{"metadata":{"name":"Secret","description":"outside","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"from outside the folder"}]}`
+	good := `{"metadata":{"name":"Good","description":"inside","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"from inside"}]}`
+	if err := os.MkdirAll(filepath.Join(base, "outside"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(base, "outside", "secret.json"), []byte(secret), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Good.json"), []byte(good), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(base, "outside", "secret.json"), filepath.Join(dir, "evil.json")); err != nil {
+		t.Fatal(err)
+	}
+	refused := "symbolic link leading out of the template folder"
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+	}{
+		{name: "validate", args: []string{"validate", dir}, code: 1,
+			stdout: []string{"Good.json: ok", "evil.json: INVALID", refused, "1 valid, 1 invalid"}},
+		{name: "validate json", args: []string{"validate", "--json", dir}, code: 1,
+			stdout: []string{`"code": "INVALID_TEMPLATE"`, refused}},
+		{name: "check", args: []string{"check", "--templates", dir}, code: 1,
+			stdout: []string{"1 valid, 1 invalid", "evil.json", refused}},
+		{name: "list", args: []string{"list", "--templates", dir},
+			stdout: []string{"Good", "1 templates", "1 invalid file(s) left out", "evil.json", refused}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, nil, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkOutput(t, stdout, stderr, tt.stdout, nil)
+			if strings.Contains(stdout, "Secret") || strings.Contains(stdout, "from outside") {
+				t.Errorf("the template outside the folder was read:\n%s", stdout)
+			}
+		})
+	}
+}
+
 // The flags of config.RegisterSource and config.RegisterWrite, which the
 // help rows of TestCommands expect.
 var (

@@ -16,6 +16,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 	"github.com/google/go-cmp/cmp"
 	"github.com/xeipuuv/gojsonschema"
 )
@@ -42,7 +43,7 @@ func newEngine(t *testing.T, src templates.Source) (*mcp.Engine, *app.App, *temp
 // wants changes noticed runs the library, or calls the refresh tool).
 func newDirEngine(t *testing.T, dir string) (*mcp.Engine, *templates.Library) {
 	t.Helper()
-	e, _, lib := newEngine(t, templates.Directory(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}}))
+	e, _, lib := newEngine(t, folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}}))
 	return e, lib
 }
 

@@ -11,6 +11,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/bench"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 // countSink signals each response so a benchmark can wait for it.
@@ -27,7 +28,7 @@ func (c countSink) Send(msgs []mcp.Outgoing) error {
 func (c countSink) Close() {}
 
 func benchSession(b *testing.B) (*mcp.Session, countSink) {
-	lib := templates.NewLibrary(templates.Directory(bench.TemplatesDir(), templates.BuildOptions{}), slog.New(slog.DiscardHandler))
+	lib := templates.NewLibrary(folder.New(bench.TemplatesDir(), templates.BuildOptions{}), slog.New(slog.DiscardHandler))
 	if err := lib.Load(context.Background()); err != nil {
 		b.Fatal(err)
 	}

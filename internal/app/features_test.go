@@ -343,6 +343,53 @@ func TestWarningsGreetNewSessions(t *testing.T) {
 	}
 }
 
+// TestTemplateLinkLeadingOut: a template file that is a symbolic link out
+// of the folder is not served, and each session is warned about it like
+// about any invalid file.
+func TestTemplateLinkLeadingOut(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "templates")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeTemplate(t, dir, "Good", `{"metadata":{"name":"Good","description":"Fine","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
+	writeTemplate(t, base, "secret", `{"metadata":{"name":"Secret","description":"Outside","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Not for clients."}]}`)
+	if err := os.Symlink(filepath.Join(base, "secret.json"), filepath.Join(dir, "evil.json")); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	n := c.Notification(t, mcp.NotificationMessage)
+	var p struct {
+		Level string         `json:"level"`
+		Data  map[string]any `json:"data"`
+	}
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	if msg := fmt.Sprint(p.Data["message"]); p.Level != "warning" || p.Data["path"] != "evil.json" ||
+		!strings.Contains(msg, "template left out") || !strings.Contains(msg, "symbolic link leading out of the template folder") {
+		t.Errorf("warning = %s, want evil.json left out as a link leading out", n.Params)
+	}
+	m := c.Request(t, 1, "prompts/list", nil)
+	var list mcp.ListPromptsResult
+	if err := json.Unmarshal(m.Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, pr := range list.Prompts {
+		names = append(names, pr.Name)
+	}
+	if diff := cmp.Diff([]string{"Good"}, names); diff != "" {
+		t.Errorf("prompts mismatch (-want +got):\n%s", diff)
+	}
+	if strings.Contains(string(m.Raw), "Not for clients") {
+		t.Errorf("prompts/list shows the template outside the folder: %s", m.Raw)
+	}
+}
+
 // TestElicitationForm: the form asks for each missing required variable
 // with its description, enum and default; a cancelled form is a tool
 // error; a client that takes only URL elicitation is not sent a form.

@@ -768,7 +768,7 @@ func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
-	rep := Validate([]byte(args.Template), args.FileName, a.opts.MaxFileSize)
+	rep := templates.Validate([]byte(args.Template), args.FileName, a.opts.MaxFileSize)
 	var b strings.Builder
 	if rep.Valid {
 		fmt.Fprintf(&b, "## Result\nValid template %s.\n", rep.Name)
@@ -798,36 +798,6 @@ func pointerOrRoot(p string) string {
 		return "(document)"
 	}
 	return p
-}
-
-// ValidationReport is the outcome of validating one template file; the
-// validate tool and the validate command share it.
-type ValidationReport struct {
-	Valid    bool                `json:"valid"`
-	Name     string              `json:"name,omitempty"`
-	Code     string              `json:"code,omitempty"`
-	Errors   []templates.Problem `json:"errors"`
-	Warnings []string            `json:"warnings"`
-}
-
-// Validate parses data as a template file and reports errors and warnings.
-func Validate(data []byte, fileName string, maxSize int) ValidationReport {
-	t, warns, err := templates.Parse(data, templates.ParseOptions{MaxFileSize: maxSize, FileName: fileName})
-	rep := ValidationReport{Errors: []templates.Problem{}, Warnings: []string{}}
-	for _, w := range warns {
-		rep.Warnings = append(rep.Warnings, w.String())
-	}
-	if err != nil {
-		rep.Code = fault.CodeOf(err)
-		rep.Errors = templates.Problems(err)
-		if len(rep.Errors) == 0 {
-			rep.Errors = []templates.Problem{{Message: err.Error()}}
-		}
-		return rep
-	}
-	rep.Valid = true
-	rep.Name = t.Metadata.Name
-	return rep
 }
 
 func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) (*toolResult, error) {

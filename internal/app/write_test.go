@@ -14,6 +14,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 type conflictWriter struct{}
@@ -25,7 +26,7 @@ func (conflictWriter) SaveTemplate(context.Context, string, []byte, string) (str
 
 func saveEngine(t *testing.T, dir string, opts app.Options) *mcptest.Client {
 	t.Helper()
-	src := templates.Directory(dir, templates.BuildOptions{Logger: slog.New(slog.DiscardHandler)})
+	src := folder.New(dir, templates.BuildOptions{Logger: slog.New(slog.DiscardHandler)})
 	lib := templates.NewLibrary(src, slog.New(slog.DiscardHandler))
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)

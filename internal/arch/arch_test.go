@@ -17,6 +17,19 @@ func deps(t *testing.T, pkg string) []string {
 	return strings.Fields(string(out))
 }
 
+// imports lists pkg's own imports, tests left out.
+func imports(t *testing.T, pkg string) []string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, module+"/"+pkg).Output()
+	if err != nil {
+		t.Fatalf("go list %s: %v", pkg, err)
+	}
+	return strings.Fields(string(out))
+}
+
+// matches reports whether the import path p is f or inside f.
+func matches(p, f string) bool { return p == f || strings.HasPrefix(p, f+"/") }
+
 func TestImportRules(t *testing.T) {
 	rules := []struct {
 		pkg       string
@@ -31,25 +44,44 @@ func TestImportRules(t *testing.T) {
 		{"transport/streamable", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 		{"transport/httpserver", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 	}
-	// render is pure: none of its own imports may do I/O (its dependencies,
-	// such as the schema library behind templates, are not its business).
-	out, err := exec.Command("go", "list", "-f", `{{join .Imports " "}}`, module+"/render").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, imp := range strings.Fields(string(out)) {
-		switch {
-		case imp == "os", strings.HasPrefix(imp, "net"), strings.HasPrefix(imp, "os/"), imp == "io/fs", imp == "syscall":
-			t.Errorf("render imports %s: rendering must do no I/O", imp)
-		}
-	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {
 			for _, f := range r.forbidden {
-				if d == f || strings.HasPrefix(d, f+"/") {
+				if matches(d, f) {
 					t.Errorf("%s imports %s (forbidden: %s)", r.pkg, d, f)
 				}
 			}
 		}
+	}
+}
+
+// TestPurePackages: the model and rendering are pure. None of their own
+// imports may reach files, the network or the system (their dependencies,
+// such as the schema library behind templates, are not their business):
+// reading a folder belongs to templates/folder, fetching to github.
+func TestPurePackages(t *testing.T) {
+	doesIO := []string{"os", "path/filepath", "syscall", "net", "github.com/fsnotify/fsnotify"}
+	rules := []struct {
+		pkg       string
+		forbidden []string
+		why       string
+	}{
+		// templates reads the examples compiled into the binary through
+		// io/fs (an embed.FS), which is no I/O.
+		{"templates", doesIO, "the template model does no I/O of its own"},
+		// render runs on every prompt with values from clients: no unsafe
+		// either (internal/jsonstr, fuzzed, is where unsafe may live).
+		{"render", append(doesIO, "io/fs", "unsafe"), "rendering does no I/O and uses no unsafe"},
+	}
+	for _, r := range rules {
+		t.Run(r.pkg, func(t *testing.T) {
+			for _, imp := range imports(t, r.pkg) {
+				for _, f := range r.forbidden {
+					if matches(imp, f) {
+						t.Errorf("%s imports %s: %s", r.pkg, imp, r.why)
+					}
+				}
+			}
+		})
 	}
 }

@@ -1,5 +1,6 @@
-// Package jsonstr escapes strings for JSON exactly as encoding/json does
-// with HTML escaping off, but faster on the text prompts are made of.
+// Package jsonstr escapes text, in a string or a byte slice, for JSON
+// exactly as encoding/json does with HTML escaping off, but faster on the
+// text prompts are made of.
 //
 // It is shared by the protocol encoder (mcp), which escapes results, and
 // by templates and render, which escape a template's fixed text once when
@@ -8,7 +9,6 @@
 package jsonstr
 
 import (
-	"encoding/binary"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -37,14 +37,20 @@ func Append(dst []byte, s string) []byte {
 // Escaping works rune by rune, so the escaping of a concatenation of
 // valid UTF-8 strings is the concatenation of their escapings; that is what
 // lets a caller assemble escaped text from pieces escaped earlier.
-func AppendEscaped(dst []byte, s string) []byte {
-	// Read the string's bytes in place, eight at a time: prompt text is
-	// mostly plain ASCII, and skipping whole words of it is what makes this
-	// faster than encoding/json.
-	raw := unsafe.Slice(unsafe.StringData(s), len(s))
+func AppendEscaped(dst []byte, s string) []byte { return appendEscaped(dst, s) }
+
+// AppendEscapedBytes is AppendEscaped for text held in a byte slice, read
+// in place rather than copied into a string first. b may lie in dst's
+// array, but not where the escaping is appended.
+func AppendEscapedBytes(dst, b []byte) []byte { return appendEscaped(dst, b) }
+
+func appendEscaped[T string | []byte](dst []byte, s T) []byte {
 	start := 0
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(raw[i:])) {
+		// Skip eight bytes at a time: prompt text is mostly plain ASCII,
+		// and skipping whole words of it is what makes this faster than
+		// encoding/json.
+		if i+8 <= len(s) && plainWord(load64(s, i)) {
 			i += 8
 			continue
 		}
@@ -74,7 +80,7 @@ func AppendEscaped(dst []byte, s string) []byte {
 			start = i
 			continue
 		}
-		r, size := utf8.DecodeRuneInString(s[i:])
+		r, size := decodeRune(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, `\ufffd`...)
@@ -92,6 +98,28 @@ func AppendEscaped(dst []byte, s string) []byte {
 		i += size
 	}
 	return append(dst, s[start:]...)
+}
+
+// load64 reads the eight bytes of s at i as a little-endian word. Written
+// out byte by byte, as encoding/binary does, the compiler makes it one load
+// for strings and slices alike.
+func load64[T string | []byte](s T, i int) uint64 {
+	s = s[i : i+8]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+}
+
+// decodeRune decodes the first rune of s with the utf8 function for its
+// type: the switch costs a comparison, where converting a byte slice to a
+// string would copy.
+func decodeRune[T string | []byte](s T) (rune, int) {
+	switch s := any(s).(type) {
+	case string:
+		return utf8.DecodeRuneInString(s)
+	case []byte:
+		return utf8.DecodeRune(s)
+	}
+	panic("jsonstr: decodeRune of neither string nor []byte")
 }
 
 // Escaped returns AppendEscaped(nil, s) as a string. When nothing in s
@@ -114,9 +142,8 @@ func Escaped(s string) string {
 // AppendEscaped copies unchanged: it stops where AppendEscaped would
 // escape or replace something.
 func plainLen(s string) int {
-	raw := unsafe.Slice(unsafe.StringData(s), len(s))
 	for i := 0; i < len(s); {
-		if i+8 <= len(s) && plainWord(binary.LittleEndian.Uint64(raw[i:])) {
+		if i+8 <= len(s) && plainWord(load64(s, i)) {
 			i += 8
 			continue
 		}

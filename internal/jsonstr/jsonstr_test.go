@@ -40,6 +40,31 @@ func FuzzAppend(f *testing.F) {
 	})
 }
 
+// FuzzAppendEscapedBytes: a byte slice escapes exactly as the same text in
+// a string, appended after what dst holds, including when the slice lies in
+// dst's own array just before the escaping, as render passes it.
+func FuzzAppendEscapedBytes(f *testing.F) {
+	for i, s := range seeds {
+		f.Add(seeds[(i+1)%len(seeds)], s)
+	}
+	f.Fuzz(func(t *testing.T, prefix, s string) {
+		want := AppendEscaped([]byte(prefix), s)
+		if got := AppendEscapedBytes([]byte(prefix), []byte(s)); !bytes.Equal(got, want) {
+			t.Fatalf("AppendEscapedBytes(%q, %q) = %q, want %q", prefix, s, got, want)
+		}
+		for _, room := range []int{0, len(s) * 6} { // reallocating, and in place
+			buf := append(make([]byte, 0, len(prefix)+len(s)+room), prefix...)
+			buf = append(buf, s...)
+			text := buf[len(prefix):]
+			got := AppendEscapedBytes(buf, text)
+			if !bytes.Equal(got[:len(prefix)], []byte(prefix)) || string(got[len(prefix):len(buf)]) != s ||
+				!bytes.Equal(got[len(buf):], want[len(prefix):]) {
+				t.Fatalf("escaping %q from dst's own array (room %d) = %q, want %q after the text", s, room, got, want[len(prefix):])
+			}
+		}
+	})
+}
+
 // FuzzConcatenation: for valid UTF-8, escaping two strings one after the
 // other gives the escaping of their concatenation, which is what render
 // relies on when it copies fixed text escaped in advance.
@@ -87,6 +112,32 @@ func TestEscapedSharesPlainText(t *testing.T) {
 			}
 			if n := testing.AllocsPerRun(100, func() { _ = Escaped(tt.in) }); n != 0 {
 				t.Errorf("%v allocations for plain text, want 0", n)
+			}
+		})
+	}
+}
+
+// BenchmarkAppendEscaped: plain ASCII takes the eight-bytes-at-a-time
+// path, Korean the rune-by-rune one; text in a string and in a byte slice
+// share the code.
+func BenchmarkAppendEscaped(b *testing.B) {
+	texts := []struct{ name, text string }{
+		{"ascii", strings.Repeat("Consider the constraints, the trade-offs and the people affected.\n", 30)},
+		{"korean", strings.Repeat("제약과 트레이드오프, 영향을 받는 사람들을 고려하세요.\n", 30)},
+	}
+	for _, tt := range texts {
+		buf := make([]byte, 0, 2*len(tt.text))
+		b.Run(tt.name+"/string", func(b *testing.B) {
+			b.SetBytes(int64(len(tt.text)))
+			for b.Loop() {
+				buf = AppendEscaped(buf[:0], tt.text)
+			}
+		})
+		text := []byte(tt.text)
+		b.Run(tt.name+"/bytes", func(b *testing.B) {
+			b.SetBytes(int64(len(text)))
+			for b.Loop() {
+				buf = AppendEscapedBytes(buf[:0], text)
 			}
 		})
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
 	"github.com/flowyprompt/flowyprompt/transport/stdio"
 	"github.com/google/go-cmp/cmp"
@@ -290,7 +291,7 @@ func TestListChangedEverywhere(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "Commit_Message.json"), example, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lib := templates.NewLibrary(templates.Directory(dir, templates.BuildOptions{Logger: quiet}), quiet)
+	lib := templates.NewLibrary(folder.New(dir, templates.BuildOptions{Logger: quiet}), quiet)
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package templates
+package folder
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -33,7 +34,7 @@ func writeAtomic(t *testing.T, path string, data []byte) {
 	}
 }
 
-func TestDirectoryLoad(t *testing.T) {
+func TestLoad(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "a.json"), tmpl("a", "top"))
 	writeFile(t, filepath.Join(dir, "team", "b.json"), tmpl("b", "one level down"))
@@ -64,15 +65,15 @@ func TestDirectoryLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	src := Directory(dir, BuildOptions{Logger: quiet, MaxFileSize: 4096})
-	if diff := cmp.Diff(SourceInfo{Kind: "directory", Location: dir}, src.Info()); diff != "" {
+	src := New(dir, templates.BuildOptions{Logger: quiet, MaxFileSize: 4096})
+	if diff := cmp.Diff(templates.SourceInfo{Kind: "directory", Location: dir}, src.Info()); diff != "" {
 		t.Errorf("Info mismatch (-want +got):\n%s", diff)
 	}
 	c, err := src.Load(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"a", "b", "linked"}, names(c.Templates())); diff != "" {
+	if diff := cmp.Diff([]string{"a", "b"}, names(c.Templates())); diff != "" {
 		t.Errorf("templates mismatch (-want +got):\n%s", diff)
 	}
 	if e, _ := c.Lookup("b"); e.Path != "team/b.json" {
@@ -81,6 +82,7 @@ func TestDirectoryLoad(t *testing.T) {
 	wantInvalid := []invalidRow{
 		{"broken.json", fault.InvalidTemplate, false},
 		{"huge.json", fault.TemplateTooLarge, false},
+		{"linked.json", fault.InvalidTemplate, false},
 	}
 	if diff := cmp.Diff(wantInvalid, invalidRows(c)); diff != "" {
 		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
@@ -91,17 +93,77 @@ func TestDirectoryLoad(t *testing.T) {
 	}
 }
 
-func TestDirectoryRelativeLocationIsAbsolute(t *testing.T) {
+// TestLoadLinks: a template file that is a symbolic link leading out of the
+// folder is not served but reported, as a resource would be refused; a link
+// that stays inside the folder is followed, as for resources.
+func TestLoadLinks(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "templates")
+	secret := filepath.Join(base, "outside", "secret.json")
+	writeFile(t, secret, tmpl("secret", "a valid template outside the folder"))
+	// Two levels down, so that only the links load these.
+	writeFile(t, filepath.Join(dir, "shared", "deep", "inner.json"), tmpl("inner", "through a relative link"))
+	writeFile(t, filepath.Join(dir, "shared", "deep", "absolute.json"), tmpl("absolute", "through an absolute link"))
+	links := map[string]string{
+		"evil.json":           secret,
+		"relative-evil.json":  filepath.Join("..", "outside", "secret.json"),
+		"team/evil.json":      filepath.Join("..", "..", "outside", "secret.json"),
+		"through-folder.json": filepath.Join("shared", "out", "secret.json"), // shared/out leads out
+		"inner.json":          filepath.Join("shared", "deep", "inner.json"),
+		"absolute.json":       filepath.Join(dir, "shared", "deep", "absolute.json"),
+	}
+	if err := os.Symlink(filepath.Join(base, "outside"), filepath.Join(dir, "shared", "out")); err != nil {
+		t.Fatal(err)
+	}
+	for name, target := range links {
+		link := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(link), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, link); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	c, err := New(dir, templates.BuildOptions{Logger: quiet}).Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"absolute", "inner"}, names(c.Templates())); diff != "" {
+		t.Errorf("templates mismatch (-want +got):\n%s", diff)
+	}
+	wantInvalid := []invalidRow{
+		{"evil.json", fault.InvalidTemplate, false},
+		{"relative-evil.json", fault.InvalidTemplate, false},
+		{"team/evil.json", fault.InvalidTemplate, false},
+		{"through-folder.json", fault.InvalidTemplate, false},
+	}
+	if diff := cmp.Diff(wantInvalid, invalidRows(c)); diff != "" {
+		t.Fatalf("invalid mismatch (-want +got):\n%s", diff)
+	}
+	for _, inv := range c.Invalid() {
+		f := fault.As(inv.Err)
+		if !strings.Contains(f.What, inv.Path) || !strings.Contains(f.Why, "link") || !strings.Contains(f.Why, "out of the template folder") ||
+			f.How == "" || f.Details["file"] != inv.Path {
+			t.Errorf("%s: reported as %+v, want what / why / how naming the file and the link leading out", inv.Path, f)
+		}
+		if strings.Contains(inv.Err.Error(), "a valid template outside") {
+			t.Errorf("%s: the error quotes the file outside: %v", inv.Path, inv.Err)
+		}
+	}
+}
+
+func TestRelativeLocationIsAbsolute(t *testing.T) {
 	wd, err := os.Getwd()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := Directory("testdata", BuildOptions{}).Info().Location; got != filepath.Join(wd, "testdata") {
+	if got := New("testdata", templates.BuildOptions{}).Info().Location; got != filepath.Join(wd, "testdata") {
 		t.Errorf("Location = %s", got)
 	}
 }
 
-func TestDirectoryMissingFolder(t *testing.T) {
+func TestMissingFolder(t *testing.T) {
 	base := t.TempDir()
 	file := filepath.Join(base, "file")
 	writeFile(t, file, []byte("x"))
@@ -115,7 +177,7 @@ func TestDirectoryMissingFolder(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Directory(tt.dir, BuildOptions{Logger: quiet}).Load(context.Background())
+			_, err := New(tt.dir, templates.BuildOptions{Logger: quiet}).Load(context.Background())
 			f := fault.As(err)
 			if f == nil {
 				t.Fatalf("err = %v, want a fault", err)
@@ -127,13 +189,13 @@ func TestDirectoryMissingFolder(t *testing.T) {
 	}
 }
 
-func TestDirectoryKeepsLastValidVersion(t *testing.T) {
+func TestKeepsLastValidVersion(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "a.json")
 	v1 := tmpl("a", "version one")
 	writeFile(t, path, v1)
 	writeFile(t, filepath.Join(dir, "b.json"), tmpl("b", "b"))
-	src := Directory(dir, BuildOptions{Logger: quiet})
+	src := New(dir, templates.BuildOptions{Logger: quiet})
 	ctx := context.Background()
 	c1, err := src.Load(ctx)
 	if err != nil {
@@ -159,8 +221,8 @@ func TestDirectoryKeepsLastValidVersion(t *testing.T) {
 	if diff := cmp.Diff(wantInvalid, invalidRows(c2)); diff != "" {
 		t.Errorf("invalid mismatch (-want +got):\n%s", diff)
 	}
-	if !Diff(c1, c2).Empty() {
-		t.Errorf("Diff = %+v, want no change", Diff(c1, c2))
+	if !templates.Diff(c1, c2).Empty() {
+		t.Errorf("Diff = %+v, want no change", templates.Diff(c1, c2))
 	}
 
 	// Still broken on the next load: still kept.
@@ -192,10 +254,10 @@ func TestDirectoryKeepsLastValidVersion(t *testing.T) {
 
 // When another file takes the name meanwhile, the old version is not kept
 // (it would only be a duplicate).
-func TestDirectoryKeepYieldsToNewOwner(t *testing.T) {
+func TestKeepYieldsToNewOwner(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "b.json"), tmpl("x", "from b"))
-	src := Directory(dir, BuildOptions{Logger: quiet})
+	src := New(dir, templates.BuildOptions{Logger: quiet})
 	if _, err := src.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -211,28 +273,28 @@ func TestDirectoryKeepYieldsToNewOwner(t *testing.T) {
 }
 
 type rebuildEvent struct {
-	c         *Catalog
+	c         *templates.Catalog
 	delivered bool
 	err       error
 }
 
 type watchHarness struct {
 	t       *testing.T
-	changes chan *Catalog
+	changes chan *templates.Catalog
 	rebuilt chan rebuildEvent
 	done    chan error
 }
 
 // startWatch runs Watch with short timings. The timings only make the test
 // quick; nothing below asserts how long anything took.
-func startWatch(t *testing.T, src *DirSource) *watchHarness {
+func startWatch(t *testing.T, src *Source) *watchHarness {
 	t.Helper()
 	src.debounce = 20 * time.Millisecond
 	src.poll = 20 * time.Millisecond
-	h := &watchHarness{t: t, changes: make(chan *Catalog, 100), rebuilt: make(chan rebuildEvent, 1000), done: make(chan error, 1)}
-	src.afterRebuild = func(c *Catalog, delivered bool, err error) { h.rebuilt <- rebuildEvent{c, delivered, err} }
+	h := &watchHarness{t: t, changes: make(chan *templates.Catalog, 100), rebuilt: make(chan rebuildEvent, 1000), done: make(chan error, 1)}
+	src.afterRebuild = func(c *templates.Catalog, delivered bool, err error) { h.rebuilt <- rebuildEvent{c, delivered, err} }
 	ctx, cancel := context.WithCancel(context.Background())
-	go func() { h.done <- src.Watch(ctx, func(c *Catalog) { h.changes <- c }) }()
+	go func() { h.done <- src.Watch(ctx, func(c *templates.Catalog) { h.changes <- c }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-h.done; err != nil {
@@ -245,7 +307,7 @@ func startWatch(t *testing.T, src *DirSource) *watchHarness {
 // guard bounds every wait so a broken watcher fails instead of hanging.
 const guard = 20 * time.Second
 
-func (h *watchHarness) nextChange(what string) *Catalog {
+func (h *watchHarness) nextChange(what string) *templates.Catalog {
 	h.t.Helper()
 	select {
 	case c := <-h.changes:
@@ -258,7 +320,7 @@ func (h *watchHarness) nextChange(what string) *Catalog {
 
 // changeWhere waits for a delivered catalog satisfying ok, skipping
 // intermediate ones (an editor's save may take several events).
-func (h *watchHarness) changeWhere(what string, ok func(*Catalog) bool) *Catalog {
+func (h *watchHarness) changeWhere(what string, ok func(*templates.Catalog) bool) *templates.Catalog {
 	h.t.Helper()
 	deadline := time.After(guard)
 	for {
@@ -290,19 +352,19 @@ func (h *watchHarness) rebuildWhere(what string, ok func(rebuildEvent) bool) reb
 	}
 }
 
-func hasDigest(name string, data []byte) func(*Catalog) bool {
-	want := Build([]File{{Path: name + ".json", Data: data}}, BuildOptions{Logger: quiet}).entries[0].Digest
-	return func(c *Catalog) bool {
+func hasDigest(name string, data []byte) func(*templates.Catalog) bool {
+	want := templates.Build([]templates.File{{Path: name + ".json", Data: data}}, templates.BuildOptions{Logger: quiet}).Templates()[0].Digest
+	return func(c *templates.Catalog) bool {
 		e, ok := c.Lookup(name)
 		return ok && e.Digest == want
 	}
 }
 
-func TestDirectoryWatch(t *testing.T) {
+func TestWatch(t *testing.T) {
 	dir := t.TempDir()
 	a1 := tmpl("a", "first")
 	writeAtomic(t, filepath.Join(dir, "a.json"), a1)
-	src := Directory(dir, BuildOptions{Logger: quiet})
+	src := New(dir, templates.BuildOptions{Logger: quiet})
 	h := startWatch(t, src)
 
 	// Watch without a prior Load delivers the current catalog.
@@ -313,7 +375,7 @@ func TestDirectoryWatch(t *testing.T) {
 
 	// A new file.
 	writeAtomic(t, filepath.Join(dir, "b.json"), tmpl("b", "b"))
-	h.changeWhere("b added", func(c *Catalog) bool { _, ok := c.Lookup("b"); return ok })
+	h.changeWhere("b added", func(c *templates.Catalog) bool { _, ok := c.Lookup("b"); return ok })
 
 	// Saving identical content delivers nothing: the next delivery after
 	// it must already be the following real change (c added).
@@ -327,7 +389,7 @@ func TestDirectoryWatch(t *testing.T) {
 
 	// A half-written file keeps the previous version and reports it.
 	writeAtomic(t, filepath.Join(dir, "a.json"), a1[:10])
-	broken := h.changeWhere("a reported broken", func(c *Catalog) bool { return len(c.Invalid()) == 1 })
+	broken := h.changeWhere("a reported broken", func(c *templates.Catalog) bool { return len(c.Invalid()) == 1 })
 	if !hasDigest("a", a1)(broken) || !broken.Invalid()[0].Kept {
 		t.Fatalf("half-written a not kept: %v %v", names(broken.Templates()), broken.Invalid())
 	}
@@ -344,20 +406,20 @@ func TestDirectoryWatch(t *testing.T) {
 	}
 	h.rebuildWhere("subfolder noticed", func(ev rebuildEvent) bool { return ev.err == nil })
 	writeAtomic(t, filepath.Join(dir, "team", "d.json"), tmpl("d", "d"))
-	h.changeWhere("team/d added", func(c *Catalog) bool { e, ok := c.Lookup("d"); return ok && e.Path == "team/d.json" })
+	h.changeWhere("team/d added", func(c *templates.Catalog) bool { e, ok := c.Lookup("d"); return ok && e.Path == "team/d.json" })
 
 	// A removed file is removed.
 	if err := os.Remove(filepath.Join(dir, "b.json")); err != nil {
 		t.Fatal(err)
 	}
-	h.changeWhere("b removed", func(c *Catalog) bool { _, ok := c.Lookup("b"); return !ok })
+	h.changeWhere("b removed", func(c *templates.Catalog) bool { _, ok := c.Lookup("b"); return !ok })
 }
 
-func TestDirectoryWatchFolderDeleted(t *testing.T) {
+func TestWatchFolderDeleted(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "templates")
 	writeAtomic(t, filepath.Join(dir, "a.json"), tmpl("a", "a"))
-	src := Directory(dir, BuildOptions{Logger: quiet})
+	src := New(dir, templates.BuildOptions{Logger: quiet})
 	if _, err := src.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -387,5 +449,40 @@ func TestDirectoryWatchFolderDeleted(t *testing.T) {
 	}
 	h.changeWhere("folder back", hasDigest("a", a2))
 	writeAtomic(t, filepath.Join(dir, "b.json"), tmpl("b", "b"))
-	h.changeWhere("watching again", func(c *Catalog) bool { _, ok := c.Lookup("b"); return ok })
+	h.changeWhere("watching again", func(c *templates.Catalog) bool { _, ok := c.Lookup("b"); return ok })
+}
+
+// TestLibraryRun: a library running the folder's watcher swaps in each
+// change and tells its listeners.
+func TestLibraryRun(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomic(t, dir+"/a.json", tmpl("a", "1"))
+	src := New(dir, templates.BuildOptions{Logger: quiet})
+	src.debounce = 0
+	l := templates.NewLibrary(src, quiet)
+	if err := l.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	changes := make(chan templates.Changes, 10)
+	l.OnChange(func(_, _ *templates.Catalog, ch templates.Changes) { changes <- ch })
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+	writeAtomic(t, dir+"/b.json", tmpl("b", "1"))
+	deadline := time.After(guard)
+	for added := false; !added; {
+		select {
+		case ch := <-changes:
+			added = cmp.Equal(ch.Added, []string{"b"})
+		case <-deadline:
+			t.Fatal("b never reported added")
+		}
+	}
+	if _, ok := l.Catalog().Lookup("b"); !ok {
+		t.Error("b not in the library's catalog")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Errorf("Run = %v", err)
+	}
 }

@@ -1,10 +1,9 @@
-package templates
+package folder
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/fsnotify/fsnotify"
 )
 
@@ -28,78 +28,81 @@ const (
 	dirPoll = time.Second
 )
 
-// DirSource reads templates from a local folder: the *.json files in it and
+// Source reads templates from a local folder: the *.json files in it and
 // in its direct subfolders (one level; dot-folders such as .git are
 // skipped), named by their path relative to the folder. It implements
-// Source and Watcher.
+// templates.Source and templates.Watcher.
+//
+// Files are opened through an os.Root for the folder (see open): a
+// template file that is a symbolic link leading out of the folder is never
+// read, but reported in Catalog.Invalid like any invalid file; links that
+// stay inside the folder are followed.
 //
 // It remembers the last catalog it built: when a file that was valid turns
 // invalid (an editor half-way through a save), the last valid version keeps
 // being served and the problem is reported in Catalog.Invalid with Kept set.
-type DirSource struct {
+type Source struct {
 	dir    string
-	opts   BuildOptions
+	opts   templates.BuildOptions
 	logger *slog.Logger
 
 	debounce, poll time.Duration
 
 	mu   sync.Mutex // serialises loads and guards last
-	last *Catalog
+	last *templates.Catalog
 
-	// evalSymlinks resolves links (filepath.EvalSymlinks; tests replace
-	// it). rootMu guards root, the folder resolved once for ReadResource.
+	// evalSymlinks resolves links that os.Root will not follow
+	// (filepath.EvalSymlinks; tests replace it).
 	evalSymlinks func(string) (string, error)
-	rootMu       sync.Mutex
-	root         string
 
 	// afterRebuild, when set (tests), runs after each watcher rebuild.
-	afterRebuild func(c *Catalog, delivered bool, err error)
+	afterRebuild func(c *templates.Catalog, delivered bool, err error)
 }
 
-// Directory returns a source for the folder dir. opts.Info defaults to kind
+// New returns a source for the folder dir. opts.Info defaults to kind
 // "directory" with the folder's absolute path as the location.
-func Directory(dir string, opts BuildOptions) *DirSource {
+func New(dir string, opts templates.BuildOptions) *Source {
 	if opts.Info.Kind == "" {
 		loc := dir
 		if abs, err := filepath.Abs(dir); err == nil {
 			loc = abs
 		}
-		opts.Info = SourceInfo{Kind: "directory", Location: loc}
+		opts.Info = templates.SourceInfo{Kind: "directory", Location: loc}
 	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.Default()
 	}
-	return &DirSource{dir: dir, opts: opts, logger: logger, debounce: dirDebounce, poll: dirPoll,
+	return &Source{dir: dir, opts: opts, logger: logger, debounce: dirDebounce, poll: dirPoll,
 		evalSymlinks: filepath.EvalSymlinks}
 }
 
 // quietOptions are the build options without logging, for builds whose
 // problems are not news: a rebuild of files already reported, or the files
 // a save looks at (the watcher reports problems, not a save).
-func (d *DirSource) quietOptions() BuildOptions {
+func (d *Source) quietOptions() templates.BuildOptions {
 	quiet := d.opts
 	quiet.Logger = slog.New(slog.DiscardHandler)
 	return quiet
 }
 
 // Info says which folder the source reads.
-func (d *DirSource) Info() SourceInfo { return d.opts.Info }
+func (d *Source) Info() templates.SourceInfo { return d.opts.Info }
 
 // Load reads the folder now. It fails only when the folder itself cannot be
 // read; invalid files are reported in the catalog.
-func (d *DirSource) Load(ctx context.Context) (*Catalog, error) {
+func (d *Source) Load(ctx context.Context) (*templates.Catalog, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.loadLocked(ctx)
 }
 
-func (d *DirSource) loadLocked(ctx context.Context) (*Catalog, error) {
+func (d *Source) loadLocked(ctx context.Context) (*templates.Catalog, error) {
 	files, err := d.readFiles(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c := Build(files, d.opts)
+	c := templates.Build(files, d.opts)
 	c = d.keepPrevious(c, files)
 	d.last = c
 	return c, nil
@@ -107,32 +110,32 @@ func (d *DirSource) loadLocked(ctx context.Context) (*Catalog, error) {
 
 // keepPrevious replaces files that turned invalid with their last valid
 // version, so a half-written file never empties the catalog.
-func (d *DirSource) keepPrevious(c *Catalog, files []File) *Catalog {
-	if d.last == nil || len(c.invalid) == 0 {
+func (d *Source) keepPrevious(c *templates.Catalog, files []templates.File) *templates.Catalog {
+	if d.last == nil || len(c.Invalid()) == 0 {
 		return c
 	}
-	prevByPath := map[string]*Entry{}
-	for _, e := range d.last.entries {
+	prevByPath := map[string]*templates.Entry{}
+	for _, e := range d.last.Templates() {
 		prevByPath[e.Path] = e
 	}
-	var kept []Invalid
+	var kept []templates.Invalid
 	replaced := slices.Clone(files)
-	for _, inv := range c.invalid {
+	for _, inv := range c.Invalid() {
 		prev, ok := prevByPath[inv.Path]
 		if !ok {
 			continue
 		}
 		// Another file may have taken the name meanwhile; then the old
 		// version would only be a duplicate.
-		if other, taken := c.byName[prev.Template.Metadata.Name]; taken && other.Path != inv.Path {
+		if other, taken := c.Lookup(prev.Template.Metadata.Name); taken && other.Path != inv.Path {
 			continue
 		}
 		for i := range replaced {
 			if replaced[i].Path == inv.Path {
-				replaced[i] = File{Path: inv.Path, Data: prev.Raw}
+				replaced[i] = templates.File{Path: inv.Path, Data: prev.Raw}
 			}
 		}
-		kept = append(kept, Invalid{Path: inv.Path, Err: inv.Err, Kept: true})
+		kept = append(kept, templates.Invalid{Path: inv.Path, Err: inv.Err, Kept: true})
 		d.logger.Warn("template file is invalid; serving its last valid version",
 			"path", inv.Path, "template", prev.Template.Metadata.Name, "error", inv.Err)
 	}
@@ -141,11 +144,11 @@ func (d *DirSource) keepPrevious(c *Catalog, files []File) *Catalog {
 	}
 	// Everything was logged by the first Build; the second only swaps in
 	// the old versions.
-	rebuilt := Build(replaced, d.quietOptions())
-	return rebuilt.withInvalid(kept)
+	rebuilt := templates.Build(replaced, d.quietOptions())
+	return rebuilt.WithInvalid(kept)
 }
 
-func (d *DirSource) missingFolder(err error) *fault.Error {
+func (d *Source) missingFolder(err error) *fault.Error {
 	what := fmt.Sprintf("template folder %s cannot be read", d.dir)
 	how := "create the folder, or point --templates / TEMPLATES_DIR at a folder of *.json templates"
 	switch {
@@ -164,7 +167,22 @@ func (d *DirSource) missingFolder(err error) *fault.Error {
 	}
 }
 
-func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
+// Files reads the folder's template files as a load does, without parsing
+// them: the *.json files of the folder and of its direct subfolders, named
+// by their slash path relative to the folder and sorted by it. A file the
+// source refuses (larger than the limit, a link leading out of the folder,
+// unreadable) comes with Err set and no data. It fails only when the folder
+// itself cannot be read.
+func (d *Source) Files(ctx context.Context) ([]templates.File, error) {
+	files, err := d.readFiles(ctx)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(files, func(a, b templates.File) int { return strings.Compare(a.Path, b.Path) })
+	return files, nil
+}
+
+func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 	st, err := os.Stat(d.dir)
 	if err != nil {
 		return nil, d.missingFolder(err)
@@ -172,28 +190,34 @@ func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
 	if !st.IsDir() {
 		return nil, d.missingFolder(fmt.Errorf("%s is a file, not a folder", d.dir))
 	}
-	top, err := os.ReadDir(d.dir)
+	root, err := os.OpenRoot(d.dir)
 	if err != nil {
 		return nil, d.missingFolder(err)
 	}
-	var files []File
+	defer root.Close()
+	fsys := root.FS()
+	top, err := fs.ReadDir(fsys, ".")
+	if err != nil {
+		return nil, d.missingFolder(err)
+	}
+	var files []templates.File
 	for _, e := range top {
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		name := e.Name()
-		if Hidden(name) {
+		if templates.Hidden(name) {
 			continue
 		}
 		if e.IsDir() {
-			sub, err := os.ReadDir(filepath.Join(d.dir, name))
+			sub, err := fs.ReadDir(fsys, name)
 			if err != nil {
 				d.logger.Warn("cannot read template subfolder", "folder", filepath.Join(d.dir, name), "error", err)
 				continue
 			}
 			for _, s := range sub {
-				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !Hidden(s.Name()) {
-					if f, ok := d.readFile(name + "/" + s.Name()); ok {
+				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !templates.Hidden(s.Name()) {
+					if f, ok := d.readFile(root, name+"/"+s.Name()); ok {
 						files = append(files, f)
 					}
 				}
@@ -201,7 +225,7 @@ func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
 			continue
 		}
 		if strings.HasSuffix(name, ".json") {
-			if f, ok := d.readFile(name); ok {
+			if f, ok := d.readFile(root, name); ok {
 				files = append(files, f)
 			}
 		}
@@ -209,44 +233,46 @@ func (d *DirSource) readFiles(ctx context.Context) ([]File, error) {
 	return files, nil
 }
 
-// readFile reads rel (slash-separated, relative to the folder), checking the
-// size before reading so an oversized file is never loaded whole. ok is
-// false for things that are not regular files.
-func (d *DirSource) readFile(rel string) (File, bool) {
-	maxSize := int64(d.opts.MaxFileSize)
-	if maxSize <= 0 {
-		maxSize = DefaultMaxFileSize
-	}
-	full := filepath.Join(d.dir, filepath.FromSlash(rel))
-	st, err := os.Stat(full)
-	if err != nil {
-		// A dangling symlink or a file removed since the listing.
-		if errors.Is(err, fs.ErrNotExist) {
-			return File{}, false
-		}
-		return File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
-	}
-	if !st.Mode().IsRegular() {
-		return File{}, false
-	}
-	if st.Size() > maxSize {
-		return File{Path: rel, Err: TooLarge(rel, st.Size(), maxSize)}, true
-	}
-	f, err := os.Open(full)
-	if err != nil {
-		return File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
+// readFile reads rel (slash-separated, relative to the folder) through
+// root, checking the size before reading so an oversized file is never
+// loaded whole. ok is false for things that are not regular files, and for
+// links leading nowhere.
+func (d *Source) readFile(root *os.Root, rel string) (templates.File, bool) {
+	f, err := d.open(root, rel)
+	switch {
+	case errors.Is(err, errOutside):
+		return templates.File{Path: rel, Err: linkedOut(rel)}, true
+	case errors.Is(err, fs.ErrNotExist):
+		// A dangling link or a file removed since the listing.
+		return templates.File{}, false
+	case err != nil:
+		return templates.File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
 	}
 	defer f.Close()
-	// The file may grow between Stat and Read: read one byte past the
-	// limit to notice without reading it all.
-	data, err := io.ReadAll(io.LimitReader(f, maxSize+1))
-	if err != nil {
-		return File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
+	data, err := readRegular(f, rel, int64(d.maxSize()))
+	switch {
+	case errors.Is(err, errNotRegular):
+		return templates.File{}, false
+	case fault.As(err) != nil:
+		return templates.File{Path: rel, Err: err}, true
+	case err != nil:
+		return templates.File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
 	}
-	if int64(len(data)) > maxSize {
-		return File{Path: rel, Err: TooLarge(rel, max(st.Size(), int64(len(data))), maxSize)}, true
+	return templates.File{Path: rel, Data: data}, true
+}
+
+// linkedOut is the refusal of a template file that is a symbolic link
+// leading out of the folder. Its content is never read, so the error says
+// nothing of it.
+func linkedOut(rel string) *fault.Error {
+	return &fault.Error{
+		Code:    fault.InvalidTemplate,
+		What:    fmt.Sprintf("template file %s is refused", rel),
+		Why:     "it is a symbolic link leading out of the template folder, and only files inside the folder are served",
+		How:     "copy the template into the folder, or point the link at a file inside the folder",
+		Details: map[string]any{"file": rel},
+		Err:     errOutside,
 	}
-	return File{Path: rel, Data: data}, true
 }
 
 // Watch watches the folder and calls onChange with each new catalog until
@@ -255,7 +281,7 @@ func (d *DirSource) readFile(rel string) (File, bool) {
 // reported invalid), never for a save that changed nothing. When the folder
 // is deleted the last catalog stays in service and the folder is polled
 // until it comes back.
-func (d *DirSource) Watch(ctx context.Context, onChange func(*Catalog)) error {
+func (d *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return fmt.Errorf("watch template folder %s: %w", d.dir, err)
@@ -319,7 +345,7 @@ func (d *DirSource) Watch(ctx context.Context, onChange func(*Catalog)) error {
 			if filepath.Clean(ev.Name) == filepath.Clean(d.dir) && ev.Op.Has(fsnotify.Remove|fsnotify.Rename) {
 				watching = false
 			}
-			if ev.Op.Has(fsnotify.Create) && filepath.Dir(ev.Name) == filepath.Clean(d.dir) && !Hidden(filepath.Base(ev.Name)) {
+			if ev.Op.Has(fsnotify.Create) && filepath.Dir(ev.Name) == filepath.Clean(d.dir) && !templates.Hidden(filepath.Base(ev.Name)) {
 				if st, err := os.Stat(ev.Name); err == nil && st.IsDir() {
 					if err := w.Add(ev.Name); err != nil {
 						d.logger.Warn("cannot watch template subfolder", "folder", ev.Name, "error", err)
@@ -355,7 +381,7 @@ func (d *DirSource) Watch(ctx context.Context, onChange func(*Catalog)) error {
 }
 
 // addWatches watches the folder and its direct, visible subfolders.
-func (d *DirSource) addWatches(w *fsnotify.Watcher) error {
+func (d *Source) addWatches(w *fsnotify.Watcher) error {
 	for _, p := range w.WatchList() {
 		_ = w.Remove(p)
 	}
@@ -367,7 +393,7 @@ func (d *DirSource) addWatches(w *fsnotify.Watcher) error {
 		return err
 	}
 	for _, e := range entries {
-		if e.IsDir() && !Hidden(e.Name()) {
+		if e.IsDir() && !templates.Hidden(e.Name()) {
 			if err := w.Add(filepath.Join(d.dir, e.Name())); err != nil {
 				d.logger.Warn("cannot watch template subfolder", "folder", filepath.Join(d.dir, e.Name()), "error", err)
 			}
@@ -378,18 +404,18 @@ func (d *DirSource) addWatches(w *fsnotify.Watcher) error {
 
 // fingerprint summarises what a catalog serves and reports, so the watcher
 // can tell a real change from a save that changed nothing.
-func fingerprint(c *Catalog) string {
+func fingerprint(c *templates.Catalog) string {
 	if c == nil {
 		return ""
 	}
 	var b strings.Builder
-	for _, e := range c.entries {
+	for _, e := range c.Templates() {
 		b.WriteString(e.Path)
 		b.WriteByte(0)
 		b.WriteString(e.Digest)
 		b.WriteByte('\n')
 	}
-	for _, inv := range c.invalid {
+	for _, inv := range c.Invalid() {
 		b.WriteString("!")
 		b.WriteString(inv.Path)
 		b.WriteByte(0)

@@ -1,4 +1,4 @@
-package templates
+package folder
 
 import (
 	"bytes"
@@ -11,9 +11,10 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/templates"
 )
 
-func TestDirectorySaveTemplate(t *testing.T) {
+func TestSaveTemplate(t *testing.T) {
 	// A template the folder has is replaced in its own file; only a new
 	// name becomes NAME.json at the top of the folder.
 	tests := []struct {
@@ -52,7 +53,7 @@ func TestDirectorySaveTemplate(t *testing.T) {
 			for p, data := range tt.files {
 				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
 			}
-			src := Directory(dir, BuildOptions{Logger: quiet})
+			src := New(dir, templates.BuildOptions{Logger: quiet})
 			ctx := context.Background()
 			if _, err := src.Load(ctx); err != nil {
 				t.Fatal(err)
@@ -113,7 +114,7 @@ func TestDirectorySaveTemplate(t *testing.T) {
 	}
 }
 
-func TestDirectorySaveKeepsOtherTemplates(t *testing.T) {
+func TestSaveKeepsOtherTemplates(t *testing.T) {
 	// A new name is written to NAME.json, but never over a file that holds
 	// another template: that would delete it without a word.
 	tests := []struct {
@@ -137,7 +138,7 @@ func TestDirectorySaveKeepsOtherTemplates(t *testing.T) {
 			for p, data := range tt.files {
 				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
 			}
-			src := Directory(dir, BuildOptions{Logger: quiet})
+			src := New(dir, templates.BuildOptions{Logger: quiet})
 			ctx := context.Background()
 			if _, err := src.Load(ctx); err != nil {
 				t.Fatal(err)

@@ -1,0 +1,38 @@
+package templates
+
+import "github.com/flowyprompt/flowyprompt/internal/fault"
+
+// ValidationReport is the outcome of validating one template file, as the
+// validate tool and the validate command report it. Errors and Warnings
+// are never nil, so they marshal as [].
+type ValidationReport struct {
+	Valid bool   `json:"valid"`
+	Name  string `json:"name,omitempty"`
+	// Code is the symbolic code of the error (INVALID_TEMPLATE,
+	// TEMPLATE_TOO_LARGE) when the file is invalid.
+	Code     string    `json:"code,omitempty"`
+	Errors   []Problem `json:"errors"`
+	Warnings []string  `json:"warnings"`
+}
+
+// Validate parses data as a template file and reports errors and warnings.
+// fileName (may be empty) names the file in messages and for the check that
+// it matches metadata.name; maxSize is Parse's limit (0: the default).
+func Validate(data []byte, fileName string, maxSize int) ValidationReport {
+	t, warns, err := Parse(data, ParseOptions{MaxFileSize: maxSize, FileName: fileName})
+	rep := ValidationReport{Errors: []Problem{}, Warnings: []string{}}
+	for _, w := range warns {
+		rep.Warnings = append(rep.Warnings, w.String())
+	}
+	if err != nil {
+		rep.Code = fault.CodeOf(err)
+		rep.Errors = Problems(err)
+		if len(rep.Errors) == 0 {
+			rep.Errors = []Problem{{Message: err.Error()}}
+		}
+		return rep
+	}
+	rep.Valid = true
+	rep.Name = t.Metadata.Name
+	return rep
+}
