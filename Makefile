@@ -5,6 +5,15 @@ BIN         := bin/flowyprompt
 ADDR        ?= 127.0.0.1:3000
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 E2E         := internal/e2e
+# The benchmark harness (mcpbench, the load generator, the peer servers) is a
+# module of its own, so the product never depends on it.
+HARNESS     := internal/bench
+HGO         := cd $(HARNESS) && $(GO)
+
+# A go.work would join the two modules' requirements (the harness could then
+# import product packages and share its versions); every build here stands
+# on each module's own go.mod, as on a fresh machine.
+export GOWORK := off
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.buildVersion=$(VERSION)
 
@@ -35,12 +44,15 @@ run: build
 run-stdio: build
 	./$(BIN) serve
 
-## test: unit, race and fuzz-corpus tests, then the real-client end-to-end tests
+## test: unit, race and fuzz-corpus tests (the product, then the benchmark
+## harness's own tests), then the real-client end-to-end tests
 test: unit e2e
 
 unit:
 	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	$(HGO) vet ./...
+	$(HGO) test -race -count=1 ./...
 
 e2e-deps:
 	cd $(E2E) && npm ci --no-audit --no-fund
@@ -59,25 +71,31 @@ lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
+	$(HGO) vet ./...
+	$(HGO) run $(STATICCHECK) ./...
 
 fmt:
 	gofmt -w .
 
-## bench: Go benchmarks (extraction, rendering, engine, transports, end-to-end stdio)
+## bench: Go benchmarks (extraction, rendering, engine, transports; the harness's
+## end-to-end stdio run of the built binary and its load generator's parser)
 bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+	$(HGO) test -run '^$$' -bench . -benchmem ./...
 
 ## bench-peers: flowyprompt against mcp-go and go-sdk, alternating, 5 repetitions (~6 min on 2 cores);
 ## writes the table into docs/performance.md
 bench-peers:
-	cd internal/bench/peers && GOWORK=off $(GO) vet ./... && GOWORK=off $(GO) test -count=1 ./...
-	$(GO) run ./cmd/mcpbench -markdown docs/performance.md $(BENCH_PEERS_FLAGS)
+	$(HGO) vet ./... && $(GO) test -count=1 ./...
+	$(HGO) run ./cmd/mcpbench -markdown ../../docs/performance.md $(BENCH_PEERS_FLAGS)
 
-## fuzz: a short run of every fuzz target
+## fuzz: a short run of every fuzz target, the product's and the harness's
 fuzz:
-	@for pkg in $$($(GO) list ./...); do \
-	  for f in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
-	    echo "== $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 15s $$pkg || exit 1; \
+	@for mod in . $(HARNESS); do \
+	  for pkg in $$(cd $$mod && $(GO) list ./...); do \
+	    for f in $$(cd $$mod && $(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	      echo "== $$pkg $$f"; (cd $$mod && $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime 15s $$pkg) || exit 1; \
+	    done; \
 	  done; \
 	done
 

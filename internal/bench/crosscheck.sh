@@ -3,7 +3,8 @@
 # shared/tools/mcpload: the three request scenarios that matter most, three
 # repetitions, servers alternating, summarised as median (min-max).
 #
-# Usage, from the repository root, after `go run ./cmd/mcpbench -check-only`
+# Usage, from the repository root, after
+# `cd internal/bench && go run ./cmd/mcpbench -check-only`
 # (which builds bin/flowyprompt, bin/peer-mcpgo and bin/peer-gosdk):
 #
 #   MCPLOAD=/path/to/mcpload SUMMARIZE=/path/to/summarize sh internal/bench/crosscheck.sh

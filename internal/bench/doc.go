@@ -1,6 +1,19 @@
-// Package bench holds the benchmark fixtures shared by flowyprompt's own
-// benchmarks and the peer comparison: templates/ has 20 templates of about
-// 2 KB, each with three required string arguments (topic, audience, tone).
+// Package bench is the root of the benchmark harness, a module of its own
+// so that the product never depends on the load generator or on the
+// libraries it is compared with:
+//
+//   - cmd/mcpbench compares flowyprompt with the peers and writes
+//     docs/performance.md;
+//   - loadgen is the load generator it drives them with;
+//   - peers holds the reference servers built on mcp-go and go-sdk;
+//   - templates/ has 20 templates of about 2 KB, each with three required
+//     string arguments (topic, audience, tone), which every server serves;
+//   - crosscheck.sh repeats the main scenarios with an independent load
+//     generator.
+//
+// The harness reaches flowyprompt only through its binary, built from the
+// repository root by path (go build ./cmd/flowyprompt), so this module does
+// not require the product's.
 package bench
 
 import (
@@ -8,11 +21,18 @@ import (
 	"runtime"
 )
 
-// TemplatesDir returns the absolute path of the benchmark template folder.
-func TemplatesDir() string {
+// here is this package's folder in the source tree.
+func here() string {
 	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "templates")
+	return filepath.Dir(file)
 }
+
+// TemplatesDir returns the absolute path of the benchmark template folder.
+func TemplatesDir() string { return filepath.Join(here(), "templates") }
+
+// Root returns the repository root, where the tests build
+// ./cmd/flowyprompt.
+func Root() string { return filepath.Join(here(), "..", "..") }
 
 // PromptName is the template the benchmarks render.
 const PromptName = "Bench_API_00"

@@ -1,15 +1,15 @@
-// Package peers is the root of the reference-server module: MCP servers
-// built on the two best-known Go MCP libraries, serving the same template
-// folder flowyprompt serves, so the benchmark harness (cmd/mcpbench) can
-// compare like with like.
+// Package peers holds the reference servers: MCP servers built on the two
+// best-known Go MCP libraries, serving the same template folder flowyprompt
+// serves, so the benchmark harness (cmd/mcpbench) can compare like with
+// like.
 //
-// It is a module of its own so that flowyprompt never depends on the
-// libraries it is measured against: gosdk builds on
-// github.com/modelcontextprotocol/go-sdk and mcpgo on
-// github.com/mark3labs/mcp-go. Build them from this folder:
+// They live in the harness module (internal/bench), not the product's, so
+// that flowyprompt never depends on the libraries it is measured against:
+// gosdk builds on github.com/modelcontextprotocol/go-sdk and mcpgo on
+// github.com/mark3labs/mcp-go. Build them from the module's folder:
 //
-//	cd internal/bench/peers && go build -o ../../../bin/peer-gosdk ./gosdk
-//	cd internal/bench/peers && go build -o ../../../bin/peer-mcpgo ./mcpgo
+//	cd internal/bench && go build -o ../../bin/peer-gosdk ./peers/gosdk
+//	cd internal/bench && go build -o ../../bin/peer-mcpgo ./peers/mcpgo
 //
 // Both take -transport stdio|sse|http, -addr and -templates, register one
 // prompt per template and a render_template tool, and render exactly the

@@ -13,15 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/bench"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// root is the flowyprompt repository, three folders up.
-var root = filepath.Join("..", "..", "..")
+// root is the flowyprompt repository, where ./cmd/flowyprompt is built.
+var root = bench.Root()
 
-// build compiles a main package into dir; GOWORK=off keeps the two modules
-// apart, as they are in use.
+// build compiles a main package into out from moduleDir; GOWORK=off keeps
+// the product and the harness modules apart, as they are in use.
 func build(t *testing.T, moduleDir, pkg, out string) string {
 	t.Helper()
 	cmd := exec.Command("go", "build", "-o", out, pkg)
@@ -31,16 +32,6 @@ func build(t *testing.T, moduleDir, pkg, out string) string {
 		t.Fatalf("go build %s: %v\n%s", pkg, err, b)
 	}
 	return out
-}
-
-// templates is the benchmark folder the servers serve.
-func templatesDir(t *testing.T) string {
-	t.Helper()
-	dir, err := filepath.Abs(filepath.Join(root, "internal", "bench", "templates"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return dir
 }
 
 var argSets = []map[string]string{
@@ -167,7 +158,7 @@ func TestPeersRenderLikeFlowyprompt(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	bin := t.TempDir()
-	dir := templatesDir(t)
+	dir := bench.TemplatesDir()
 	fp := build(t, root, "./cmd/flowyprompt", filepath.Join(bin, "flowyprompt"))
 	servers := map[string][]string{
 		"mcp-go":          {build(t, ".", "./mcpgo", filepath.Join(bin, "peer-mcpgo")), "-templates", dir},
@@ -252,7 +243,7 @@ func TestToolArgumentsValidated(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bin := t.TempDir()
-	dir := templatesDir(t)
+	dir := bench.TemplatesDir()
 	mg := build(t, ".", "./mcpgo", filepath.Join(bin, "peer-mcpgo"))
 	gs := build(t, ".", "./gosdk", filepath.Join(bin, "peer-gosdk"))
 	tests := []struct {

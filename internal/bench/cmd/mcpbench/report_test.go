@@ -1,13 +1,14 @@
 package main
 
 import (
+	"flag"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -159,7 +160,30 @@ func TestReportGolden(t *testing.T) {
 		settings: "made up",
 		caveat:   "a shared machine",
 	})
-	golden.Text(t, filepath.Join("testdata", "report.golden.md"), got)
+	goldenText(t, filepath.Join("testdata", "report.golden.md"), got)
+}
+
+// update is the same flag the product's golden-file tests take, so one
+// habit (go test -update, then review the diff) serves both modules.
+var update = flag.Bool("update", false, "rewrite golden files instead of comparing with them")
+
+// goldenText compares got with the file at path byte for byte; with
+// -update it writes got to path instead.
+func goldenText(t *testing.T, path, got string) {
+	t.Helper()
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -update to create it)", err)
+	}
+	if diff := cmp.Diff(string(want), got); diff != "" {
+		t.Errorf("%s mismatch (-want +got):\n%s", path, diff)
+	}
 }
 
 func TestReportFacts(t *testing.T) {

@@ -3,20 +3,26 @@ package loadgen_test
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/bench"
-	"github.com/flowyprompt/flowyprompt/internal/loadgen"
+	"github.com/flowyprompt/flowyprompt/internal/bench/loadgen"
 )
 
-// buildServer builds the flowyprompt binary once per test binary.
+// buildServer builds the flowyprompt binary from the repository root: the
+// harness module does not require the product's, so the binary is built by
+// path, and GOWORK=off keeps a stray go.work from joining the two.
 func buildServer(tb testing.TB) string {
 	tb.Helper()
 	bin := filepath.Join(tb.TempDir(), "flowyprompt")
-	out, err := exec.Command("go", "build", "-o", bin, "github.com/flowyprompt/flowyprompt/cmd/flowyprompt").CombinedOutput()
+	cmd := exec.Command("go", "build", "-o", bin, "./cmd/flowyprompt")
+	cmd.Dir = bench.Root()
+	cmd.Env = append(os.Environ(), "GOWORK=off")
+	out, err := cmd.CombinedOutput()
 	if err != nil {
 		tb.Fatalf("build: %v\n%s", err, out)
 	}

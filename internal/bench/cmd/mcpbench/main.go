@@ -7,13 +7,18 @@
 // It builds every server, checks they render the same text, then runs each
 // scenario on each server in turn within every repetition (rotating which
 // server goes first), so slow drifts of a shared machine spread over all of
-// them, and prints medians with min–max and the ratio to mcp-go:
+// them, and prints medians with min–max and the ratio to mcp-go. It lives
+// in the harness module (internal/bench) and runs from there:
 //
+//	cd internal/bench
 //	go run ./cmd/mcpbench                        # the full comparison, ~10 minutes
 //	go run ./cmd/mcpbench -reps 1 -scale 0.2     # a quick look
-//	go run ./cmd/mcpbench -markdown docs/performance.md
+//	go run ./cmd/mcpbench -markdown ../../docs/performance.md
 //
-// Everything runs on loopback; the load generator is internal/loadgen.
+// flowyprompt is built from the repository root by path (found upwards
+// from the current folder, or -root), never imported, so the harness
+// module does not require the product's. Everything runs on loopback; the
+// load generator is internal/bench/loadgen.
 package main
 
 import (
@@ -81,7 +86,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.Float64Var(&o.scale, "scale", 1, "multiply request counts (0.2 for a quick look); idle session counts are fixed")
 	fs.StringVar(&only, "scenarios", "", "comma-separated scenario ids to run (default all): "+strings.Join(scenarioIDs(), ", "))
 	fs.StringVar(&srvs, "servers", strings.Join([]string{flowyprompt, mcpGo, goSDK, mcpGoValidate}, ","), "comma-separated servers to run")
-	fs.StringVar(&o.markdown, "markdown", "", "write the results into this markdown file, between mcpbench markers (e.g. docs/performance.md)")
+	fs.StringVar(&o.markdown, "markdown", "", "write the results into this markdown file, between mcpbench markers (e.g. ../../docs/performance.md)")
 	fs.StringVar(&o.raw, "raw", "", "append every run's figures as JSON lines to this file")
 	fs.BoolVar(&o.skipBuild, "skip-build", false, "use the binaries already in -bin")
 	fs.BoolVar(&o.skipCheck, "skip-check", false, "skip checking that all servers render the same text")
@@ -158,11 +163,17 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !filepath.IsAbs(bin) {
 		bin = filepath.Join(root, bin)
 	}
-	dir := filepath.Join(root, "internal", "bench", "templates")
-	peers := filepath.Join(root, "internal", "bench", "peers")
+	harness := filepath.Join(root, "internal", "bench")
+	dir := filepath.Join(harness, "templates")
+	// The report names the library versions measured; read them now, so a
+	// missing go.mod fails before the runs rather than after.
+	gomod, err := os.ReadFile(filepath.Join(harness, "go.mod"))
+	if err != nil {
+		return fmt.Errorf("library versions: %w", err)
+	}
 
 	if !o.skipBuild {
-		if err := build(ctx, log, root, peers, bin); err != nil {
+		if err := build(ctx, log, root, harness, bin); err != nil {
 			return err
 		}
 	}
@@ -255,16 +266,15 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 
 	fmt.Fprintln(stdout, rep.markdown())
 	if o.markdown != "" {
-		gomod, _ := os.ReadFile(filepath.Join(peers, "go.mod"))
+		// The command is recorded as run from the repository root, so it
+		// can be pasted back from where the README's commands run.
 		info := runInfo{
-			date: began, machine: machine(), command: strings.Join(append([]string{"go", "run", "./cmd/mcpbench"}, quoteArgs(args)...), " "),
+			date: began, machine: machine(), command: strings.Join(append([]string{"cd", "internal/bench", "&&", "go", "run", "./cmd/mcpbench"}, quoteArgs(args)...), " "),
 			versions: libraryVersions(gomod), reps: o.reps, elapsed: elapsed, caveat: o.caveat,
 			settings: settings(scs, o.scale),
 		}
+		// Relative to the working folder, like -raw and -cpuprofile.
 		path := o.markdown
-		if !filepath.IsAbs(path) {
-			path = filepath.Join(root, path)
-		}
 		old, err := os.ReadFile(path)
 		if err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
@@ -338,7 +348,9 @@ func settings(scs []scenario, scale float64) string {
 }
 
 // findRoot returns dir, or the nearest folder upwards from the working
-// directory whose go.mod is flowyprompt's.
+// directory whose go.mod is flowyprompt's: the harness's own go.mod on the
+// way (module .../internal/bench) is passed by, as it does not build the
+// product.
 func findRoot(dir string) (string, error) {
 	if dir != "" {
 		return filepath.Abs(dir)
@@ -358,11 +370,11 @@ func findRoot(dir string) (string, error) {
 	}
 }
 
-// build compiles flowyprompt and the peers. The peers are a module of
-// their own, built from their folder, so the product never depends on the
+// build compiles flowyprompt from the root and the peers from the harness
+// module, each in its own module, so the product never depends on the
 // libraries it is compared with; GOWORK=off keeps a stray go.work from
 // joining the two.
-func build(ctx context.Context, log *slog.Logger, root, peers, bin string) error {
+func build(ctx context.Context, log *slog.Logger, root, harness, bin string) error {
 	if err := os.MkdirAll(bin, 0o755); err != nil {
 		return err
 	}
@@ -371,8 +383,8 @@ func build(ctx context.Context, log *slog.Logger, root, peers, bin string) error
 		args []string
 	}{
 		{root, []string{"build", "-o", filepath.Join(bin, "flowyprompt"), "./cmd/flowyprompt"}},
-		{peers, []string{"build", "-o", filepath.Join(bin, "peer-mcpgo"), "./mcpgo"}},
-		{peers, []string{"build", "-o", filepath.Join(bin, "peer-gosdk"), "./gosdk"}},
+		{harness, []string{"build", "-o", filepath.Join(bin, "peer-mcpgo"), "./peers/mcpgo"}},
+		{harness, []string{"build", "-o", filepath.Join(bin, "peer-gosdk"), "./peers/gosdk"}},
 	}
 	for _, s := range steps {
 		log.Info("building", "dir", s.dir, "cmd", "go "+strings.Join(s.args, " "))

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/bench"
-	"github.com/flowyprompt/flowyprompt/internal/loadgen"
+	"github.com/flowyprompt/flowyprompt/internal/bench/loadgen"
 )
 
 // TestStdioReportsServerUsage checks that a stdio run reads the server's

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/bench"
-	"github.com/flowyprompt/flowyprompt/internal/loadgen"
+	"github.com/flowyprompt/flowyprompt/internal/bench/loadgen"
 )
 
 // kind is how a scenario drives a server.

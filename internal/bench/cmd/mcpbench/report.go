@@ -303,7 +303,8 @@ func machine() string {
 	return fmt.Sprintf("%s, %d logical CPUs%s%s, %s", cpu, runtime.NumCPU(), mem, kernel, runtime.Version())
 }
 
-// libraryVersions reads the peers' go.mod for the versions measured.
+// libraryVersions reads the harness's go.mod, which requires the peers'
+// libraries, for the versions measured.
 func libraryVersions(gomod []byte) map[string]string {
 	out := map[string]string{}
 	for _, mod := range []string{"github.com/mark3labs/mcp-go", "github.com/modelcontextprotocol/go-sdk"} {

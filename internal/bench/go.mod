@@ -1,4 +1,4 @@
-module github.com/flowyprompt/flowyprompt/internal/bench/peers
+module github.com/flowyprompt/flowyprompt/internal/bench
 
 go 1.26.0
 
