@@ -52,6 +52,19 @@ for a command's flags; docs/configuration.md lists every setting.
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == "serve" {
+		// A server must outlive whoever reads its log. Go ends a program
+		// whose write to a broken pipe is on fd 1 or 2 (os/signal,
+		// "SIGPIPE"), and a client that launched serve over stdio may close
+		// stderr long before stdin: the next log line would kill the
+		// session mid-conversation. With SIGPIPE ignored the write fails
+		// with EPIPE instead: slog drops the line, and a closed stdout
+		// fails the session's next write, which ends the session as a
+		// client hanging up does, so nothing spins on a dead pipe. Only
+		// serve: the one-shot commands keep the Unix habit of ending
+		// quietly when their reader (head, say) stops reading.
+		signal.Ignore(syscall.SIGPIPE)
+	}
 	ctx, stop := notifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.LookupEnv)
 	stop()

@@ -348,10 +348,15 @@ describe(`raw HTTP+SSE on /sse (--keepalive ${KEEPALIVE})`, { timeout: SUITE_MS 
     });
   }
 
-  it("POST /sse with initialize is 400, which sends Void's Streamable HTTP probe back to GET /sse", async () => {
+  // Clients that try Streamable HTTP first fall back to GET /sse on a 404
+  // or 405, and some on nothing else (Void falls back on any error).
+  it("POST /sse with initialize is 405 with Allow: GET, which sends a Streamable HTTP probe back to GET /sse", async () => {
     const sessionsBefore = (await health(server.base)).sessions.total;
     const res = await post(server.base, "/sse", INITIALIZE_STREAMABLE, ACCEPT_BOTH);
-    assertErrorBody(res, "HTTP/1.1 400 Bad Request", -32000, "BAD_REQUEST", "initialize on POST /sse");
+    assertErrorBody(res, "HTTP/1.1 405 Method Not Allowed", -32000, "METHOD_NOT_ALLOWED", "initialize on POST /sse");
+    assert.equal(res.headers.allow, "GET", "the 405 names the method that opens a session here");
+    const why = JSON.parse(res.body).error.data.why;
+    assert.ok(typeof why === "string" && why !== "", `initialize on POST /sse: error.data.why: ${res.body}`);
     assert.equal((await health(server.base)).sessions.total, sessionsBefore, "the probe left no session behind");
   });
 
