@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"syscall"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -25,7 +26,10 @@ type Options struct {
 // sink writes a session's messages as lines, one flush per batch. The
 // session calls it from one goroutine at a time (see mcp.Sink), so it
 // needs no lock of its own.
-type sink struct{ w *bufio.Writer }
+type sink struct {
+	w   *bufio.Writer
+	err error // the write that failed, which ended the session
+}
 
 var _ mcp.Sink = (*sink)(nil)
 
@@ -34,7 +38,8 @@ func (k *sink) Send(msgs []mcp.Outgoing) error {
 		k.w.Write(m.Data)
 		k.w.WriteByte('\n')
 	}
-	return k.w.Flush()
+	k.err = k.w.Flush()
+	return k.err
 }
 
 func (k *sink) Close() { _ = k.w.Flush() }
@@ -46,7 +51,8 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 	if opts.DrainTimeout <= 0 {
 		opts.DrainTimeout = 10 * time.Second
 	}
-	s, err := e.NewSession(&sink{w: bufio.NewWriterSize(w, 64<<10)}, 0)
+	out := &sink{w: bufio.NewWriterSize(w, 64<<10)}
+	s, err := e.NewSession(out, 0)
 	if err != nil {
 		return fmt.Errorf("open the stdio session: %w", err)
 	}
@@ -62,7 +68,14 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 		// stdin cannot be interrupted portably; the read goroutine ends with
 		// the process.
 	case <-s.Done():
-		err = errors.New("session closed")
+		// Only a failed write ends a stdio session (the session records
+		// it before it closes): a client that closed its end of stdout has
+		// hung up, which ends the session as EOF on stdin does.
+		if err = out.err; errors.Is(err, syscall.EPIPE) {
+			err = nil
+		} else {
+			err = fmt.Errorf("write to stdout: %w", err)
+		}
 	}
 	dctx, cancel := context.WithTimeout(context.Background(), opts.DrainTimeout)
 	defer cancel()

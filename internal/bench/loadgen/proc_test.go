@@ -107,20 +107,7 @@ func TestStartProcess(t *testing.T) {
 		if _, err := ReadProc(p.PID()); err != nil {
 			t.Errorf("read the server: %v", err)
 		}
-		select {
-		case <-p.Exited():
-			t.Fatalf("Exited is closed while the server runs (%v)", p.ExitErr())
-		default:
-		}
 		p.Stop()
-		select {
-		case <-p.Exited():
-		default:
-			t.Error("Exited is still open after Stop")
-		}
-		if err := p.ExitErr(); err == nil || !strings.Contains(err.Error(), "terminated") {
-			t.Errorf("ExitErr = %v, want the SIGTERM Stop sent", err)
-		}
 		if _, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			t.Error("the server still listens after Stop")
 		}

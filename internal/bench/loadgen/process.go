@@ -71,17 +71,6 @@ func StartProcess(ctx context.Context, command []string, addr string, wait time.
 // PID is the server's process id.
 func (p *Process) PID() int { return p.cmd.Process.Pid }
 
-// Exited is closed once the server has exited, stopped or on its own:
-// a test that provokes the server can tell a crash from a refusal.
-func (p *Process) Exited() <-chan struct{} { return p.done }
-
-// ExitErr waits for the server to exit and returns how it did (Wait's
-// error: nil for status 0).
-func (p *Process) ExitErr() error {
-	<-p.done
-	return p.err
-}
-
 // Output is the tail of the server's stdout and stderr.
 func (p *Process) Output() string { return string(p.stderr.Bytes()) }
 

@@ -1,0 +1,143 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// process is a server under test started as a process of its own.
+type process struct {
+	cmd  *exec.Cmd
+	out  *tail
+	done chan struct{}
+	err  error // from Wait, valid once done is closed
+}
+
+// startProcess runs command and waits, for at most wait, until addr
+// accepts TCP connections. Its stdout and stderr are kept (their last few
+// KB) for failure messages.
+func startProcess(command []string, addr string, wait time.Duration) (*process, error) {
+	cmd := exec.Command(command[0], command[1:]...)
+	p := &process{cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
+	cmd.Stdout, cmd.Stderr = p.out, p.out
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("start %v: %w", command, err)
+	}
+	go func() { p.err = cmd.Wait(); close(p.done) }()
+	deadline := time.Now().Add(wait)
+	for {
+		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+		if err == nil {
+			c.Close()
+			return p, nil
+		}
+		select {
+		case <-p.done:
+			return nil, fmt.Errorf("the server exited before listening (%v): %s", p.err, bytes.TrimSpace(p.out.Bytes()))
+		case <-time.After(20 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			p.Stop()
+			return nil, fmt.Errorf("the server did not listen on %s within %s: %w", addr, wait, err)
+		}
+	}
+}
+
+// PID is the server's process id.
+func (p *process) PID() int { return p.cmd.Process.Pid }
+
+// Exited is closed once the server has exited: a test that provokes the
+// server can tell a crash from a refusal.
+func (p *process) Exited() <-chan struct{} { return p.done }
+
+// ExitErr waits for the server to exit and returns how it did.
+func (p *process) ExitErr() error {
+	<-p.done
+	return p.err
+}
+
+// Output is the tail of the server's stdout and stderr.
+func (p *process) Output() string { return string(p.out.Bytes()) }
+
+// Stop sends SIGTERM, waits up to five seconds, then kills the server.
+func (p *process) Stop() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+		_ = p.cmd.Process.Kill()
+		<-p.done
+	}
+}
+
+// freeAddr returns a loopback address whose port was free a moment ago.
+func freeAddr() (string, error) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("find a free port: %w", err)
+	}
+	defer l.Close()
+	return l.Addr().String(), nil
+}
+
+// memory is a process's resident set now and at its peak, in bytes.
+type memory struct{ RSS, HWM int64 }
+
+// readMemory reads VmRSS and VmHWM from /proc/PID/status.
+func readMemory(pid int) (memory, error) {
+	status, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/status")
+	if err != nil {
+		return memory{}, fmt.Errorf("read process status: %w", err)
+	}
+	kb := func(field string) (int64, error) {
+		i := bytes.Index(status, []byte(field))
+		if i < 0 {
+			return 0, fmt.Errorf("no %s in process status", field)
+		}
+		f := bytes.Fields(status[i+len(field):])
+		if len(f) == 0 {
+			return 0, errors.New("malformed process status")
+		}
+		n, err := strconv.ParseInt(string(f[0]), 10, 64)
+		return n << 10, err
+	}
+	rss, err1 := kb("VmRSS:")
+	hwm, err2 := kb("VmHWM:")
+	return memory{RSS: rss, HWM: hwm}, errors.Join(err1, err2)
+}
+
+// tail keeps the last max bytes written to it.
+type tail struct {
+	mu  sync.Mutex
+	max int
+	b   []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.b = append(t.b, p...)
+	if over := len(t.b) - t.max; over > 0 {
+		t.b = append(t.b[:0], t.b[over:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tail) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return append([]byte(nil), t.b...)
+}
