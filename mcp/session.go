@@ -229,10 +229,15 @@ func (s *Session) finish(key string, fl *inflight) {
 	fl.cancel(errRequestDone)
 }
 
-// answer hands over the response to r, or, when the client cancelled it
-// or the session ended, tells its route that it is over without one.
+// answer hands over the response to r, or, when the client cancelled it,
+// tells its route that it is over without one. A request of a session that
+// has ended gets neither: its transport learns of the end from Done.
 func (s *Session) answer(r *Request, res any, err error, cancelled bool) {
-	if cancelled || s.state.Load() == stateClosed {
+	if s.state.Load() == stateClosed {
+		<-s.slots
+		return
+	}
+	if cancelled {
 		if r.route != nil {
 			r.route.Push(Outgoing{Kind: KindUnanswered})
 		}

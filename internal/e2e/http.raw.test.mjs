@@ -132,24 +132,24 @@ function assertErrorBody(res, statusLine, rpcCode, dataCode, what) {
 }
 
 /**
- * An open GET /sse on a raw socket. Its body is read as it arrives and
- * cut into frames (an event or a comment, each ending in a blank line),
- * kept exactly as written.
+ * An open GET /sse on a raw socket. Its body is read as it arrives (a
+ * chunked body is unframed first) and cut into frames, an event or a
+ * comment each, ending in a blank line, kept exactly as written.
  */
 class RawStream {
   constructor(base, path = "/sse") {
     const { hostname, port, host } = new URL(base);
     this.sock = connect({ host: hostname, port: Number(port) });
-    this.text = "";
+    this.raw = Buffer.alloc(0); // bytes not yet unframed
+    this.body = Buffer.alloc(0); // the body's bytes not yet cut into frames
     this.head = undefined;
     this.frames = [];
     this.read = 0;
     this.waiters = [];
     this.closed = new Promise((res) => this.sock.once("close", res));
     this.sock.on("error", () => {}); // the test's assertions report what went wrong
-    this.sock.setEncoding("utf8");
     this.sock.on("data", (d) => {
-      this.text += d;
+      this.raw = Buffer.concat([this.raw, d]);
       this.pump();
     });
     this.sock.on("close", () => this.pump());
@@ -158,17 +158,31 @@ class RawStream {
 
   pump() {
     if (this.head === undefined) {
-      const end = this.text.indexOf("\r\n\r\n");
+      const end = this.raw.indexOf("\r\n\r\n");
       if (end >= 0) {
-        this.head = parseHead(this.text.slice(0, end));
-        this.text = this.text.slice(end + 4);
+        this.head = parseHead(this.raw.subarray(0, end).toString("latin1"));
+        this.raw = this.raw.subarray(end + 4);
       }
     }
     if (this.head !== undefined) {
+      if (this.head.headers["transfer-encoding"] === "chunked") {
+        // Whole chunks only: a chunk's size line, its bytes, CRLF.
+        for (;;) {
+          const eol = this.raw.indexOf("\r\n");
+          if (eol < 0) break;
+          const n = parseInt(this.raw.subarray(0, eol).toString("latin1"), 16);
+          if (n === 0 || this.raw.length < eol + 2 + n + 2) break;
+          this.body = Buffer.concat([this.body, this.raw.subarray(eol + 2, eol + 2 + n)]);
+          this.raw = this.raw.subarray(eol + 2 + n + 2);
+        }
+      } else {
+        this.body = Buffer.concat([this.body, this.raw]);
+        this.raw = Buffer.alloc(0);
+      }
       // A frame's data is one line, so a blank line only ever ends one.
-      for (let end; (end = this.text.indexOf("\n\n")) >= 0; ) {
-        this.frames.push(this.text.slice(0, end + 2));
-        this.text = this.text.slice(end + 2);
+      for (let end; (end = this.body.indexOf("\n\n")) >= 0; ) {
+        this.frames.push(this.body.subarray(0, end + 2).toString("utf8"));
+        this.body = this.body.subarray(end + 2);
       }
     }
     this.waiters = this.waiters.filter((w) => !w());
@@ -184,7 +198,7 @@ class RawStream {
             return true;
           }
           if (this.sock.destroyed) {
-            rej(new Error(`${label}: the stream ended; unframed rest ${JSON.stringify(this.text)}`));
+            rej(new Error(`${label}: the stream ended; unframed rest ${JSON.stringify(this.body.toString("utf8"))}`));
             return true;
           }
           return false;
@@ -211,7 +225,7 @@ class RawStream {
   async nextMessage(label = "the next message") {
     for (;;) {
       const f = await this.next(label);
-      if (f !== ": ping\n\n") return f;
+      if (!isPing(f)) return f;
     }
   }
 
@@ -223,14 +237,55 @@ class RawStream {
 }
 
 /**
- * Parses a frame that must be exactly one `event: message` whose data is
- * one line of compact JSON, and returns the message.
+ * The fields of one frame as an SSE client reads them, in whatever order
+ * they come: { event, data, comment, dataLines }. Fails on a field no SSE
+ * client knows, and on an id other than the empty one the server names
+ * every event with (it only resets a client's last event id: the legacy
+ * transport never resumes streams).
+ */
+function fields(frame, what) {
+  assert.ok(frame.endsWith("\n\n"), `${what}: a frame ends with a blank line: ${JSON.stringify(frame)}`);
+  const f = { event: undefined, data: undefined, comment: undefined, dataLines: 0 };
+  for (const line of frame.slice(0, -2).split("\n")) {
+    const i = line.indexOf(":");
+    const name = i < 0 ? line : line.slice(0, i);
+    const value = i < 0 ? "" : line.slice(i + 1).replace(/^ /, "");
+    if (name === "") f.comment = value;
+    else if (name === "event") f.event = value;
+    else if (name === "data") {
+      f.data = value;
+      f.dataLines++;
+    } else if (name === "id") assert.equal(value, "", `${what}: an event id the legacy transport would give: ${JSON.stringify(frame)}`);
+    else assert.fail(`${what}: unknown SSE field ${JSON.stringify(name)} in ${JSON.stringify(frame)}`);
+  }
+  return f;
+}
+
+/** Whether a frame is a `: ping` keep-alive comment and nothing else. */
+function isPing(frame) {
+  const f = fields(frame, "a frame");
+  return f.comment === "ping" && f.dataLines === 0 && f.event === undefined;
+}
+
+/**
+ * Parses a frame that must be one event named event whose data is one
+ * line, and returns the data.
+ */
+function eventData(frame, event, what) {
+  const f = fields(frame, what);
+  assert.equal(f.event, event, `${what}: not an ${event} event: ${JSON.stringify(frame)}`);
+  assert.equal(f.dataLines, 1, `${what}: the data is one line: ${JSON.stringify(frame)}`);
+  return f.data;
+}
+
+/**
+ * Parses a frame that must be one `event: message` whose data is one line
+ * of compact JSON, and returns the message.
  */
 function message(frame, what) {
-  const m = /^event: message\ndata: ([^\n]*)\n\n$/.exec(frame);
-  assert.ok(m, `${what}: not one message event: ${JSON.stringify(frame)}`);
-  const msg = JSON.parse(m[1]);
-  assert.equal(m[1], JSON.stringify(msg), `${what}: the data is compact JSON`);
+  const data = eventData(frame, "message", what);
+  const msg = JSON.parse(data);
+  assert.equal(data, JSON.stringify(msg), `${what}: the data is compact JSON`);
   return msg;
 }
 
@@ -241,9 +296,9 @@ function message(frame, what) {
 async function openSession(base, endpointBase = base) {
   const stream = new RawStream(base);
   const first = await stream.next("the endpoint event");
-  const m = new RegExp(
-    `^event: endpoint\\ndata: (${reEscape(endpointBase)}/sse/message\\?session_id=(${HEX32}))\\n\\n$`,
-  ).exec(first);
+  const m = new RegExp(`^(${reEscape(endpointBase)}/sse/message\\?session_id=(${HEX32}))$`).exec(
+    eventData(first, "endpoint", "the first event"),
+  );
   assert.ok(m, `first event ${JSON.stringify(first)}, want the endpoint under ${endpointBase}`);
   return { stream, endpoint: m[1], id: m[2], path: pathOf(m[1]) };
 }
@@ -287,13 +342,13 @@ describe(`raw HTTP+SSE on /sse (--keepalive ${KEEPALIVE})`, { timeout: SUITE_MS 
     assert.equal(head.statusLine, "HTTP/1.1 200 OK");
     assert.equal(head.headers["content-type"], "text/event-stream");
     assert.equal(head.headers["cache-control"], "no-cache, no-transform");
-    // The body runs until the connection closes: events are not chunked.
-    assert.equal(head.headers["transfer-encoding"], undefined);
-    assert.equal(head.headers["connection"], "close");
+    // A body of unknown length on a connection that stays open.
+    assert.equal(head.headers["transfer-encoding"], "chunked");
+    assert.notEqual(head.headers["connection"], "close");
 
     const first = await stream.next("the endpoint event");
-    const want = `^event: endpoint\\ndata: ${reEscape(server.base)}/sse/message\\?session_id=(${HEX32})\\n\\n$`;
-    const m = new RegExp(want).exec(first);
+    const want = `^${reEscape(server.base)}/sse/message\\?session_id=(${HEX32})$`;
+    const m = new RegExp(want).exec(eventData(first, "endpoint", "the first event"));
     assert.ok(m, `first event ${JSON.stringify(first)}`);
     assert.match(server.base, /^http:\/\/127\.0\.0\.1:\d+$/);
     const path = `/sse/message?session_id=${m[1]}`;
@@ -324,8 +379,8 @@ describe(`raw HTTP+SSE on /sse (--keepalive ${KEEPALIVE})`, { timeout: SUITE_MS 
     assert.equal(got.result.messages[0].content.text, expectedPrompt(exampleTemplate("Commit_Message"), args));
 
     // Nothing else is sent while the session is quiet but keep-alives.
-    assert.equal(await stream.next("a keep-alive comment"), ": ping\n\n");
-    assert.equal(await stream.next("a second keep-alive comment"), ": ping\n\n");
+    assert.ok(isPing(await stream.next("a keep-alive comment")), "a keep-alive comment");
+    assert.ok(isPing(await stream.next("a second keep-alive comment")), "a second keep-alive comment");
   });
 
   for (const how of [
@@ -341,10 +396,11 @@ describe(`raw HTTP+SSE on /sse (--keepalive ${KEEPALIVE})`, { timeout: SUITE_MS 
       assert.equal(res.body, '{"jsonrpc":"2.0","id":"direct","result":{}}');
       // The next message on the stream answers the next posted request.
       assertAccepted(await post(server.base, s.path, { jsonrpc: "2.0", id: 3, method: "ping" }), "ping");
-      assert.equal(
-        await s.stream.nextMessage("ping answer"),
-        'event: message\ndata: {"jsonrpc":"2.0","id":3,"result":{}}\n\n',
-      );
+      assert.deepEqual(message(await s.stream.nextMessage("ping answer"), "ping answer"), {
+        jsonrpc: "2.0",
+        id: 3,
+        result: {},
+      });
     });
   }
 
@@ -464,10 +520,11 @@ describe("raw HTTP+SSE with --keepalive 0", { timeout: SUITE_MS }, () => {
             `round ${round}: ping`,
           );
           // No keep-alive comments: the answer is the next frame.
-          assert.equal(
-            await s.stream.next(`round ${round}: ping answer`),
-            `event: message\ndata: {"jsonrpc":"2.0","id":${100 + round},"result":{}}\n\n`,
-          );
+          assert.deepEqual(message(await s.stream.next(`round ${round}: ping answer`), `round ${round}: ping answer`), {
+            jsonrpc: "2.0",
+            id: 100 + round,
+            result: {},
+          });
         }
       } finally {
         await s.stream.hangUp();
