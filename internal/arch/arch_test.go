@@ -85,3 +85,25 @@ func TestPurePackages(t *testing.T) {
 		})
 	}
 }
+
+// TestUnsafeOnlyInJSONStr: unsafe lives in one small, fuzzed leaf,
+// internal/jsonstr, and nowhere else in the product, tests included: no
+// memory a package hands another may alias a buffer it reuses.
+func TestUnsafeOnlyInJSONStr(t *testing.T) {
+	out, err := exec.Command("go", "list", "-f",
+		`{{.ImportPath}} {{join .Imports " "}} {{join .TestImports " "}} {{join .XTestImports " "}}`, module+"/...").Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || f[0] == module+"/internal/jsonstr" {
+			continue
+		}
+		for _, imp := range f[1:] {
+			if imp == "unsafe" {
+				t.Errorf("%s imports unsafe: only internal/jsonstr may", f[0])
+			}
+		}
+	}
+}

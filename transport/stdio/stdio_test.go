@@ -4,9 +4,11 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -243,5 +245,48 @@ func TestCancelContextReturns(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return after cancel")
+	}
+}
+
+// failingWriter fails every write with err.
+type failingWriter struct{ err error }
+
+func (w failingWriter) Write([]byte) (int, error) { return 0, w.err }
+
+// TestStdoutWriteFailure: a client that closed its end of stdout has hung
+// up, which ends the session as EOF does; any other failed write is an
+// error that says what failed. Either way Serve returns at once, with
+// stdin still open.
+func TestStdoutWriteFailure(t *testing.T) {
+	tests := []struct {
+		name    string
+		err     error
+		wantErr bool
+	}{
+		{"the client closed stdout", syscall.EPIPE, false},
+		{"stdout failed otherwise", syscall.EIO, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := engine(t, mcp.EngineOptions{})
+			pr, pw := io.Pipe()
+			defer pw.Close()
+			done := make(chan error, 1)
+			go func() { done <- stdio.Serve(context.Background(), e, pr, failingWriter{tc.err}, stdio.Options{}) }()
+			if _, err := io.WriteString(pw, initLine+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case err := <-done:
+				if tc.wantErr && (err == nil || !errors.Is(err, tc.err) || !strings.Contains(err.Error(), "stdout")) {
+					t.Fatalf("Serve = %v, want an error about writing to stdout wrapping %v", err, tc.err)
+				}
+				if !tc.wantErr && err != nil {
+					t.Fatalf("Serve = %v, want nil: the client hung up", err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("Serve did not return after its stdout failed")
+			}
+		})
 	}
 }
