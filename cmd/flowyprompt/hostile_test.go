@@ -183,10 +183,11 @@ func (s *httpServer) sessions(t *testing.T) float64 {
 
 const initializeMsg = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"flowyprompt-hostile-test","version":"0"}}}`
 
-// initialize opens a Streamable HTTP session with POST /mcp.
-func (s *httpServer) initialize(t *testing.T) {
+// post sends body as JSON to path and returns the answer with its body
+// read whole.
+func (s *httpServer) post(t *testing.T, path, body string) (*http.Response, []byte) {
 	t.Helper()
-	req, err := http.NewRequest(http.MethodPost, "http://"+s.addr+"/mcp", strings.NewReader(initializeMsg))
+	req, err := http.NewRequest(http.MethodPost, "http://"+s.addr+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,12 +195,22 @@ func (s *httpServer) initialize(t *testing.T) {
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	res, err := client.Do(req)
 	if err != nil {
-		s.fatalf(t, "POST /mcp initialize: %v", err)
+		s.fatalf(t, "POST %s: %v", path, err)
 	}
 	defer res.Body.Close()
-	body, err := io.ReadAll(res.Body)
-	if err != nil || res.StatusCode != http.StatusOK || res.Header.Get("Mcp-Session-Id") == "" {
-		s.fatalf(t, "POST /mcp initialize: %s, session %q, body %q (%v)", res.Status, res.Header.Get("Mcp-Session-Id"), body, err)
+	answer, err := io.ReadAll(res.Body)
+	if err != nil {
+		s.fatalf(t, "POST %s: reading the answer: %v", path, err)
+	}
+	return res, answer
+}
+
+// initialize opens a Streamable HTTP session with POST /mcp.
+func (s *httpServer) initialize(t *testing.T) {
+	t.Helper()
+	res, body := s.post(t, "/mcp", initializeMsg)
+	if res.StatusCode != http.StatusOK || res.Header.Get("Mcp-Session-Id") == "" {
+		s.fatalf(t, "POST /mcp initialize: %s, session %q, body %q", res.Status, res.Header.Get("Mcp-Session-Id"), body)
 	}
 	var answer struct {
 		Result struct {
@@ -541,21 +552,7 @@ func TestBinaryPostSSE(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			before := s.sessions(t)
-			req, err := http.NewRequest(http.MethodPost, "http://"+s.addr+"/sse"+tt.query, strings.NewReader(tt.body))
-			if err != nil {
-				t.Fatal(err)
-			}
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			res, err := client.Do(req)
-			if err != nil {
-				s.fatalf(t, "POST /sse: %v", err)
-			}
-			body, err := io.ReadAll(res.Body)
-			res.Body.Close()
-			if err != nil {
-				t.Fatal(err)
-			}
+			res, body := s.post(t, "/sse"+tt.query, tt.body)
 			if res.StatusCode != tt.status {
 				t.Fatalf("answer %s, want %d: %q", res.Status, tt.status, body)
 			}
