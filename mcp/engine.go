@@ -43,9 +43,9 @@ func (o *EngineOptions) fill() {
 // one method table, and keeps the registry of live sessions.
 //
 // A request runs on a goroutine of its own, or on its transport's when the
-// transport waits for the answer anyway (Delivery.Inline): Go's scheduler
-// is the worker pool. What bounds the work is per session (its in-flight
-// slots) and per server (the transports' cap on sessions).
+// transport waits for the answer anyway (Delivery.Inline). What bounds the
+// work is per session (its in-flight slots) and per server (the
+// transports' cap on sessions), not a pool of fixed size.
 type Engine struct {
 	srv     *Server
 	opts    EngineOptions
@@ -53,6 +53,12 @@ type Engine struct {
 	caps    ServerCapabilities
 	log     *slog.Logger
 	stop    chan struct{}
+	// idle hands a request to a goroutine that finished one a moment ago
+	// and waits for more (unbuffered: only a goroutine really waiting
+	// takes it). A new goroutine starts with a small stack, which a
+	// handler grows, and growing copies it; a goroutine that stays a while
+	// serves a busy engine with the stack it has grown.
+	idle chan func()
 
 	// admitMu orders admitting a request (running.Add) before Shutdown's
 	// running.Wait: a WaitGroup must not grow once waited on.
@@ -74,6 +80,7 @@ func NewEngine(srv *Server, opts EngineOptions) *Engine {
 		caps:     srv.capabilities(),
 		log:      opts.Logger,
 		stop:     make(chan struct{}),
+		idle:     make(chan func()),
 		sessions: make(map[string]*Session),
 	}
 	if opts.IdleTimeout > 0 {
@@ -105,7 +112,7 @@ func (e *Engine) NewSession(sink Sink, limit int) (*Session, error) {
 		osignal:    make(chan struct{}, 1),
 		odrained:   make(chan struct{}, 1),
 		writerDone: make(chan struct{}),
-		inflight:   make(map[string]*inflight),
+		inflight:   make(map[string]*running),
 	}
 	s.peer.Store(noPeer)
 	s.logLevel.Store(int32(DefaultLogLevel))
@@ -192,6 +199,37 @@ func (e *Engine) admit() bool {
 	}
 	e.running.Add(1)
 	return true
+}
+
+// linger is how long a goroutine that ran a request waits for another
+// before it exits: a busy engine keeps its goroutines, an idle one holds
+// none.
+const linger = 2 * time.Second
+
+// goRun runs fn on a goroutine that is waiting for work, or on a new one.
+func (e *Engine) goRun(fn func()) {
+	select {
+	case e.idle <- fn:
+	default:
+		go e.serve(fn)
+	}
+}
+
+// serve runs fn, then whatever goRun hands it, until it has waited linger
+// for nothing.
+func (e *Engine) serve(fn func()) {
+	fn()
+	t := time.NewTimer(linger)
+	defer t.Stop()
+	for {
+		select {
+		case fn := <-e.idle:
+			fn()
+			t.Reset(linger)
+		case <-t.C:
+			return
+		}
+	}
 }
 
 // call runs the handler, turning a panic into an internal error so one bad

@@ -58,16 +58,10 @@ type Session struct {
 	holds      atomic.Int32 // Hold calls not yet released: idle expiry leaves the session alone
 
 	mu         sync.Mutex
-	inflight   map[string]*inflight
+	inflight   map[string]*running
 	pending    map[int64]chan frame
 	subs       map[string]struct{}
 	nextCallID int64
-}
-
-// inflight is a request being handled, as notifications/cancelled finds it.
-type inflight struct {
-	cancel    context.CancelCauseFunc
-	cancelled atomic.Bool
 }
 
 const (
@@ -198,35 +192,53 @@ func (s *Session) admit(f frame, m method, d Delivery) {
 			"it no longer accepts requests", "reconnect once it is back"))
 		return
 	}
-	ctx, cancel := context.WithCancelCause(s.ctx)
-	ctx, stop := context.WithTimeout(ctx, s.engine.opts.RequestTimeout)
-	fl := &inflight{cancel: cancel}
-	s.mu.Lock()
-	s.inflight[key] = fl
-	s.mu.Unlock()
-	r := &Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: d.Route}
-	run := func() {
-		defer s.engine.running.Done()
-		res, err := s.engine.call(ctx, m, r)
-		stop()
-		s.finish(key, fl)
-		s.answer(r, res, err, fl.cancelled.Load())
+	r := &running{
+		Request: Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: d.Route},
+		key:     key,
+		m:       m,
 	}
+	r.ctx, r.cancel = context.WithCancelCause(s.ctx)
+	r.ctx, r.stop = context.WithTimeout(r.ctx, s.engine.opts.RequestTimeout)
+	s.mu.Lock()
+	s.inflight[key] = r
+	s.mu.Unlock()
 	if d.Inline && m.quick {
-		run()
+		r.run()
 		return
 	}
-	go run()
+	s.engine.goRun(r.run)
+}
+
+// running is an admitted request, as notifications/cancelled finds it in
+// its session's in-flight table.
+type running struct {
+	Request
+	key       string // its id, as idKey gives it
+	m         method
+	ctx       context.Context
+	cancel    context.CancelCauseFunc
+	stop      context.CancelFunc // the deadline's
+	cancelled atomic.Bool        // by the client
+}
+
+// run handles the request and hands over its answer.
+func (r *running) run() {
+	s := r.s
+	defer s.engine.running.Done()
+	res, err := s.engine.call(r.ctx, r.m, &r.Request)
+	r.stop()
+	s.finish(r)
+	s.answer(&r.Request, res, err, r.cancelled.Load())
 }
 
 // finish forgets a request whose handler has returned and ends its context.
-func (s *Session) finish(key string, fl *inflight) {
+func (s *Session) finish(r *running) {
 	s.mu.Lock()
-	if s.inflight[key] == fl {
-		delete(s.inflight, key)
+	if s.inflight[r.key] == r {
+		delete(s.inflight, r.key)
 	}
 	s.mu.Unlock()
-	fl.cancel(errRequestDone)
+	r.cancel(errRequestDone)
 }
 
 // answer hands over the response to r, or, when the client cancelled it,

@@ -185,13 +185,12 @@ func encodeJSON(buf *bytes.Buffer, v any) error {
 }
 
 // encodeResponse builds one response message, as appendResponse writes
-// it. It is encoded in a pooled buffer and copied out at its exact size:
-// the copy is what crosses to the transport, the buffer never does.
+// it, in a buffer of its own: the hot results tell their size (fastSize),
+// so it is allocated once, at the size it ends up, and handed over as is.
 func encodeResponse(id json.RawMessage, result any, rpcErr *jsonrpc2.Error) ([]byte, error) {
-	buf := getBuffer()
-	defer putBuffer(buf)
+	buf := bytes.NewBuffer(make([]byte, 0, len(`{"jsonrpc":"2.0","id":,"result":}`)+len(id)+fastSize(result)))
 	err := appendResponse(buf, id, result, rpcErr)
-	return bytes.Clone(buf.Bytes()), err
+	return buf.Bytes(), err
 }
 
 // appendResponse writes one response message into buf, replacing what it

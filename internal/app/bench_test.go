@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"log/slog"
+	"strconv"
+	"sync/atomic"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
@@ -13,18 +15,26 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
-// countSink signals each response so a benchmark can wait for it.
-type countSink chan struct{}
+// countSink signals each response so a benchmark can wait for it, and
+// counts those that are errors: a benchmark that times errors measures
+// nothing.
+type countSink struct {
+	responses chan struct{}
+	errors    atomic.Int64
+}
 
-func (c countSink) Send(msgs []mcp.Outgoing) error {
+func (c *countSink) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
 		if m.Kind == mcp.KindResponse {
-			c <- struct{}{}
+			if bytes.Contains(m.Data, []byte(`"error":{`)) {
+				c.errors.Add(1)
+			}
+			c.responses <- struct{}{}
 		}
 	}
 	return nil
 }
-func (c countSink) Close() {}
+func (c *countSink) Close() {}
 
 // benchTemplates holds a copy of the peer comparison's Bench_API_00 (2 KB
 // rendered, three required arguments), so the engine's figures describe the
@@ -38,7 +48,7 @@ const benchPrompt = "Bench_API_00"
 
 var benchArguments = map[string]string{"topic": "rate limits", "audience": "platform engineers", "tone": "direct"}
 
-func benchSession(b *testing.B) (*mcp.Session, countSink) {
+func benchSession(b *testing.B) (*mcp.Session, *countSink) {
 	lib := templates.NewLibrary(folder.New(benchTemplates, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
 	if err := lib.Load(context.Background()); err != nil {
 		b.Fatal(err)
@@ -50,13 +60,18 @@ func benchSession(b *testing.B) (*mcp.Session, countSink) {
 	}
 	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{})
 	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
-	sink := make(countSink, 1024)
+	sink := &countSink{responses: make(chan struct{}, 1024)}
 	s, err := e.NewSession(sink, 0)
 	if err != nil {
 		b.Fatal(err)
 	}
 	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), mcp.Delivery{})
-	<-sink
+	<-sink.responses
+	b.Cleanup(func() {
+		if n := sink.errors.Load(); n > 0 {
+			b.Fatalf("%d of the responses were errors", n)
+		}
+	})
 	return s, sink
 }
 
@@ -70,20 +85,20 @@ func benchRequests(b *testing.B, method string, params any, inFlight int) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	msgs := make([][]byte, 64)
-	for i := range msgs {
-		msgs[i] = []byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":%q,"params":%s}`, i+1, method, p))
-	}
+	// Every request has an id of its own: requests finish in any order,
+	// and an id still in flight is refused.
+	head := []byte(`{"jsonrpc":"2.0","method":` + strconv.Quote(method) + `,"params":` + string(p) + `,"id":`)
+	frame := func(id int) []byte { return append(strconv.AppendInt(append([]byte(nil), head...), int64(id), 10), '}') }
 	b.ReportAllocs()
 	b.ResetTimer()
 	sent := 0
 	for ; sent < inFlight && sent < b.N; sent++ {
-		s.Deliver(msgs[sent%len(msgs)], mcp.Delivery{})
+		s.Deliver(frame(sent), mcp.Delivery{})
 	}
 	for i := 0; i < b.N; i++ {
-		<-sink
+		<-sink.responses
 		if sent < b.N {
-			s.Deliver(msgs[sent%len(msgs)], mcp.Delivery{})
+			s.Deliver(frame(sent), mcp.Delivery{})
 			sent++
 		}
 	}

@@ -130,7 +130,10 @@ type conn struct {
 	keep *time.Timer // the next keep-alive comment; nil when stopped
 }
 
-var _ mcp.Sink = (*conn)(nil)
+var (
+	_ mcp.Sink  = (*conn)(nil)
+	_ mcp.Route = (*conn)(nil)
+)
 
 // errNotReading ends a session whose client has let its stream's buffer
 // fill up.
@@ -141,12 +144,30 @@ var errNotReading = errors.New("the client is not reading its event stream")
 // and the error ends its session.
 func (c *conn) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
-		ev := &r3sse.Event{Event: eventMessage, Data: httpx.OneLine(m.Data)}
-		if !c.h.events.TryPublish(c.id, ev) {
+		if !c.publish(m.Data) {
 			return errNotReading
 		}
 	}
 	return nil
+}
+
+// Push publishes a message of a request posted to the endpoint: the
+// conn is the Route of each, so a response goes to the events server from
+// the goroutine that made it rather than through the session's outbox,
+// whose writer would only pass it on (publishing never blocks). A stream
+// that cannot take it ends the session, as in Send.
+func (c *conn) Push(m mcp.Outgoing) bool {
+	if (m.Kind == mcp.KindMessage || m.Kind == mcp.KindResponse) && !c.publish(m.Data) {
+		c.s.Close()
+	}
+	return true
+}
+
+// Resumable: the legacy transport has no resumable streams.
+func (c *conn) Resumable() bool { return false }
+
+func (c *conn) publish(data []byte) bool {
+	return c.h.events.TryPublish(c.id, &r3sse.Event{Event: eventMessage, Data: httpx.OneLine(data)})
 }
 
 // Close ends the stream when the session ends first (idle expiry,
@@ -312,7 +333,7 @@ func (h *Handler) endpointURL(r *http.Request, id string) string {
 
 // message serves POST /sse/message: find the session, read the message,
 // deliver it, 202. Quick requests are answered before the 202, on this
-// goroutine.
+// goroutine, their answers published to the stream straight away.
 func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	id := q.Get("session_id")
@@ -336,7 +357,7 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := c.s.Deliver(body, mcp.Delivery{Inline: true, ReturnParseErrors: true}); err != nil {
+	if _, err := c.s.Deliver(body, mcp.Delivery{Route: c, Inline: true, ReturnParseErrors: true}); err != nil {
 		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
 	}

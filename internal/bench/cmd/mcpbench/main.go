@@ -73,6 +73,7 @@ type options struct {
 	caveat     string
 	cpuprofile string
 	fpArgs     []string
+	before     string
 }
 
 func parseFlags(args []string, stderr io.Writer) (options, error) {
@@ -96,6 +97,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.settle, "settle", 2*time.Second, "idle sessions: wait before and after opening them")
 	fs.StringVar(&o.caveat, "caveat", "", "a note for the report, e.g. that the machine was busy")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write the load generator's own CPU profile here (it shares the machine with the servers, so its cost matters)")
+	fs.StringVar(&o.before, "before", "", "another flowyprompt binary (absolute path), run as server flowyprompt-before in the same runs, to measure a change")
 	fs.Func("flowyprompt-args", "extra `arguments` for flowyprompt serve, space-separated (e.g. '--cpuprofile /tmp/fp.pprof' with one scenario and -reps 1)", func(v string) error {
 		o.fpArgs = strings.Fields(v)
 		return nil
@@ -118,6 +120,12 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 		}
 	}
 	known := []string{flowyprompt, mcpGo, goSDK, mcpGoValidate}
+	if o.before != "" {
+		known = append(known, flowypromptBefore)
+		if !filepath.IsAbs(o.before) {
+			return o, fmt.Errorf("%w: -before wants an absolute path, got %q", errUsage, o.before)
+		}
+	}
 	for _, s := range strings.Split(srvs, ",") {
 		if !slices.Contains(known, s) {
 			return o, fmt.Errorf("%w: unknown server %q (have %s)", errUsage, s, strings.Join(known, ", "))
@@ -177,7 +185,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
-	all := servers(bin, dir, o.fpArgs)
+	all := servers(bin, dir, o.fpArgs, o.before)
 	var chosen []*server
 	for _, s := range all {
 		if slices.Contains(o.servers, s.name) {

@@ -225,7 +225,7 @@ func TestParseFlags(t *testing.T) {
 		}},
 		{"servers", []string{"-servers", "mcp-go,go-sdk"}, false, func(o options) bool { return cmp.Equal(o.servers, []string{mcpGo, goSDK}) }},
 		{"extra flowyprompt arguments", []string{"-flowyprompt-args", " --cpuprofile  /tmp/p.pprof "}, false, func(o options) bool {
-			fp := servers("bin", "tpl", o.fpArgs)[0]
+			fp := servers("bin", "tpl", o.fpArgs, "")[0]
 			return fp.name == flowyprompt && cmp.Equal(fp.stdio()[len(fp.stdio())-2:], []string{"--cpuprofile", "/tmp/p.pprof"}) &&
 				cmp.Equal(fp.listen("", "127.0.0.1:1")[len(fp.listen("", "127.0.0.1:1"))-2:], []string{"--cpuprofile", "/tmp/p.pprof"})
 		}},

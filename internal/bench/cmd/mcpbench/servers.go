@@ -27,27 +27,20 @@ const (
 	mcpGoValidate  = "mcp-go+validate"
 	goSDK          = "go-sdk"
 	baselineServer = mcpGo
+	// flowyprompt as another build of it (-before), to measure a change
+	// in the same run as the one it changes.
+	flowypromptBefore = "flowyprompt-before"
 )
 
 // servers returns every server the harness knows, in report order, with
 // binaries in bin and the templates in dir; fpArgs are added to
-// flowyprompt's command line.
-func servers(bin, dir string, fpArgs []string) []*server {
-	fp := filepath.Join(bin, "flowyprompt")
+// flowyprompt's command line. before, when set, is another flowyprompt
+// binary, served as flowyprompt-before.
+func servers(bin, dir string, fpArgs []string, before string) []*server {
 	mg := filepath.Join(bin, "peer-mcpgo")
 	gs := filepath.Join(bin, "peer-gosdk")
-	return []*server{
-		{
-			name: flowyprompt,
-			stdio: func() []string {
-				return append([]string{fp, "serve", "--templates", dir, "--log-level", "error"}, fpArgs...)
-			},
-			// flowyprompt serves /sse and /mcp from one HTTP listener.
-			listen: func(_, addr string) []string {
-				return append([]string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}, fpArgs...)
-			},
-			tool: "flowyprompt_render_template",
-		},
+	all := []*server{
+		flowypromptServer(flowyprompt, filepath.Join(bin, "flowyprompt"), dir, fpArgs),
 		{
 			name:  mcpGo,
 			stdio: func() []string { return []string{mg, "-templates", dir} },
@@ -73,5 +66,24 @@ func servers(bin, dir string, fpArgs []string) []*server {
 			tool:      "render_template",
 			toolsOnly: true,
 		},
+	}
+	if before != "" {
+		all = append(all, flowypromptServer(flowypromptBefore, before, dir, fpArgs))
+	}
+	return all
+}
+
+// flowypromptServer is the flowyprompt binary fp, named name.
+func flowypromptServer(name, fp, dir string, fpArgs []string) *server {
+	return &server{
+		name: name,
+		stdio: func() []string {
+			return append([]string{fp, "serve", "--templates", dir, "--log-level", "error"}, fpArgs...)
+		},
+		// flowyprompt serves /sse and /mcp from one HTTP listener.
+		listen: func(_, addr string) []string {
+			return append([]string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}, fpArgs...)
+		},
+		tool: "flowyprompt_render_template",
 	}
 }
