@@ -44,8 +44,7 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			}
 		}
 		var structured []byte
-		appender, selfEncoding := r.StructuredContent.(JSONAppender)
-		if r.StructuredContent != nil && !selfEncoding {
+		if r.StructuredContent != nil {
 			// Encoded first, so that a failure leaves dst as it was; the
 			// buffer is done with once its bytes are copied into dst below.
 			buf := getBuffer()
@@ -63,11 +62,7 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			dst = appendTextContent(dst, c)
 		}
 		dst = append(dst, ']')
-		switch {
-		case selfEncoding:
-			dst = append(dst, `,"structuredContent":`...)
-			dst = appender.AppendJSON(dst)
-		case structured != nil:
+		if structured != nil {
 			dst = append(dst, `,"structuredContent":`...)
 			dst = append(dst, structured...)
 		}
@@ -81,13 +76,12 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 
 // fastSize estimates what appendFast will write for v, from what v can
 // tell without encoding anything: every optional member counted as present,
-// text escaped in advance counted exactly, other strings as if nothing in
-// them needed escaping, and structuredContent not at all. It is 0 for the
-// shapes appendFast does not take.
+// text with room for its escapes (see escapedSize), and structuredContent
+// not at all. It is 0 for the shapes appendFast does not take.
 func fastSize(v any) int {
 	switch r := v.(type) {
 	case *GetPromptResult:
-		n := len(`{"description":"","messages":[]}`) + len(r.Description)
+		n := len(`{"description":"","messages":[]}`) + escapedSize(r.Description)
 		for _, m := range r.Messages {
 			n += len(`{"role":"","content":},`) + len(m.Role) + textContentSize(m.Content)
 		}
@@ -103,18 +97,13 @@ func fastSize(v any) int {
 }
 
 func textContentSize(c Content) int {
-	n := len(`{"type":"text","text":""}`)
-	if c.EscapedText != nil {
-		return n + len(c.EscapedText)
-	}
-	return n + len(c.Text)
+	return len(`{"type":"text","text":""}`) + escapedSize(c.Text)
 }
 
-// JSONAppender is implemented by result payloads that encode themselves
-// (compact JSON, no HTML escaping), skipping encoding/json's reflection.
-type JSONAppender interface {
-	AppendJSON(dst []byte) []byte
-}
+// escapedSize is room for s escaped: prompts are text with a newline or
+// a quote every few words, each of which escapes to two bytes. Text that
+// needs more only makes the buffer grow once more.
+func escapedSize(s string) int { return len(s) + len(s)/8 + 16 }
 
 // plainText reports whether c is a text block with nothing but its text.
 func plainText(c Content) bool {
@@ -124,13 +113,7 @@ func plainText(c Content) bool {
 
 func appendTextContent(dst []byte, c Content) []byte {
 	dst = append(dst, `{"type":"text"`...)
-	switch {
-	case c.Text == "":
-	case c.EscapedText != nil:
-		dst = append(dst, `,"text":"`...)
-		dst = append(dst, c.EscapedText...)
-		dst = append(dst, '"')
-	default:
+	if c.Text != "" {
 		dst = append(dst, `,"text":`...)
 		dst = jsonstr.Append(dst, c.Text)
 	}

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-
-	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 )
 
 // TestAppendFastMatchesEncodingJSON: the hand-encoded results are the same
@@ -19,9 +17,9 @@ func TestAppendFastMatchesEncodingJSON(t *testing.T) {
 		&CallToolResult{Content: []Content{TextContent("## Result\nok <b>")}, StructuredContent: map[string]any{"b": 1, "a": "x<y"}},
 		&CallToolResult{Content: []Content{TextContent("failed")}, IsError: true},
 		&CallToolResult{Content: []Content{}},
-		// Text escaped in advance is copied as given.
-		&GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: EscapedTextContent("a\n\"b\" \u2028", jsonstr.AppendEscaped(nil, "a\n\"b\" \u2028"))}}},
-		&CallToolResult{Content: []Content{EscapedTextContent("## R\tok", jsonstr.AppendEscaped(nil, "## R\tok")), EscapedTextContent("", nil)}},
+		// Text that needs escaping, and text that is empty.
+		&GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("a\n\"b\" \u2028 \x01 \xff")}}},
+		&CallToolResult{Content: []Content{TextContent("## R\tok"), TextContent("")}},
 	}
 	for _, r := range results {
 		got, ok := appendFast(nil, r)
@@ -45,20 +43,19 @@ func TestAppendFastMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
-// TestFastSizeLeavesRoom: for the results the hot paths build (text escaped
-// in advance, no structuredContent), fastSize leaves room for all that
-// appendFast writes, so encoding them never outgrows the buffer, and not
-// much more.
+// TestFastSizeLeavesRoom: for the results the hot paths build (prompt
+// text, no structuredContent), fastSize leaves room for all that
+// appendFast writes, so encoding them allocates once, and not much more.
 func TestFastSizeLeavesRoom(t *testing.T) {
-	text := strings.Repeat("line with \"quotes\"\n", 500)
-	escaped := EscapedTextContent(text, jsonstr.AppendEscaped(nil, text))
+	// A prompt: a newline or a quote every dozen bytes or so.
+	prompt := TextContent(strings.Repeat("A line of the prompt, and a \"quote\".\n", 60))
 	tests := []struct {
 		name string
 		r    any
 	}{
-		{"prompt", &GetPromptResult{Description: "d", Messages: []PromptMessage{{Role: "user", Content: escaped}}}},
-		{"prompt, no description, two messages", &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: escaped}, {Role: "assistant", Content: TextContent("ok")}}}},
-		{"tool result", &CallToolResult{Content: []Content{escaped}}},
+		{"prompt", &GetPromptResult{Description: "d", Messages: []PromptMessage{{Role: "user", Content: prompt}}}},
+		{"prompt, no description, two messages", &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: prompt}, {Role: "assistant", Content: TextContent("ok")}}}},
+		{"tool result", &CallToolResult{Content: []Content{prompt}}},
 		{"tool error", &CallToolResult{Content: []Content{TextContent("failed")}, IsError: true}},
 	}
 	for _, tt := range tests {
@@ -66,7 +63,7 @@ func TestFastSizeLeavesRoom(t *testing.T) {
 		if !ok {
 			t.Fatalf("%s: not encoded fast", tt.name)
 		}
-		if n := fastSize(tt.r); n < len(got) || n > len(got)+64 {
+		if n := fastSize(tt.r); n < len(got) || n > len(got)+len(got)/6+64 {
 			t.Errorf("%s: fastSize %d for %d bytes", tt.name, n, len(got))
 		}
 	}

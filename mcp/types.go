@@ -155,21 +155,10 @@ type Content struct {
 	URI         string          `json:"uri,omitempty"`
 	Name        string          `json:"name,omitempty"`
 	Annotations json.RawMessage `json:"annotations,omitempty"`
-	// EscapedText, when set, is Text already escaped for a JSON string
-	// (without quotes, as jsonstr.AppendEscaped writes it): the encoder of
-	// the hot results copies it instead of escaping Text again.
-	EscapedText []byte `json:"-"`
 }
 
 // TextContent returns a text content block.
 func TextContent(text string) Content { return Content{Type: "text", Text: text} }
-
-// EscapedTextContent returns a text content block whose text the caller
-// also has escaped for JSON (see Content.EscapedText); escaped must be the
-// escaping of text.
-func EscapedTextContent(text string, escaped []byte) Content {
-	return Content{Type: "text", Text: text, EscapedText: escaped}
-}
 
 // ResourceContents is the body of a resource.
 type ResourceContents struct {

@@ -1,13 +1,11 @@
 package render
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
-	"slices"
 	"strings"
 	"testing"
 
@@ -236,28 +234,20 @@ func TestPrompt(t *testing.T) {
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("Prompt mismatch (-want +got):\n%s", diff)
 			}
-			// AppendPrompt appends after existing bytes and matches Prompt.
-			b, err := AppendPrompt([]byte("prefix\n\n"), tt.tpl, tt.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff("prefix\n\n"+tt.want, string(b)); diff != "" {
-				t.Errorf("AppendPrompt mismatch (-want +got):\n%s", diff)
-			}
 		})
 	}
 }
 
-func TestAppendPromptTrimStopsAtDst(t *testing.T) {
+func TestPromptTrimsBackToTheSeparator(t *testing.T) {
 	// The only section renders empty, so trimming eats back to the
-	// separator, but never into what dst held before.
+	// separator.
 	tp := tpl(t, nil, []map[string]any{v("o", false)}, "{{o}}")
-	b, err := AppendPrompt([]byte("keep  \n"), tp, nil)
+	got, err := Prompt(tp, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "keep  \n" + header + "\n---"; string(b) != want {
-		t.Errorf("got %q, want %q", b, want)
+	if want := header + "\n---"; got != want {
+		t.Errorf("got %q, want %q", got, want)
 	}
 }
 
@@ -338,9 +328,9 @@ func TestPromptErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := AppendPrompt([]byte("dst"), tt.tpl, tt.args)
-			if string(out) != "dst" {
-				t.Errorf("dst changed on error: %q", out)
+			out, err := Prompt(tt.tpl, tt.args)
+			if out != "" {
+				t.Errorf("a prompt on error: %q", out)
 			}
 			f := fault.As(err)
 			if f == nil {
@@ -474,9 +464,6 @@ func FuzzPrompt(f *testing.F) {
 			if fault.CodeOf(err) != fault.MissingRequiredVariable {
 				t.Fatalf("missing company: err = %v", err)
 			}
-			if _, _, err := promptJSON(tp, args); fault.CodeOf(err) != fault.MissingRequiredVariable {
-				t.Fatalf("missing company: AppendPromptJSON err = %v", err)
-			}
 			return
 		}
 		if len(company) > MaxValueLength || len(note) > MaxValueLength {
@@ -493,13 +480,6 @@ func FuzzPrompt(f *testing.F) {
 		if got != want {
 			t.Fatalf("content %q company %q note %q:\ngot  %q\nwant %q", content, company, note, got, want)
 		}
-		text, escaped, err := promptJSON(tp, args)
-		if err != nil || text != got {
-			t.Fatalf("AppendPromptJSON = %q, %v; Prompt gave %q", text, err, got)
-		}
-		if wantEsc := jsonstr.AppendEscaped(nil, got); !bytes.Equal(escaped, wantEsc) {
-			t.Fatalf("PromptJSON escaped %q as %s, want %s", got, escaped, wantEsc)
-		}
 		// With no placeholders, the section comes out exactly as written.
 		if len(templates.ExtractPlaceholders(content)) == 0 {
 			if !strings.HasSuffix(got+"\x00", strings.TrimRightFunc(content, isSpace)+"\x00") {
@@ -509,75 +489,6 @@ func FuzzPrompt(f *testing.F) {
 	})
 }
 
-// promptJSON calls AppendPromptJSON after a prefix, which must survive,
-// and splits what it appended.
-func promptJSON(tp *templates.Template, args map[string]string) (string, []byte, error) {
-	const prefix = "kept"
-	out, n, err := AppendPromptJSON([]byte(prefix), tp, args)
-	if string(out[:len(prefix)]) != prefix {
-		return "", nil, fmt.Errorf("the prefix became %q", out[:len(prefix)])
-	}
-	if err != nil {
-		if len(out) != len(prefix) {
-			return "", nil, fmt.Errorf("failed with %v, but appended %q", err, out[len(prefix):])
-		}
-		return "", nil, err
-	}
-	return string(out[len(prefix) : len(prefix)+n]), out[len(prefix)+n:], nil
-}
-
-// TestPromptJSON: the escaped text AppendPromptJSON assembles from pieces is
-// the escaping of the whole prompt, where metadata, tags, values or the
-// trim at the end could make them differ.
-func TestPromptJSON(t *testing.T) {
-	tests := []struct {
-		name string
-		tp   *templates.Template
-		args map[string]string
-	}{
-		{"seed example", loadFile(t, "brand_positioning_strategy.json"), nil},
-		{"metadata to escape", &templates.Template{
-			Metadata:  templates.Metadata{Name: "q\"t", Description: "line one\nline \\two\u2028", Version: "1.0.0", Tags: []string{"a\tb", "한국어"}},
-			Variables: []templates.Variable{{Name: "x", Required: true}},
-			Results:   []templates.Result{{Name: "S", Content: "say \"{{x}}\"\n\n"}}}, map[string]string{"x": "<&>"}},
-		{"a value ends the prompt in white space", &templates.Template{
-			Metadata:  templates.Metadata{Name: "v", Description: "d", Version: "1"},
-			Variables: []templates.Variable{{Name: "x", Required: true}},
-			Results:   []templates.Result{{Name: "S", Content: "value: {{x}}"}}}, map[string]string{"x": "ends here\u00a0\t\n "}},
-		{"the last section is all white space", &templates.Template{
-			Metadata: templates.Metadata{Name: "w", Description: "d", Version: "1"},
-			Results:  []templates.Result{{Name: "A", Content: "a"}, {Name: "B", Content: "{{gone}}"}}}, map[string]string{"gone": " \n "}},
-		{"no sections", &templates.Template{Metadata: templates.Metadata{Name: "n", Description: "d", Version: "1"}}, nil},
-		{"invalid UTF-8 split over two values", &templates.Template{
-			Metadata:  templates.Metadata{Name: "u", Description: "d", Version: "1"},
-			Variables: []templates.Variable{{Name: "a", Required: true}, {Name: "b", Required: true}},
-			Results:   []templates.Result{{Name: "S", Content: "{{a}}{{b}}"}}}, map[string]string{"a": "\xe2", "b": "\x82\xac"}},
-	}
-	if tests[0].args == nil {
-		tests[0].args = map[string]string{}
-		for _, v := range tests[0].tp.Variables {
-			tests[0].args[v.Name] = "value of " + v.Name + " with \"quotes\"\n"
-		}
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			want, err := Prompt(tc.tp, tc.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			text, escaped, err := promptJSON(tc.tp, tc.args)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if text != want {
-				t.Errorf("text = %q, want Prompt's %q", text, want)
-			}
-			if wantEsc := jsonstr.AppendEscaped(nil, want); !bytes.Equal(escaped, wantEsc) {
-				t.Errorf("escaped = %s\nwant      %s", escaped, wantEsc)
-			}
-		})
-	}
-}
 
 func isSpace(r rune) bool { return strings.TrimSpace(string(r)) == "" }
 
@@ -631,17 +542,6 @@ func benchRender(b *testing.B, size int) {
 			}
 		}
 	})
-	b.Run("AppendPromptJSON", func(b *testing.B) {
-		b.SetBytes(int64(len(out)))
-		b.ReportAllocs()
-		buf := make([]byte, 0, 3*len(out))
-		for b.Loop() {
-			var err error
-			if buf, _, err = AppendPromptJSON(buf[:0], tp, args); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 	b.Run("Prompt+escape", func(b *testing.B) {
 		b.SetBytes(int64(len(out)))
 		b.ReportAllocs()
@@ -654,92 +554,51 @@ func benchRender(b *testing.B, size int) {
 			buf = jsonstr.AppendEscaped(buf[:0], text)
 		}
 	})
-	b.Run("AppendPrompt", func(b *testing.B) {
-		b.SetBytes(int64(len(out)))
-		b.ReportAllocs()
-		buf := make([]byte, 0, len(out))
-		for b.Loop() {
-			var err error
-			if buf, err = AppendPrompt(buf[:0], tp, args); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
 }
 
 func BenchmarkRender2KB(b *testing.B)   { benchRender(b, 2<<10) }
 func BenchmarkRender100KB(b *testing.B) { benchRender(b, 100<<10) }
 
-// Prompt sizes its buffer exactly and copies it into its string once, the
-// Append functions grow a small buffer once, and into a large enough buffer
-// they allocate nothing: rendering is on every prompts/get.
+// TestPromptAllocations: Prompt sizes its string exactly and writes it
+// once: rendering is on every prompts/get.
 func TestPromptAllocations(t *testing.T) {
 	tp := loadFile(t, "brand_positioning_strategy.json")
 	args := map[string]string{"company_name": "테크스타트업", "industry": "AI", "target_audience": "B2B SaaS 기업"}
-	buf := make([]byte, 0, 8192)
-	// Growing once costs what one slices.Grow does: one allocation, two
-	// under the race detector, which keeps its scratch slice.
-	growOnce := testing.AllocsPerRun(100, func() { grown = slices.Grow([]byte(nil), 4096) })
-	tests := []struct {
-		name   string
-		render func()
-		want   float64
-	}{
-		{"Prompt", func() { _, _ = Prompt(tp, args) }, 2},
-		{"AppendPrompt, room enough", func() { buf, _ = AppendPrompt(buf[:0], tp, args) }, 0},
-		{"AppendPrompt, no room", func() { _, _ = AppendPrompt(nil, tp, args) }, growOnce},
-		{"AppendPromptJSON, room enough", func() { buf, _, _ = AppendPromptJSON(buf[:0], tp, args) }, 0},
-		// The values need no escaping, so the room made at first suffices.
-		{"AppendPromptJSON, no room", func() { _, _, _ = AppendPromptJSON(nil, tp, args) }, growOnce},
-	}
-	for _, tt := range tests {
-		if n := testing.AllocsPerRun(100, tt.render); n != tt.want {
-			t.Errorf("%s: %v allocations, want %v", tt.name, n, tt.want)
-		}
+	if n := testing.AllocsPerRun(100, func() { _, _ = Prompt(tp, args) }); n != 1 {
+		t.Errorf("Prompt: %v allocations, want 1", n)
 	}
 }
 
-// grown keeps TestPromptAllocations' calibrating slices.Grow from being
-// optimised away.
-var grown []byte
-
-// TestResolveSizes: resolve's size is exactly what walk writes, and its
-// JSON size exactly the escaping of that when the values need none, a
-// lower bound when they do.
+// TestResolveSizes: resolve's size is exactly what walk writes.
 func TestResolveSizes(t *testing.T) {
 	tests := []struct {
-		name  string
-		tp    *templates.Template
-		args  map[string]string
-		exact bool // jsonSize is exact: nothing in the values needs escaping
+		name string
+		tp   *templates.Template
+		args map[string]string
 	}{
-		{name: "seed example", tp: loadFile(t, "brand_positioning_strategy.json"), exact: true,
+		{name: "seed example", tp: loadFile(t, "brand_positioning_strategy.json"),
 			args: map[string]string{"company_name": "테크스타트업", "industry": "AI", "target_audience": "B2B SaaS 기업"}},
-		{name: "tags, sections, a default and an undefined placeholder", exact: true,
+		{name: "tags, sections, a default and an undefined placeholder",
 			tp:   tpl(t, []string{"x", "yz"}, []map[string]any{v("a", true), v("b", false, "B")}, "{{a}} \"{{b}}\"\n", "{{ghost}}\t{{a}}"),
 			args: map[string]string{"a": "A"}},
-		{name: "an undefined placeholder given a value", exact: true,
+		{name: "an undefined placeholder given a value",
 			tp:   tpl(t, []string{"one"}, nil, "{{ghost}}\n"),
 			args: map[string]string{"ghost": "boo"}},
-		{name: "no sections", tp: &templates.Template{Metadata: templates.Metadata{Name: "n", Description: "d", Version: "1"}}, exact: true},
-		{name: "values to escape",
+		{name: "no sections", tp: &templates.Template{Metadata: templates.Metadata{Name: "n", Description: "d", Version: "1"}}},
+		{name: "values with characters JSON escapes",
 			tp:   tpl(t, nil, []map[string]any{v("a", true)}, "say {{a}}"),
 			args: map[string]string{"a": "\"quoted\"\n"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			values, size, jsonSize, err := resolve(tt.tp, tt.args, nil)
+			values, size, err := resolve(tt.tp, tt.args, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var raw []byte
-			walk(tt.tp, tt.args, values, func(piece, _ string) { raw = append(raw, piece...) })
+			walk(tt.tp, tt.args, values, func(piece string) { raw = append(raw, piece...) })
 			if size != len(raw) {
 				t.Errorf("size %d, want %d", size, len(raw))
-			}
-			esc := len(jsonstr.AppendEscaped(nil, string(raw)))
-			if tt.exact && jsonSize != esc || jsonSize > esc {
-				t.Errorf("JSON size %d, want %d (exact: %v)", jsonSize, esc, tt.exact)
 			}
 		})
 	}

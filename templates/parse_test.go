@@ -92,11 +92,11 @@ func TestParseFixture(t *testing.T) {
 		t.Errorf("section order mismatch (-want +got):\n%s", diff)
 	}
 	wantParts := []Part{
-		{Text: "## Subject\nWrite about ", JSON: `## Subject\nWrite about `, Var: -1},
-		{Text: "{{ subject }}", JSON: "{{ subject }}", Name: "subject", Var: 0},
-		{Text: " in a ", JSON: " in a ", Var: -1},
-		{Text: "{{{tone}}}", JSON: "{{{tone}}}", Name: "tone", Var: 1},
-		{Text: " tone.", JSON: " tone.", Var: -1},
+		{Text: "## Subject\nWrite about ", Var: -1},
+		{Text: "{{ subject }}", Name: "subject", Var: 0},
+		{Text: " in a ", Var: -1},
+		{Text: "{{{tone}}}", Name: "tone", Var: 1},
+		{Text: " tone.", Var: -1},
 	}
 	if diff := cmp.Diff(wantParts, tpl.Sections()[0].Parts()); diff != "" {
 		t.Errorf("parts mismatch (-want +got):\n%s", diff)

@@ -2,8 +2,6 @@ package templates
 
 import (
 	"strings"
-
-	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 )
 
 // Placeholders are scanned by hand rather than with a regular expression:
@@ -29,9 +27,6 @@ type Part struct {
 	Text string
 	// Name is the placeholder's variable name; empty for literal text.
 	Name string
-	// JSON is Text escaped for a JSON string, without quotes, so renderers
-	// writing JSON copy it instead of escaping it on every render.
-	JSON string
 	// Var is the index in Template.Variables of the variable Name refers to,
 	// or -1 for literal text and for a placeholder the template defines no
 	// variable for.
@@ -109,7 +104,7 @@ func compileParts(content string, varIndex func(string) int) []Part {
 			parts = append(parts, literal(content[lit:start]))
 		}
 		name := content[nameStart:nameEnd]
-		parts = append(parts, Part{Text: content[start:end], JSON: jsonstr.Escaped(content[start:end]), Name: name, Var: varIndex(name)})
+		parts = append(parts, Part{Text: content[start:end], Name: name, Var: varIndex(name)})
 		lit, i = end, end
 	}
 	if lit < len(content) {
@@ -118,7 +113,7 @@ func compileParts(content string, varIndex func(string) int) []Part {
 	return parts
 }
 
-func literal(text string) Part { return Part{Text: text, JSON: jsonstr.Escaped(text), Var: -1} }
+func literal(text string) Part { return Part{Text: text, Var: -1} }
 
 // nextPlaceholder finds the first placeholder at or after from. start:end is
 // the whole placeholder (the braces it takes included), nameStart:nameEnd its

@@ -88,7 +88,9 @@ func benchRequests(b *testing.B, method string, params any, inFlight int) {
 	// Every request has an id of its own: requests finish in any order,
 	// and an id still in flight is refused.
 	head := []byte(`{"jsonrpc":"2.0","method":` + strconv.Quote(method) + `,"params":` + string(p) + `,"id":`)
-	frame := func(id int) []byte { return append(strconv.AppendInt(append([]byte(nil), head...), int64(id), 10), '}') }
+	frame := func(id int) []byte {
+		return append(strconv.AppendInt(append([]byte(nil), head...), int64(id), 10), '}')
+	}
 	b.ReportAllocs()
 	b.ResetTimer()
 	sent := 0

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -55,12 +56,12 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		return nil, templates.NotFound(p.Name, cat)
 	}
-	text, escaped, err := renderJSON(e.Template, p.Arguments)
+	text, err := render.Prompt(e.Template, p.Arguments)
 	if err != nil {
 		return nil, err
 	}
 	a.remember(r, e.Template, p.Arguments)
-	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.EscapedTextContent(text, escaped)}}
+	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}
 	if len(e.Template.Resources) > 0 {
 		extra, err := a.embeddedResources(ctx, cat, e.Template)
 		if err != nil {

@@ -1,15 +1,11 @@
 package app
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"log/slog"
-	"reflect"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/xeipuuv/gojsonschema"
 )
@@ -117,58 +113,6 @@ func FuzzRuneCount(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s string) {
 		if got, want := runeCount(s), utf8.RuneCountInString(s); got != want {
 			t.Fatalf("runeCount(%q) = %d, want %d", s, got, want)
-		}
-	})
-}
-
-// FuzzRenderToolEscapes: the render tool's text block and its
-// structuredContent carry the prompt escaped for JSON, assembled from
-// pieces escaped apart; both must be the escaping of the whole text,
-// whatever the arguments hold (invalid UTF-8, escapes, white space at the
-// end).
-func FuzzRenderToolEscapes(f *testing.F) {
-	for _, s := range []string{"plain", "line\nbreak \"quoted\" \\ back", "한국어 \u2028 \u2029", "ends invalid \xe2\x82", "\xff", "trailing space \t\n "} {
-		f.Add(s, "x")
-	}
-	lib := templates.NewLibrary(templates.Embedded(), slog.New(slog.DiscardHandler))
-	if err := lib.Load(context.Background()); err != nil {
-		f.Fatal(err)
-	}
-	a := New(Options{Library: lib})
-	entries := lib.Catalog().Templates()
-	f.Fuzz(func(t *testing.T, value, extra string) {
-		tp := entries[len(value)%len(entries)].Template
-		args := map[string]string{"not_a_variable_" + extra: value}
-		for _, v := range tp.Variables {
-			args[v.Name] = value
-		}
-		raw, err := json.Marshal(map[string]any{"name": tp.Metadata.Name, "arguments": args})
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := a.renderTemplate(context.Background(), nil, toolArgs{raw: raw})
-		if err != nil {
-			return // e.g. a value over the length limit
-		}
-		if want := jsonstr.AppendEscaped(nil, res.text); !bytes.Equal(res.escaped, want) {
-			t.Fatalf("report escaped as\n%s\nwant\n%s", res.escaped, want)
-		}
-		r, ok := res.structured.(*rendered)
-		if !ok {
-			t.Fatalf("structuredContent is %T", res.structured)
-		}
-		if want := jsonstr.AppendEscaped(nil, r.text); !bytes.Equal(r.escaped, want) {
-			t.Fatalf("structured text escaped as\n%s\nwant\n%s", r.escaped, want)
-		}
-		var got, want any
-		if err := json.Unmarshal(r.AppendJSON(nil), &got); err != nil {
-			t.Fatalf("structuredContent is not JSON: %v", err)
-		}
-		plain := map[string]any{"name": r.name, "text": r.text, "arguments_used": r.used, "defaults_applied": r.defaults, "unknown_arguments": r.unknown}
-		b, _ := json.Marshal(plain)
-		_ = json.Unmarshal(b, &want)
-		if !reflect.DeepEqual(got, want) {
-			t.Fatalf("structuredContent %v, want %v", got, want)
 		}
 	})
 }

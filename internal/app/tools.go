@@ -31,7 +31,6 @@ type tool struct {
 // (Void reads nothing else) and the same data as JSON.
 type toolResult struct {
 	text       string
-	escaped    []byte // text escaped for JSON, when the tool has it (see mcp.Content.EscapedText)
 	structured any
 }
 
@@ -97,7 +96,7 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 		}
 		return errorResult(err), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.EscapedTextContent(res.text, res.escaped)}, StructuredContent: res.structured}, nil
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(res.text)}, StructuredContent: res.structured}, nil
 }
 
 // toolArgs are a call's validated arguments: the JSON, and the decoded

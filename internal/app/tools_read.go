@@ -5,14 +5,12 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
-	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -574,7 +572,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		return nil, err
 	}
 	t := e.Template
-	text, escaped, err := renderJSON(t, args.Arguments)
+	text, err := render.Prompt(t, args.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
 		// Ask the user for what is missing when the client can show a form.
 		missing, _ := f.Details["missing"].([]string)
@@ -584,7 +582,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 			return nil, askErr
 		case merged != nil:
 			args.Arguments = merged
-			text, escaped, err = renderJSON(t, merged)
+			text, err = render.Prompt(t, merged)
 		}
 	}
 	if err != nil {
@@ -608,7 +606,6 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	if total := len(text); total > promptBudget && runeCount(text) > promptBudget {
 		total = runeCount(text)
 		text = cutPrompt(text, promptBudget)
-		escaped = jsonstr.AppendEscaped(nil, text)
 		note = fmt.Sprintf("- ⚠️ Truncated: the prompt has %d characters, more than a tool result carries; these are the first %d. "+
 			"Get it whole with prompts/get %s and the same arguments, or with `flowyprompt render %s`\n",
 			total, runeCount(text), t.Metadata.Name, t.Metadata.Name) + note
@@ -617,16 +614,16 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 		extra["truncated"], extra["total_characters"] = true, total
 	}
-	report, escapedReport := renderReport(t, text, escaped, len(used), defaults, unknown, note)
+	report := renderReport(t, text, len(used), defaults, unknown, note)
 	if extra != nil {
 		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
 		for k, v := range extra {
 			structured[k] = v
 		}
-		return &toolResult{text: report, escaped: escapedReport, structured: structured}, nil
+		return &toolResult{text: report, structured: structured}, nil
 	}
-	return &toolResult{text: report, escaped: escapedReport,
-		structured: &rendered{name: t.Metadata.Name, text: text, escaped: escaped, used: used, defaults: defaults, unknown: unknown}}, nil
+	return &toolResult{text: report,
+		structured: &rendered{Name: t.Metadata.Name, Text: text, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}}, nil
 }
 
 // promptBudget is the most of a rendered prompt the render tool returns,
@@ -650,11 +647,9 @@ func cutPrompt(text string, max int) string {
 	return text
 }
 
-// renderReport builds the render tool's report, and the report escaped
-// for JSON. The report is the prompt between a head and a tail, so its
-// escaping is assembled from theirs and the prompt's, which render escaped
-// already. Built by hand, not with fmt: this is the hot tool.
-func renderReport(t *templates.Template, text string, escaped []byte, used int, defaults, unknown []string, note string) (report string, escapedReport []byte) {
+// renderReport builds the render tool's report: the prompt between a
+// head and a tail. Built by hand, not with fmt: this is the hot tool.
+func renderReport(t *templates.Template, text string, used int, defaults, unknown []string, note string) string {
 	var b strings.Builder
 	b.Grow(len(text) + len(note) + 512)
 	b.WriteString("## Result\nRendered template ")
@@ -664,9 +659,7 @@ func renderReport(t *templates.Template, text string, escaped []byte, used int, 
 	b.WriteString(" (")
 	b.WriteString(strconv.Itoa(runeCount(text)))
 	b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
-	head := b.Len()
 	b.WriteString(text)
-	tail := b.Len()
 	b.WriteString("\nPROMPT>>>\n\n## Metadata\n- Arguments used: ")
 	b.WriteString(strconv.Itoa(used))
 	b.WriteByte('\n')
@@ -683,81 +676,18 @@ func renderReport(t *templates.Template, text string, escaped []byte, used int, 
 	b.WriteString(note)
 	// The tail always holds "- Arguments used", so trimming it trims the
 	// whole report.
-	report = strings.TrimRight(b.String(), "\n")
-	escapedReport = make([]byte, 0, len(report)-len(text)+len(escaped)+64)
-	escapedReport = jsonstr.AppendEscaped(escapedReport, report[:head])
-	escapedReport = append(escapedReport, escaped...)
-	escapedReport = jsonstr.AppendEscaped(escapedReport, report[tail:])
-	return report, escapedReport
+	return strings.TrimRight(b.String(), "\n")
 }
 
-// renderJSON renders t: the text, and the text escaped for JSON, which
-// render writes side by side, escaping only the values.
-func renderJSON(t *templates.Template, args map[string]string) (text string, escaped []byte, err error) {
-	out, n, err := render.AppendPromptJSON(nil, t, args)
-	if err != nil {
-		return "", nil, err
-	}
-	return string(out[:n]), out[n:], nil
-}
-
-// rendered is the render tool's structuredContent. It encodes itself: the
-// render tool is the hot tool, and its payload is mostly one long string,
-// which render has escaped already.
+// rendered is the render tool's structuredContent. Its fields are in the
+// order encoding/json sorts a map's keys, as in the other form of it (a
+// map, when there is more to say), so both encode alike.
 type rendered struct {
-	name, text        string
-	escaped           []byte // text escaped for JSON, or nil
-	used              map[string]string
-	defaults, unknown []string
-}
-
-// AppendJSON writes the object with its keys in the order encoding/json
-// would sort a map's.
-func (r *rendered) AppendJSON(dst []byte) []byte {
-	dst = append(dst, `{"arguments_used":{`...)
-	keys := make([]string, 0, len(r.used))
-	for k := range r.used {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonstr.Append(dst, k)
-		dst = append(dst, ':')
-		dst = jsonstr.Append(dst, r.used[k])
-	}
-	dst = append(dst, `},"defaults_applied":`...)
-	dst = appendStrings(dst, r.defaults)
-	dst = append(dst, `,"name":`...)
-	dst = jsonstr.Append(dst, r.name)
-	dst = append(dst, `,"text":`...)
-	if r.escaped != nil {
-		dst = append(dst, '"')
-		dst = append(dst, r.escaped...)
-		dst = append(dst, '"')
-	} else {
-		dst = jsonstr.Append(dst, r.text)
-	}
-	dst = append(dst, `,"unknown_arguments":`...)
-	dst = appendStrings(dst, r.unknown)
-	return append(dst, '}')
-}
-
-// MarshalJSON makes rendered usable with encoding/json too (golden tests,
-// the call command).
-func (r *rendered) MarshalJSON() ([]byte, error) { return r.AppendJSON(nil), nil }
-
-func appendStrings(dst []byte, ss []string) []byte {
-	dst = append(dst, '[')
-	for i, s := range ss {
-		if i > 0 {
-			dst = append(dst, ',')
-		}
-		dst = jsonstr.Append(dst, s)
-	}
-	return append(dst, ']')
+	ArgumentsUsed    map[string]string `json:"arguments_used"`
+	DefaultsApplied  []string          `json:"defaults_applied"`
+	Name             string            `json:"name"`
+	Text             string            `json:"text"`
+	UnknownArguments []string          `json:"unknown_arguments"`
 }
 
 func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
-	"unsafe"
 )
 
 func stdString(t testing.TB, s string) []byte {
@@ -34,40 +33,12 @@ func FuzzAppend(f *testing.F) {
 		if want := stdString(t, s); !bytes.Equal(got, want) {
 			t.Fatalf("Append(%q) = %s, want %s", s, got, want)
 		}
-		if e := Escaped(s); "\""+e+"\"" != string(got) {
-			t.Fatalf("Escaped(%q) = %s, want the inside of %s", s, e, got)
-		}
-	})
-}
-
-// FuzzAppendEscapedBytes: a byte slice escapes exactly as the same text in
-// a string, appended after what dst holds, including when the slice lies in
-// dst's own array just before the escaping, as render passes it.
-func FuzzAppendEscapedBytes(f *testing.F) {
-	for i, s := range seeds {
-		f.Add(seeds[(i+1)%len(seeds)], s)
-	}
-	f.Fuzz(func(t *testing.T, prefix, s string) {
-		want := AppendEscaped([]byte(prefix), s)
-		if got := AppendEscapedBytes([]byte(prefix), []byte(s)); !bytes.Equal(got, want) {
-			t.Fatalf("AppendEscapedBytes(%q, %q) = %q, want %q", prefix, s, got, want)
-		}
-		for _, room := range []int{0, len(s) * 6} { // reallocating, and in place
-			buf := append(make([]byte, 0, len(prefix)+len(s)+room), prefix...)
-			buf = append(buf, s...)
-			text := buf[len(prefix):]
-			got := AppendEscapedBytes(buf, text)
-			if !bytes.Equal(got[:len(prefix)], []byte(prefix)) || string(got[len(prefix):len(buf)]) != s ||
-				!bytes.Equal(got[len(buf):], want[len(prefix):]) {
-				t.Fatalf("escaping %q from dst's own array (room %d) = %q, want %q after the text", s, room, got, want[len(prefix):])
-			}
-		}
 	})
 }
 
 // FuzzConcatenation: for valid UTF-8, escaping two strings one after the
-// other gives the escaping of their concatenation, which is what render
-// relies on when it copies fixed text escaped in advance.
+// other gives the escaping of their concatenation: AppendEscaped depends on
+// nothing but the runes it is given, and leaves what dst held alone.
 func FuzzConcatenation(f *testing.F) {
 	for i, s := range seeds {
 		f.Add(s, seeds[(i+1)%len(seeds)])
@@ -84,42 +55,8 @@ func FuzzConcatenation(f *testing.F) {
 	})
 }
 
-// TestEscapedSharesPlainText: text with nothing to escape comes back as
-// itself, without allocating; anything else is escaped.
-func TestEscapedSharesPlainText(t *testing.T) {
-	tests := []struct {
-		name, in, want string
-	}{
-		{name: "empty", in: "", want: ""},
-		{name: "ascii", in: "plain ascii text, long enough for words", want: "plain ascii text, long enough for words"},
-		{name: "unicode", in: "한국어 텍스트 <b>&</b>", want: "한국어 텍스트 <b>&</b>"},
-		{name: "escape at the end", in: "one line\n", want: `one line\n`},
-		{name: "escape after a long plain run", in: strings.Repeat("x", 20) + "\"q\"", want: strings.Repeat("x", 20) + `\"q\"`},
-		{name: "invalid utf-8", in: "a\xffb", want: `a\ufffdb`},
-		{name: "line separator", in: "a\u2028", want: `a\u2028`},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			got := Escaped(tt.in)
-			if got != tt.want {
-				t.Fatalf("Escaped(%q) = %q, want %q", tt.in, got, tt.want)
-			}
-			if tt.in != tt.want {
-				return
-			}
-			if tt.in != "" && unsafe.StringData(got) != unsafe.StringData(tt.in) {
-				t.Error("plain text was copied, not returned as it is")
-			}
-			if n := testing.AllocsPerRun(100, func() { _ = Escaped(tt.in) }); n != 0 {
-				t.Errorf("%v allocations for plain text, want 0", n)
-			}
-		})
-	}
-}
-
 // BenchmarkAppendEscaped: plain ASCII takes the eight-bytes-at-a-time
-// path, Korean the rune-by-rune one; text in a string and in a byte slice
-// share the code.
+// path, Korean the rune-by-rune one.
 func BenchmarkAppendEscaped(b *testing.B) {
 	texts := []struct{ name, text string }{
 		{"ascii", strings.Repeat("Consider the constraints, the trade-offs and the people affected.\n", 30)},
@@ -127,17 +64,10 @@ func BenchmarkAppendEscaped(b *testing.B) {
 	}
 	for _, tt := range texts {
 		buf := make([]byte, 0, 2*len(tt.text))
-		b.Run(tt.name+"/string", func(b *testing.B) {
+		b.Run(tt.name, func(b *testing.B) {
 			b.SetBytes(int64(len(tt.text)))
 			for b.Loop() {
 				buf = AppendEscaped(buf[:0], tt.text)
-			}
-		})
-		text := []byte(tt.text)
-		b.Run(tt.name+"/bytes", func(b *testing.B) {
-			b.SetBytes(int64(len(text)))
-			for b.Loop() {
-				buf = AppendEscapedBytes(buf[:0], text)
 			}
 		})
 	}
