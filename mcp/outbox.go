@@ -1,6 +1,9 @@
 package mcp
 
-import "time"
+import (
+	"runtime"
+	"time"
+)
 
 // outboxLimit bounds the messages waiting in a session's outbox that no
 // in-flight slot accounts for (notifications, error replies, questions to
@@ -80,6 +83,12 @@ func (s *Session) writeLoop() {
 	defer idle.Stop()
 	var last time.Time
 	for {
+		// The writer is woken by the first message of a burst, and the
+		// scheduler runs a goroutine just woken first: without this it
+		// would write that message alone while the handlers of the others
+		// wait to run. Yielding once lets the handlers ready to run finish
+		// first, so the burst leaves in one write.
+		runtime.Gosched()
 		if !s.flush() || s.isDone() {
 			s.finishWriter()
 			return

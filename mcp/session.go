@@ -197,11 +197,21 @@ func (s *Session) admit(f frame, m method, d Delivery) {
 		key:     key,
 		m:       m,
 	}
-	r.ctx, r.cancel = context.WithCancelCause(s.ctx)
+	// Not a child of the session's context: the session ends its requests
+	// through the in-flight table instead (see Close), which spares every
+	// request a registration with the context all of them share.
+	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.ctx, r.stop = context.WithTimeout(r.ctx, s.engine.opts.RequestTimeout)
 	s.mu.Lock()
-	s.inflight[key] = r
+	closed := s.state.Load() == stateClosed
+	if !closed {
+		s.inflight[key] = r
+	}
 	s.mu.Unlock()
+	if closed {
+		// Close has cancelled what the table held; this one came too late.
+		r.cancel(ErrSessionClosed)
+	}
 	if d.Inline && m.quick {
 		r.run()
 		return
@@ -531,7 +541,12 @@ func (s *Session) Wait() { <-s.writerDone }
 // results are dropped, and the transport's sink is closed.
 func (s *Session) Close() {
 	s.once.Do(func() {
+		s.mu.Lock()
 		s.state.Store(stateClosed)
+		for _, r := range s.inflight {
+			r.cancel(ErrSessionClosed)
+		}
+		s.mu.Unlock()
 		s.end(ErrSessionClosed)
 		close(s.done)
 		s.engine.forget(s)

@@ -23,7 +23,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
-	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -262,9 +261,13 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 
 	// The events server finds the stream by the query's "stream"
 	// parameter; MCP clients send none, so it gets a copy of the request
-	// naming the session's, and the context that Close cancels.
-	sr := r.Clone(ctx)
-	sr.URL.RawQuery = url.Values{"stream": {c.id}}.Encode()
+	// naming the session's, and the context that Close cancels. A shallow
+	// copy: it only reads the request, and the stream holds it for as long
+	// as the client stays.
+	u := *r.URL
+	u.RawQuery = "stream=" + c.id
+	sr := r.WithContext(ctx)
+	sr.URL = &u
 	h.events.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}, sr)
 
 	// Over: the client left (or a write failed, which cancels the
