@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"mime"
@@ -102,12 +103,21 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	if timeout > 0 {
 		_ = rc.SetReadDeadline(time.Now().Add(timeout))
 	}
-	hint := int64(512)
-	if r.ContentLength > 0 {
-		hint = min(r.ContentLength, 64<<10)
+	var body []byte
+	var err error
+	if n := r.ContentLength; n >= 0 && n <= 64<<10 {
+		// What nearly every message is: a known length, small enough to
+		// take at once (net/http's body reads no more than it).
+		body = make([]byte, n)
+		_, err = io.ReadFull(r.Body, body)
+	} else {
+		// Unknown or large: grown as the bytes arrive, so memory follows
+		// what the client sends rather than what it claims.
+		buf := bytes.NewBuffer(make([]byte, 0, 512))
+		_, err = buf.ReadFrom(http.MaxBytesReader(w, r.Body, max))
+		body = buf.Bytes()
 	}
-	buf := bytes.NewBuffer(make([]byte, 0, hint))
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, max)); err != nil {
+	if err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			tooLarge(0)
@@ -127,7 +137,7 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 		// answer is written, which cancels the request.
 		_ = rc.SetReadDeadline(time.Time{})
 	}
-	return buf.Bytes(), true
+	return body, true
 }
 
 // ParseError is the 400 for a body that is not JSON.
