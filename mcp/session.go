@@ -172,15 +172,6 @@ func (s *Session) Deliver(frame []byte, d Delivery) (int, error) {
 // admit runs one request: on the calling goroutine when d allows it and
 // the method never waits on the client, else on a goroutine of its own.
 func (s *Session) admit(f frame, m method, d Delivery) {
-	key := idKey(f.id)
-	s.mu.Lock()
-	_, dup := s.inflight[key]
-	s.mu.Unlock()
-	if dup {
-		s.replyError(f.id, d.Route, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", f.id),
-			"a request with this id is still in flight on this session", "use a fresh id for every request"))
-		return
-	}
 	select {
 	case s.slots <- struct{}{}:
 	case <-s.done:
@@ -194,7 +185,7 @@ func (s *Session) admit(f frame, m method, d Delivery) {
 	}
 	r := &running{
 		Request: Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: d.Route},
-		key:     key,
+		key:     idKey(f.id),
 		m:       m,
 	}
 	// Not a child of the session's context: the session ends its requests
@@ -203,14 +194,24 @@ func (s *Session) admit(f frame, m method, d Delivery) {
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
 	r.ctx, r.stop = context.WithTimeout(r.ctx, s.engine.opts.RequestTimeout)
 	s.mu.Lock()
+	_, dup := s.inflight[r.key]
 	closed := s.state.Load() == stateClosed
-	if !closed {
-		s.inflight[key] = r
+	if !dup && !closed {
+		s.inflight[r.key] = r
 	}
 	s.mu.Unlock()
-	if closed {
-		// Close has cancelled what the table held; this one came too late.
+	if dup || closed {
+		// Let go of it unrun. A closed session's transport learns of the
+		// end from Done; a duplicate id is answered.
+		r.stop()
 		r.cancel(ErrSessionClosed)
+		s.engine.running.Done()
+		<-s.slots
+		if dup {
+			s.replyError(f.id, d.Route, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", f.id),
+				"a request with this id is still in flight on this session", "use a fresh id for every request"))
+		}
+		return
 	}
 	if d.Inline && m.quick {
 		r.run()

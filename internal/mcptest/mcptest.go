@@ -46,6 +46,8 @@ type Client struct {
 
 type sink struct{ c *Client }
 
+var _ mcp.Sink = sink{}
+
 func (k sink) Send(msgs []mcp.Outgoing) error {
 	if b := k.c.block; b != nil {
 		<-b
