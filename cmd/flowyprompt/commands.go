@@ -134,7 +134,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	if n, set := procs(s.cfg.Procs, os.Getenv("GOMAXPROCS"), runtime.NumCPU()); set {
+	if n, set := procs(s.cfg.Procs, os.Getenv("GOMAXPROCS"), s.cfg.Transport, runtime.NumCPU()); set {
 		runtime.GOMAXPROCS(n)
 	}
 	if s.cfg.CPUProfile != "" {
@@ -518,21 +518,24 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 }
 
 // procs decides how many CPUs serve runs Go code on (GOMAXPROCS): the
-// --procs value, else half the machine's, at least one; a GOMAXPROCS
-// variable, the Go runtime's own setting, wins over the default (set is
+// --procs value; else, over stdio, half the machine's, at least one, and
+// over HTTP the Go runtime's own default, every CPU. A GOMAXPROCS
+// variable, the runtime's own setting, wins over the defaults (set is
 // then false: nothing to change).
 //
-// Half, because flowyprompt runs beside the programs it serves (the
-// desktop app, the IDE, the model's tools) and its requests are short:
-// measured on two cores shared with 50 HTTP clients, running on one
-// halved the p99 latency and the CPU time per request, since goroutines
-// handing a request to each other no longer wake a second thread and
-// move between cores (docs/performance.md).
-func procs(flag int, env string, cpus int) (n int, set bool) {
+// Over stdio flowyprompt runs beside the one program it serves (the
+// desktop app, the IDE) and its requests are short: on two cores, running
+// on one serves 32 pipelined prompts/get with a fifth less CPU per request
+// and more of them, since goroutines handing a request to each other do
+// not wake a second thread. Over HTTP, each connection's goroutines in
+// net/http do more per request and spread over cores: with 50 clients on
+// the same two cores, two gave a fifth more requests per second and a
+// lower p99 than one (docs/performance.md).
+func procs(flag int, env, transport string, cpus int) (n int, set bool) {
 	switch {
 	case flag > 0:
 		return flag, true
-	case env != "":
+	case env != "", transport == "http":
 		return 0, false
 	}
 	return max(1, cpus/2), true

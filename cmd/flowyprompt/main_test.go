@@ -281,22 +281,25 @@ func TestProcs(t *testing.T) {
 		name      string
 		flag      int
 		env       string
+		transport string
 		cpus      int
 		want      int
 		wantApply bool
 	}{
-		{"half of two cores", 0, "", 2, 1, true},
-		{"half of sixteen", 0, "", 16, 8, true},
-		{"at least one", 0, "", 1, 1, true},
-		{"an odd count rounds down", 0, "", 3, 1, true},
-		{"--procs wins", 3, "", 16, 3, true},
-		{"--procs wins over GOMAXPROCS", 2, "6", 16, 2, true},
-		{"GOMAXPROCS is left alone", 0, "6", 16, 0, false},
+		{"stdio: half of two cores", 0, "", "stdio", 2, 1, true},
+		{"stdio: half of sixteen", 0, "", "stdio", 16, 8, true},
+		{"stdio: at least one", 0, "", "stdio", 1, 1, true},
+		{"stdio: an odd count rounds down", 0, "", "stdio", 3, 1, true},
+		{"http: the runtime's default", 0, "", "http", 16, 0, false},
+		{"--procs wins", 3, "", "stdio", 16, 3, true},
+		{"--procs wins over HTTP's default", 3, "", "http", 16, 3, true},
+		{"--procs wins over GOMAXPROCS", 2, "6", "stdio", 16, 2, true},
+		{"GOMAXPROCS is left alone", 0, "6", "stdio", 16, 0, false},
 	}
 	for _, tc := range tests {
-		n, apply := procs(tc.flag, tc.env, tc.cpus)
+		n, apply := procs(tc.flag, tc.env, tc.transport, tc.cpus)
 		if n != tc.want || apply != tc.wantApply {
-			t.Errorf("%s: procs(%d, %q, %d) = %d, %v; want %d, %v", tc.name, tc.flag, tc.env, tc.cpus, n, apply, tc.want, tc.wantApply)
+			t.Errorf("%s: procs(%d, %q, %q, %d) = %d, %v; want %d, %v", tc.name, tc.flag, tc.env, tc.transport, tc.cpus, n, apply, tc.want, tc.wantApply)
 		}
 	}
 	// A negative count is refused at start, with what to use instead.

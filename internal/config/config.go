@@ -49,7 +49,8 @@ type Config struct {
 	// whole run (for performance reports).
 	CPUProfile string
 	// Procs is how many CPUs serve runs Go code on at once (GOMAXPROCS);
-	// 0 picks half the machine's, at least one.
+	// 0 picks half the machine's, at least one, over stdio, and every CPU
+	// over HTTP.
 	Procs int
 }
 
@@ -203,7 +204,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	}
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", size, "largest inbound JSON-RPC message in `bytes` (env MCP_MAX_MESSAGE_SIZE)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Minute, "deadline for one request")
-	fs.IntVar(&c.Procs, "procs", 0, "CPUs to run on at once (0: half the machine's, at least 1; the GOMAXPROCS variable, when set, wins)")
+	fs.IntVar(&c.Procs, "procs", 0, "CPUs to run on at once (0: over stdio half the machine's, at least 1; over HTTP all of them; the GOMAXPROCS variable, when set, wins)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file`, for `go tool pprof` (performance reports)")
 	return errors.Join(errs...)
 }
@@ -218,7 +219,7 @@ func (c *Config) Check() error {
 		errs = append(errs, err)
 	}
 	if c.Procs < 0 {
-		errs = append(errs, fmt.Errorf("--procs must be 0 (half the machine's CPUs) or more (got %d)", c.Procs))
+		errs = append(errs, fmt.Errorf("--procs must be 0 (the default for the transport) or more (got %d)", c.Procs))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
