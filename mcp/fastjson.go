@@ -1,6 +1,10 @@
 package mcp
 
-import "github.com/flowyprompt/flowyprompt/internal/jsonstr"
+import (
+	"encoding/json"
+
+	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
+)
 
 // The hot results (prompts/get, text tool results) are encoded by hand:
 // encoding/json reflects over them and escapes through a generic path,
@@ -44,12 +48,17 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 			}
 		}
 		var structured []byte
-		if r.StructuredContent != nil {
+		switch sc := r.StructuredContent.(type) {
+		case nil:
+		case json.RawMessage:
+			// Encoded by the tool already (it is valid JSON: see CallToolResult).
+			structured = sc
+		default:
 			// Encoded first, so that a failure leaves dst as it was; the
 			// buffer is done with once its bytes are copied into dst below.
 			buf := getBuffer()
 			defer putBuffer(buf)
-			if encodeJSON(buf, r.StructuredContent) != nil {
+			if encodeJSON(buf, sc) != nil {
 				return dst, false
 			}
 			structured = buf.Bytes()
@@ -77,7 +86,8 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 // fastSize estimates what appendFast will write for v, from what v can
 // tell without encoding anything: every optional member counted as present,
 // text with room for its escapes (see escapedSize), and structuredContent
-// not at all. It is 0 for the shapes appendFast does not take.
+// when it is encoded already. It is 0 for the shapes appendFast does not
+// take.
 func fastSize(v any) int {
 	switch r := v.(type) {
 	case *GetPromptResult:
@@ -90,6 +100,9 @@ func fastSize(v any) int {
 		n := len(`{"content":[],"structuredContent":,"isError":true}`)
 		for _, c := range r.Content {
 			n += len(",") + textContentSize(c)
+		}
+		if sc, ok := r.StructuredContent.(json.RawMessage); ok {
+			n += len(sc)
 		}
 		return n
 	}

@@ -20,6 +20,8 @@ func TestAppendFastMatchesEncodingJSON(t *testing.T) {
 		// Text that needs escaping, and text that is empty.
 		&GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("a\n\"b\" \u2028 \x01 \xff")}}},
 		&CallToolResult{Content: []Content{TextContent("## R\tok"), TextContent("")}},
+		// Structured content the tool encoded itself.
+		&CallToolResult{Content: []Content{TextContent("ok")}, StructuredContent: json.RawMessage(`{"a":"x<y","b":[1,2]}`)},
 	}
 	for _, r := range results {
 		got, ok := appendFast(nil, r)
@@ -56,6 +58,8 @@ func TestFastSizeLeavesRoom(t *testing.T) {
 		{"prompt", &GetPromptResult{Description: "d", Messages: []PromptMessage{{Role: "user", Content: prompt}}}},
 		{"prompt, no description, two messages", &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: prompt}, {Role: "assistant", Content: TextContent("ok")}}}},
 		{"tool result", &CallToolResult{Content: []Content{prompt}}},
+		{"tool result, structured content encoded already", &CallToolResult{Content: []Content{prompt},
+			StructuredContent: json.RawMessage(`{"text":"` + strings.Repeat("x", 2000) + `"}`)}},
 		{"tool error", &CallToolResult{Content: []Content{TextContent("failed")}, IsError: true}},
 	}
 	for _, tt := range tests {

@@ -215,9 +215,12 @@ type CallToolParams struct {
 
 // CallToolResult answers tools/call.
 type CallToolResult struct {
-	Content           []Content `json:"content"`
-	StructuredContent any       `json:"structuredContent,omitempty"`
-	IsError           bool      `json:"isError,omitempty"`
+	Content []Content `json:"content"`
+	// StructuredContent is encoded as encoding/json encodes it; a
+	// json.RawMessage, which must hold one valid JSON value, is written
+	// as it is.
+	StructuredContent any  `json:"structuredContent,omitempty"`
+	IsError           bool `json:"isError,omitempty"`
 }
 
 // Resource is one entry of resources/list.
