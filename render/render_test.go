@@ -489,7 +489,6 @@ func FuzzPrompt(f *testing.F) {
 	})
 }
 
-
 func isSpace(r rune) bool { return strings.TrimSpace(string(r)) == "" }
 
 // benchTemplate builds a template of about size bytes: sections of prose
