@@ -49,18 +49,8 @@ func TestSaveTemplate(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for p, data := range tt.files {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
-			}
-			src := New(dir, templates.BuildOptions{Logger: quiet})
+			dir, src := loadedFolder(t, tt.files, tt.afterLoad)
 			ctx := context.Background()
-			if _, err := src.Load(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for p, data := range tt.afterLoad {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
-			}
 
 			saved := tmpl(tt.save, "saved version")
 			got, err := src.SaveTemplate(ctx, tt.save, saved, "unused")
@@ -134,18 +124,8 @@ func TestSaveKeepsOtherTemplates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			dir := t.TempDir()
-			for p, data := range tt.files {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
-			}
-			src := New(dir, templates.BuildOptions{Logger: quiet})
+			dir, src := loadedFolder(t, tt.files, tt.afterLoad)
 			ctx := context.Background()
-			if _, err := src.Load(ctx); err != nil {
-				t.Fatal(err)
-			}
-			for p, data := range tt.afterLoad {
-				writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
-			}
 			before := readDir(t, dir)
 
 			_, err := src.SaveTemplate(ctx, tt.save, tmpl(tt.save, "saved version"), "unused")
@@ -181,4 +161,23 @@ func readDir(t *testing.T, dir string) map[string][]byte {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// loadedFolder writes files into a new folder, loads it, then writes
+// afterLoad over it: what a save finds on disk and what it loaded can
+// differ, as when another program edits the folder.
+func loadedFolder(t *testing.T, files, afterLoad map[string][]byte) (string, *Source) {
+	t.Helper()
+	dir := t.TempDir()
+	for p, data := range files {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+	}
+	src := New(dir, templates.BuildOptions{Logger: quiet})
+	if _, err := src.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range afterLoad {
+		writeFile(t, filepath.Join(dir, filepath.FromSlash(p)), data)
+	}
+	return dir, src
 }
