@@ -53,8 +53,8 @@ func (a *promptAnswer) text() string {
 // without errors; once the sessions close, no goroutine is left.
 func TestLoad(t *testing.T) {
 	sessions, requests, posters := loadShape()
-	// A fixed worker pool: workers the engine adds under a burst linger for
-	// 30 s, which would hide a leak behind a wait.
+	// The engine's goroutines that served requests linger two seconds
+	// after the burst; the final count waits them out.
 	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
 	_, c := start(t, e, httpserver.Options{})
 	runtime.GC()

@@ -13,7 +13,7 @@ import (
 )
 
 // TestResumeAfterClientHangUp: the client of a POST /mcp whose answer
-// became a resumable event stream (on the light path) closes the
+// became a resumable event stream closes the
 // connection after the priming event. The server must let the stream go
 // as the connection closes, not when a write to it fails, so resuming it
 // is not refused as still open. Keep-alive comments are off, and the
