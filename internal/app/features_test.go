@@ -321,16 +321,9 @@ func TestWarningsGreetNewSessions(t *testing.T) {
 			}
 		}
 		c.Notify(t, "notifications/initialized", nil)
-		n := c.Notification(t, mcp.NotificationMessage)
-		var p struct {
-			Level string         `json:"level"`
-			Data  map[string]any `json:"data"`
-		}
-		if err := json.Unmarshal(n.Params, &p); err != nil {
-			t.Fatal(err)
-		}
+		p := logMessage(t, c)
 		if p.Level != "warning" || p.Data["path"] != "Broken.json" || !strings.Contains(fmt.Sprint(p.Data["message"]), "template left out") {
-			t.Errorf("session %d: warning = %s", i, n.Params)
+			t.Errorf("session %d: warning = %+v", i, p)
 		}
 		// A second initialized notification does not repeat it.
 		c.Notify(t, "notifications/initialized", nil)
@@ -361,17 +354,10 @@ func TestTemplateLinkLeadingOut(t *testing.T) {
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 
-	n := c.Notification(t, mcp.NotificationMessage)
-	var p struct {
-		Level string         `json:"level"`
-		Data  map[string]any `json:"data"`
-	}
-	if err := json.Unmarshal(n.Params, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := logMessage(t, c)
 	if msg := fmt.Sprint(p.Data["message"]); p.Level != "warning" || p.Data["path"] != "evil.json" ||
 		!strings.Contains(msg, "template left out") || !strings.Contains(msg, "symbolic link leading out of the template folder") {
-		t.Errorf("warning = %s, want evil.json left out as a link leading out", n.Params)
+		t.Errorf("warning = %+v, want evil.json left out as a link leading out", p)
 	}
 	m := c.Request(t, 1, "prompts/list", nil)
 	var list mcp.ListPromptsResult
@@ -556,17 +542,10 @@ func TestStaleStartGreetsSessions(t *testing.T) {
 	e, _, _ := newEngine(t, staleSource{templates.Embedded()})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
-	n := c.Notification(t, mcp.NotificationMessage)
-	var p struct {
-		Level string         `json:"level"`
-		Data  map[string]any `json:"data"`
-	}
-	if err := json.Unmarshal(n.Params, &p); err != nil {
-		t.Fatal(err)
-	}
+	p := logMessage(t, c)
 	if p.Level != "warning" || p.Data["code"] != "NETWORK_ERROR" || p.Data["since"] != "2026-11-22T00:00:00Z" ||
 		!strings.Contains(fmt.Sprint(p.Data["message"]), "stale: GitHub is unreachable") {
-		t.Errorf("warning = %s", n.Params)
+		t.Errorf("warning = %+v", p)
 	}
 }
 
@@ -628,4 +607,17 @@ func TestListLongDescription(t *testing.T) {
 	if res.StructuredContent["returned"] != float64(2) || res.StructuredContent["truncated"] != false {
 		t.Errorf("returned %v, truncated %v; want both templates on one page", res.StructuredContent["returned"], res.StructuredContent["truncated"])
 	}
+}
+
+// logMessage waits for the next notifications/message and decodes it.
+func logMessage(t *testing.T, c *mcptest.Client) (p struct {
+	Level string         `json:"level"`
+	Data  map[string]any `json:"data"`
+}) {
+	t.Helper()
+	n := c.Notification(t, mcp.NotificationMessage)
+	if err := json.Unmarshal(n.Params, &p); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
