@@ -8,13 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path"
-	"regexp"
 	"strings"
 	"sync"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/xeipuuv/gojsonschema"
 )
 
 // toolFS holds each tool's description and schemas, as tools/NAME.md,
@@ -31,13 +28,10 @@ import (
 //go:embed tools
 var toolFS embed.FS
 
-// sharedDir holds the schema fragments that several schemas include.
-const sharedDir = "shared"
-
 // toolText is one tool's texts as the tools' files give them.
 type toolText struct {
 	description   string
-	input, output string // compact JSON, includes spliced in
+	input, output string // compact JSON
 }
 
 // toolTexts reads every tool's texts, once. A text that does not load is
@@ -77,19 +71,17 @@ func loadToolTexts(fsys fs.FS) (map[string]toolText, error) {
 		return nil, err
 	}
 	texts := map[string]toolText{}
-	included := map[string]bool{}
 	var schemaFiles []string
 	for _, e := range entries {
 		file := e.Name()
 		switch {
-		case file == sharedDir && e.IsDir(), file == "README.md":
-			// Fragments are read where they are included; the README is
-			// for people.
+		case file == "README.md":
+			// For people.
 		case strings.HasSuffix(file, ".input.json"), strings.HasSuffix(file, ".output.json"):
 			schemaFiles = append(schemaFiles, file)
 		case strings.HasSuffix(file, ".md") && !e.IsDir():
 			name := strings.TrimSuffix(file, ".md")
-			t, err := loadToolText(fsys, name, included)
+			t, err := loadToolText(fsys, name)
 			if err != nil {
 				return nil, err
 			}
@@ -104,19 +96,10 @@ func loadToolTexts(fsys fs.FS) (map[string]toolText, error) {
 			return nil, fmt.Errorf("%s: no %s.md beside it, so no tool uses it", file, name)
 		}
 	}
-	fragments, err := fs.ReadDir(fsys, sharedDir)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	for _, f := range fragments {
-		if file := path.Join(sharedDir, f.Name()); !included[file] {
-			return nil, fmt.Errorf("%s: no schema includes it", file)
-		}
-	}
 	return texts, nil
 }
 
-func loadToolText(fsys fs.FS, name string, included map[string]bool) (toolText, error) {
+func loadToolText(fsys fs.FS, name string) (toolText, error) {
 	desc, err := fs.ReadFile(fsys, name+".md")
 	if err != nil {
 		return toolText{}, err
@@ -124,33 +107,21 @@ func loadToolText(fsys fs.FS, name string, included map[string]bool) (toolText, 
 	if len(bytes.TrimSpace(desc)) == 0 {
 		return toolText{}, fmt.Errorf("%s.md: empty description", name)
 	}
-	input, err := loadSchema(fsys, name+".input.json", included)
+	input, err := loadSchema(fsys, name+".input.json")
 	if err != nil {
 		return toolText{}, err
 	}
-	output, err := loadSchema(fsys, name+".output.json", included)
+	output, err := loadSchema(fsys, name+".output.json")
 	if err != nil {
 		return toolText{}, err
 	}
 	return toolText{description: string(desc), input: input, output: output}, nil
 }
 
-// includeRE matches an include: an object whose only member is
-// "$include", naming a fragment in sharedDir. The whole object is replaced
-// by the fragment's text, so the schema a client sees has the fragment
-// written out, and keeps the order of its members. Matching text is safe
-// once the file is known to be valid JSON: there, quotes outside a string
-// cannot be mistaken for quotes inside one.
-var includeRE = regexp.MustCompile(`\{\s*"\$include"\s*:\s*"([^"\\]*)"\s*\}`)
-
-// includeKey finds what is left of an include after splicing: one with
-// other members, or one inside a fragment (fragments include nothing).
-var includeKey = regexp.MustCompile(`"\$include"\s*:`)
-
-// loadSchema reads a schema file, splices its includes in, and checks the
-// result is a JSON schema that compiles. It returns the schema compact:
-// the file's layout is for people.
-func loadSchema(fsys fs.FS, file string, included map[string]bool) (string, error) {
+// loadSchema reads a schema file and returns it compact: the file's layout
+// is for people. Whether it is a JSON schema that compiles, newTool checks
+// when it compiles it.
+func loadSchema(fsys fs.FS, file string) (string, error) {
 	raw, err := fs.ReadFile(fsys, file)
 	if err != nil {
 		return "", err
@@ -158,36 +129,9 @@ func loadSchema(fsys fs.FS, file string, included map[string]bool) (string, erro
 	if err := checkJSON(file, raw); err != nil {
 		return "", err
 	}
-	var spliceErr error
-	spliced := includeRE.ReplaceAllFunc(raw, func(m []byte) []byte {
-		target := string(includeRE.FindSubmatch(m)[1])
-		if path.Dir(target) != sharedDir || !fs.ValidPath(target) {
-			spliceErr = errors.Join(spliceErr, fmt.Errorf("%s: includes %q, which is not a file in %s/", file, target, sharedDir))
-			return m
-		}
-		frag, err := fs.ReadFile(fsys, target)
-		if err == nil {
-			err = checkJSON(target, frag)
-		}
-		if err != nil {
-			spliceErr = errors.Join(spliceErr, fmt.Errorf("%s: %w", file, err))
-			return m
-		}
-		included[target] = true
-		return bytes.TrimSpace(frag)
-	})
-	if spliceErr != nil {
-		return "", spliceErr
-	}
-	if includeKey.Match(spliced) {
-		return "", fmt.Errorf(`%s: a "$include" is left after splicing: an include is an object with "$include" as its only member, and fragments include nothing`, file)
-	}
 	var compact bytes.Buffer
-	if err := json.Compact(&compact, spliced); err != nil {
-		return "", fmt.Errorf("%s: not JSON once its includes are spliced in: %w", file, err)
-	}
-	if _, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(compact.Bytes())); err != nil {
-		return "", fmt.Errorf("%s: not a JSON schema: %w", file, err)
+	if err := json.Compact(&compact, raw); err != nil {
+		return "", fmt.Errorf("%s: %w", file, err)
 	}
 	return compact.String(), nil
 }

@@ -1,6 +1,7 @@
 package app
 
 import (
+	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -31,10 +32,9 @@ func TestToolFilesAreTheTools(t *testing.T) {
 // mapFile is a fstest.MapFS entry with the given text.
 func mapFile(text string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(text)} }
 
-// TestLoadToolTextsSplicesIncludes: an include becomes the fragment, in
-// place, with the members of both in their files' order, and the schema
-// is compacted.
-func TestLoadToolTextsSplicesIncludes(t *testing.T) {
+// TestLoadToolTextsCompacts: a schema is served compact, with its members
+// in the file's order, the order a model reads them in.
+func TestLoadToolTextsCompacts(t *testing.T) {
 	fsys := fstest.MapFS{
 		"README.md": mapFile("How to edit these files.\n"),
 		"t.md":      mapFile("\nDoes a thing.\n\nUSE WHEN:\n- always\n"),
@@ -42,13 +42,11 @@ func TestLoadToolTextsSplicesIncludes(t *testing.T) {
   "type": "object",
   "properties": {
     "zeta": {"type": "integer"},
-    "name": {"$include": "shared/name.json"},
     "alpha": {"type": "string"}
   }
 }
 `),
-		"t.output.json":    mapFile(`{"type": "object", "properties": {"who": { "$include" : "shared/name.json" }}}`),
-		"shared/name.json": mapFile("{\n  \"type\": \"string\",\n  \"pattern\": \"^[a-z]+$\"\n}\n"),
+		"t.output.json": mapFile(`{"type": "object", "properties": {"who": { "type" : "string" }}}`),
 	}
 	texts, err := loadToolTexts(fsys)
 	if err != nil {
@@ -56,8 +54,8 @@ func TestLoadToolTextsSplicesIncludes(t *testing.T) {
 	}
 	want := map[string]toolText{"t": {
 		description: "\nDoes a thing.\n\nUSE WHEN:\n- always\n",
-		input:       `{"type":"object","properties":{"zeta":{"type":"integer"},"name":{"type":"string","pattern":"^[a-z]+$"},"alpha":{"type":"string"}}}`,
-		output:      `{"type":"object","properties":{"who":{"type":"string","pattern":"^[a-z]+$"}}}`,
+		input:       `{"type":"object","properties":{"zeta":{"type":"integer"},"alpha":{"type":"string"}}}`,
+		output:      `{"type":"object","properties":{"who":{"type":"string"}}}`,
 	}}
 	if diff := cmp.Diff(want, texts, cmp.AllowUnexported(toolText{})); diff != "" {
 		t.Errorf("texts (-want +got):\n%s", diff)
@@ -69,10 +67,9 @@ func TestLoadToolTextsSplicesIncludes(t *testing.T) {
 func TestLoadToolTextsRejects(t *testing.T) {
 	good := func() fstest.MapFS {
 		return fstest.MapFS{
-			"t.md":             mapFile("Does a thing.\n"),
-			"t.input.json":     mapFile(`{"type": "object", "properties": {"name": {"$include": "shared/name.json"}}}`),
-			"t.output.json":    mapFile(`{"type": "object"}`),
-			"shared/name.json": mapFile(`{"type": "string"}`),
+			"t.md":          mapFile("Does a thing.\n"),
+			"t.input.json":  mapFile(`{"type": "object", "properties": {"name": {"type": "string"}}}`),
+			"t.output.json": mapFile(`{"type": "object"}`),
 		}
 	}
 	cases := []struct {
@@ -81,23 +78,10 @@ func TestLoadToolTextsRejects(t *testing.T) {
 		want   string
 	}{
 		{"schema not JSON", func(m fstest.MapFS) { m["t.output.json"] = mapFile("{\n  \"type\": \"object\",\n}") }, "t.output.json:3: not JSON"},
-		{"schema not a schema", func(m fstest.MapFS) { m["t.output.json"] = mapFile(`{"type": 5}`) }, "t.output.json: not a JSON schema"},
 		{"schema missing", func(m fstest.MapFS) { delete(m, "t.output.json") }, "t.output.json"},
 		{"description empty", func(m fstest.MapFS) { m["t.md"] = mapFile("\n \n") }, "t.md: empty description"},
 		{"schema without description", func(m fstest.MapFS) { m["u.input.json"] = mapFile(`{"type": "object"}`) }, "u.input.json: no u.md beside it"},
 		{"stray file", func(m fstest.MapFS) { m["t.input.json~"] = mapFile(`{}`) }, "t.input.json~: not a tool's"},
-		{"fragment missing", func(m fstest.MapFS) { delete(m, "shared/name.json") }, `t.input.json: open shared/name.json`},
-		{"fragment not JSON", func(m fstest.MapFS) { m["shared/name.json"] = mapFile(`{"type": "string"`) }, "t.input.json: shared/name.json:1: not JSON"},
-		{"fragment outside shared", func(m fstest.MapFS) {
-			m["t.output.json"] = mapFile(`{"type": "object", "properties": {"x": {"$include": "t.input.json"}}}`)
-		}, `t.output.json: includes "t.input.json", which is not a file in shared/`},
-		{"fragment unused", func(m fstest.MapFS) { m["shared/other.json"] = mapFile(`{}`) }, "shared/other.json: no schema includes it"},
-		{"include with other members", func(m fstest.MapFS) {
-			m["t.input.json"] = mapFile(`{"type": "object", "properties": {"name": {"$include": "shared/name.json", "description": "x"}}}`)
-		}, `t.input.json: a "$include" is left after splicing`},
-		{"include in a fragment", func(m fstest.MapFS) {
-			m["shared/name.json"] = mapFile(`{"type": "object", "properties": {"n": {"$include": "shared/name.json"}}}`)
-		}, `t.input.json: a "$include" is left after splicing`},
 	}
 	if _, err := loadToolTexts(good()); err != nil {
 		t.Fatalf("the files the cases start from do not load: %v", err)
@@ -111,5 +95,29 @@ func TestLoadToolTextsRejects(t *testing.T) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
 			}
 		})
+	}
+}
+
+// TestNameParameterIsOne: the tools that take a template's name describe
+// it alike. The files write it out each, so that each reads whole; this
+// keeps them from drifting apart.
+func TestNameParameterIsOne(t *testing.T) {
+	var first string
+	for _, tool := range []string{"flowyprompt_get_template", "flowyprompt_render_template"} {
+		var schema struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		if err := json.Unmarshal([]byte(toolTexts()[tool].input), &schema); err != nil {
+			t.Fatal(err)
+		}
+		name := string(schema.Properties["name"])
+		if name == "" {
+			t.Fatalf("%s takes no name", tool)
+		}
+		if first == "" {
+			first = name
+		} else if name != first {
+			t.Errorf("%s describes name as %s, want %s", tool, name, first)
+		}
 	}
 }
