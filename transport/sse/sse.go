@@ -20,7 +20,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strings"
@@ -503,6 +502,3 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session,
 		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
 	}
 }
-
-// String names the handler in logs.
-func (h *Handler) String() string { return fmt.Sprintf("sse.Handler(%d streams)", h.Sessions()) }

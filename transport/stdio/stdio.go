@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"syscall"
 	"time"
 
@@ -24,10 +25,13 @@ type Options struct {
 }
 
 // sink writes a session's messages as lines, one flush per batch. The
-// session calls it from one goroutine at a time (see mcp.Sink), so it
-// needs no lock of its own.
+// session calls Send from one goroutine at a time (see mcp.Sink), so the
+// writer needs no lock; the error that ended the session is read by Serve,
+// on another goroutine, hence its own.
 type sink struct {
-	w   *bufio.Writer
+	w *bufio.Writer
+
+	mu  sync.Mutex
 	err error // the write that failed, which ended the session
 }
 
@@ -38,7 +42,18 @@ func (k *sink) Send(msgs []mcp.Outgoing) error {
 		k.w.Write(m.Data)
 		k.w.WriteByte('\n')
 	}
-	k.err = k.w.Flush()
+	err := k.w.Flush()
+	if err != nil {
+		k.mu.Lock()
+		k.err = err
+		k.mu.Unlock()
+	}
+	return err
+}
+
+func (k *sink) failure() error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	return k.err
 }
 
@@ -68,13 +83,15 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 		// stdin cannot be interrupted portably; the read goroutine ends with
 		// the process.
 	case <-s.Done():
-		// Only a failed write ends a stdio session (the session records
-		// it before it closes): a client that closed its end of stdout has
-		// hung up, which ends the session as EOF on stdin does.
-		if err = out.err; errors.Is(err, syscall.EPIPE) {
+		// A client that closed its end of stdout has hung up, which ends
+		// the session as EOF on stdin does.
+		switch werr := out.failure(); {
+		case werr == nil:
+			err = errors.New("the session ended: its client stopped reading stdout")
+		case errors.Is(werr, syscall.EPIPE):
 			err = nil
-		} else {
-			err = fmt.Errorf("write to stdout: %w", err)
+		default:
+			err = fmt.Errorf("write to stdout: %w", werr)
 		}
 	}
 	dctx, cancel := context.WithTimeout(context.Background(), opts.DrainTimeout)
