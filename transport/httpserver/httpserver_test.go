@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -472,6 +473,47 @@ func TestHealthzOddStatus(t *testing.T) {
 				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0)}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("healthz (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestRefusedBeforeTheBody: a request refused on its head (a foreign
+// Host, no token, an unknown session) is answered while its body is still
+// arriving, and its connection closed. net/http would otherwise read the
+// rest of a small body before writing the answer, to keep the connection
+// for another request, and a body that never finishes would hold the
+// refusal back for good.
+func TestRefusedBeforeTheBody(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{AuthToken: "s3cret"})
+	addr := strings.TrimPrefix(c.base, "http://")
+	tests := []struct {
+		name, host, headers string
+		want                int
+	}{
+		{"foreign Host", "evil.example", "Authorization: Bearer s3cret\r\n", http.StatusForbidden},
+		{"no token", addr, "", http.StatusUnauthorized},
+		{"unknown session", addr, "Authorization: Bearer s3cret\r\nMcp-Session-Id: " + strings.Repeat("0", 32) + "\r\n", http.StatusNotFound},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// Ten bytes of a hundred, then nothing.
+			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%sContent-Length: 100\r\n\r\n{\"jsonrpc\"", tt.host, tt.headers)
+			_ = conn.SetReadDeadline(time.Now().Add(wait)) // a guard against hanging, not a speed claim
+			br := bufio.NewReader(conn)
+			res, err := http.ReadResponse(br, nil)
+			if err != nil {
+				t.Fatalf("no answer while the body is unfinished: %v", err)
+			}
+			res.Body.Close()
+			if res.StatusCode != tt.want || !res.Close {
+				t.Fatalf("status %d, closing %v; want %d and the connection closed", res.StatusCode, res.Close, tt.want)
 			}
 		})
 	}
