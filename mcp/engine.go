@@ -68,6 +68,11 @@ type Engine struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*Session
+
+	// serverInfoMember is the _meta member every modern result carries.
+	serverInfoMember []byte
+	lmu              sync.Mutex
+	listeners        map[*listener]struct{} // open subscriptions/listen streams
 }
 
 // NewEngine starts an engine serving srv.
@@ -76,13 +81,16 @@ func NewEngine(srv *Server, opts EngineOptions) *Engine {
 	e := &Engine{
 		srv:      srv,
 		opts:     opts,
-		methods:  srv.methodTable(),
 		caps:     srv.capabilities(),
 		log:      opts.Logger,
 		stop:     make(chan struct{}),
 		idle:     make(chan func()),
 		sessions: make(map[string]*Session),
+
+		serverInfoMember: serverInfoMember(srv.Info),
+		listeners:        make(map[*listener]struct{}),
 	}
+	e.methods = srv.methodTable(e)
 	if opts.IdleTimeout > 0 {
 		go e.expireIdle()
 	}
@@ -161,9 +169,12 @@ func (e *Engine) live() []*Session {
 	return out
 }
 
-// Notify sends a notification to every initialized session, on every
-// transport. It is encoded once and never blocks on a slow client.
+// Notify sends a change notification to every initialized session, on
+// every transport, and to every subscriptions/listen stream that asked for
+// it. It is encoded once for the sessions and never blocks on a slow
+// client.
 func (e *Engine) Notify(method string, params any) {
+	e.notifyListeners(method, "", nil)
 	data, err := encodeRequest(-1, method, params)
 	if err != nil {
 		e.log.Error("encode notification", "method", method, "err", err)
@@ -176,6 +187,7 @@ func (e *Engine) Notify(method string, params any) {
 
 // ResourceUpdated tells the sessions subscribed to uri that it changed.
 func (e *Engine) ResourceUpdated(uri string) {
+	e.notifyListeners(NotificationResourceUpdated, uri, map[string]any{"uri": uri})
 	for _, s := range e.live() {
 		if s.Subscribed(uri) {
 			s.notify(nil, NotificationResourceUpdated, map[string]string{"uri": uri})

@@ -42,6 +42,12 @@ const (
 	CodeUnauthorized       = "UNAUTHORIZED"
 	CodeNotFound           = "NOT_FOUND"
 	CodeShuttingDown       = "SHUTTING_DOWN"
+	// CodeHeaderMismatch: an HTTP header that mirrors the body (Mcp-Method,
+	// Mcp-Name, MCP-Protocol-Version, Mcp-Param-*) is missing or differs.
+	CodeHeaderMismatch = "HEADER_MISMATCH"
+	// CodeMissingCapability: the request needs a client capability its
+	// _meta does not declare; Details["requiredCapabilities"] names it.
+	CodeMissingCapability = "MISSING_REQUIRED_CLIENT_CAPABILITY"
 )
 
 // JSON-RPC codes that jsonrpc2 does not name.
@@ -52,8 +58,13 @@ const (
 	// rpcSessionNotFound is what the TypeScript SDK's server sends for an
 	// unknown session, so SDK clients recognise it.
 	rpcSessionNotFound = -32001
-	// rpcResourceNotFound is MCP's "resource not found".
+	// rpcResourceNotFound is MCP's "resource not found" up to 2025-11-25;
+	// the modern era answers it with invalid params.
 	rpcResourceNotFound = -32002
+	// The codes the modern era defines.
+	rpcHeaderMismatch     = -32020
+	rpcMissingCapability  = -32021
+	rpcUnsupportedVersion = -32022
 )
 
 // rpcCodes maps every symbolic code to its JSON-RPC code. It is the one
@@ -87,7 +98,9 @@ var rpcCodes = map[string]int64{
 	CodeBadRequest:                rpcServerError,
 	CodeNotAcceptable:             rpcServerError,
 	CodeUnsupportedMedia:          rpcServerError,
-	CodeUnsupportedVersion:        rpcServerError,
+	CodeUnsupportedVersion:        rpcUnsupportedVersion,
+	CodeHeaderMismatch:            rpcHeaderMismatch,
+	CodeMissingCapability:         rpcMissingCapability,
 	CodeMethodNotAllowed:          rpcServerError,
 	CodeStreamConflict:            rpcServerError,
 	CodeStreamNotResumable:        rpcServerError,
@@ -115,9 +128,29 @@ func protocolError(code, what, why, how string) *fault.Error {
 	return &fault.Error{Code: code, What: what, Why: why, How: how}
 }
 
-// ErrorObject maps any error to the JSON-RPC error object we send. It is the
-// only place error codes are chosen, and it never yields code 0.
-func ErrorObject(err error) *jsonrpc2.Error {
+// modernCodes are the symbolic codes whose JSON-RPC code the modern era
+// changed.
+var modernCodes = map[string]int64{
+	fault.ResourceNotFound: jsonrpc2.CodeInvalidParams,
+}
+
+// specData names, per symbolic code, the Details the specification puts at
+// the top of error.data (UnsupportedProtocolVersionError's supported and
+// requested, MissingRequiredClientCapabilityError's requiredCapabilities),
+// where clients look for them.
+var specData = map[string][]string{
+	CodeUnsupportedVersion: {"supported", "requested"},
+	CodeMissingCapability:  {"requiredCapabilities"},
+}
+
+// ErrorObject maps any error to the JSON-RPC error object we send, with
+// the codes of the legacy era (see ErrorObjectFor).
+func ErrorObject(err error) *jsonrpc2.Error { return ErrorObjectFor(err, false) }
+
+// ErrorObjectFor maps any error to the JSON-RPC error object we send, with
+// the codes of the modern era when modern is set. It is the only place
+// error codes are chosen, and it never yields code 0.
+func ErrorObjectFor(err error, modern bool) *jsonrpc2.Error {
 	var rpcErr *jsonrpc2.Error
 	if errors.As(err, &rpcErr) && rpcErr.Code != 0 {
 		return rpcErr
@@ -138,16 +171,19 @@ func ErrorObject(err error) *jsonrpc2.Error {
 	if !ok {
 		code = jsonrpc2.CodeInternalError
 	}
+	if c, ok := modernCodes[f.Code]; ok && modern {
+		code = c
+	}
 	data := ErrorData{Code: f.Code, What: f.What, Why: f.Why, How: f.How,
 		Suggestions: f.Suggestions, Details: f.Details}
 	if f.RetryAfter > 0 {
 		data.RetryAfter = int64(math.Ceil(f.RetryAfter.Seconds()))
 	}
-	raw, merr := json.Marshal(data)
+	raw, merr := data.marshal(specData[f.Code])
 	if merr != nil {
 		// Details held something JSON cannot carry; drop them rather than the error.
 		data.Details = nil
-		raw, _ = json.Marshal(data)
+		raw, _ = data.marshal(nil)
 	}
 	msg := f.Error()
 	if msg == "" {
@@ -155,4 +191,30 @@ func ErrorObject(err error) *jsonrpc2.Error {
 	}
 	rm := json.RawMessage(raw)
 	return &jsonrpc2.Error{Code: code, Message: msg, Data: &rm}
+}
+
+// marshal encodes d with the named Details lifted to the top of the
+// object, beside code and what.
+func (d ErrorData) marshal(lift []string) ([]byte, error) {
+	if len(lift) == 0 || d.Details == nil {
+		return json.Marshal(d)
+	}
+	raw, err := json.Marshal(d)
+	if err != nil {
+		return nil, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return nil, err
+	}
+	for _, k := range lift {
+		if v, ok := d.Details[k]; ok {
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, err
+			}
+			obj[k] = b
+		}
+	}
+	return json.Marshal(obj)
 }

@@ -9,12 +9,14 @@ package mcp
 // results.
 
 // fastDecoder is a params type that can decode the common shape of itself.
+// skipMeta lets a _meta member through unread: a modern request's _meta
+// was read before (see Inbound), a legacy one's is left to encoding/json.
 type fastDecoder interface {
-	decodeFast(data []byte) bool
+	decodeFast(data []byte, skipMeta bool) bool
 }
 
-func (p *GetPromptParams) decodeFast(data []byte) bool {
-	name, args, ok := nameAndArguments(data)
+func (p *GetPromptParams) decodeFast(data []byte, skipMeta bool) bool {
+	name, args, ok := nameAndArguments(data, skipMeta)
 	if !ok {
 		return false
 	}
@@ -31,8 +33,8 @@ func (p *GetPromptParams) decodeFast(data []byte) bool {
 	return true
 }
 
-func (p *CallToolParams) decodeFast(data []byte) bool {
-	name, args, ok := nameAndArguments(data)
+func (p *CallToolParams) decodeFast(data []byte, skipMeta bool) bool {
+	name, args, ok := nameAndArguments(data, skipMeta)
 	if !ok || (args != nil && args[0] != '{') {
 		return false
 	}
@@ -42,12 +44,18 @@ func (p *CallToolParams) decodeFast(data []byte) bool {
 
 // nameAndArguments reads {"name": "…", "arguments": …}, each member at
 // most once, in any order, and returns the name and the arguments' JSON
-// (nil when absent).
-func nameAndArguments(data []byte) (name string, args []byte, ok bool) {
+// (nil when absent). With skipMeta, a _meta member is stepped over.
+func nameAndArguments(data []byte, skipMeta bool) (name string, args []byte, ok bool) {
 	s := &scanner{data: data}
-	var seenName bool
+	var seenName, seenMeta bool
 	ok = s.fields(func(key []byte) bool {
 		switch string(key) {
+		case `"_meta"`:
+			if !skipMeta || seenMeta {
+				return false
+			}
+			seenMeta = true
+			return s.value(1) == nil
 		case `"name"`:
 			if seenName {
 				return false

@@ -32,7 +32,7 @@ func TestFastParams(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var fast, want GetPromptParams
-			if got := fast.decodeFast([]byte(tc.params)); got != tc.fast {
+			if got := fast.decodeFast([]byte(tc.params), false); got != tc.fast {
 				t.Fatalf("fast path taken = %v, want %v", got, tc.fast)
 			}
 			if !tc.fast {
@@ -83,6 +83,7 @@ func TestDecodeStringObject(t *testing.T) {
 func FuzzFastParamsMatchEncodingJSON(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"n","arguments":{"a":"1","b":"\u00e9\n"}}`, `{"arguments":{},"name":""}`, `{}`,
+		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":[1,{"y":null}]},"name":"n","arguments":{"a":"b"}}`, `{"name":"n","_meta":{},"_meta":{}}`,
 		`{"name":"n","arguments":{"a":{"b":"c"}}}`, `{"name":"\xff","arguments":{"\xfe":"\xfd"}}`,
 		`{"name":"n\ud800","arguments":{"k":"\ud83d\ude00"}}`, `{"name":"n","arguments":{"a":1}}`,
 		`{"name":"n","name":"m"}`, `{"name":"n"}  `, `{"name":"n"`, `{"name":"n",}`,
@@ -90,17 +91,23 @@ func FuzzFastParamsMatchEncodingJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		var gp, gpWant GetPromptParams
-		if gp.decodeFast(data) {
-			if err := json.Unmarshal(data, &gpWant); err != nil {
-				t.Fatalf("%q: fast GetPromptParams took what encoding/json refuses: %v", data, err)
-			}
-			if diff := cmp.Diff(gpWant, gp); diff != "" {
-				t.Fatalf("%q: GetPromptParams (-encoding/json +fast):\n%s", data, diff)
+		for _, skipMeta := range []bool{false, true} {
+			var gp, gpWant GetPromptParams
+			if gp.decodeFast(data, skipMeta) {
+				if err := json.Unmarshal(data, &gpWant); err != nil {
+					t.Fatalf("%q: fast GetPromptParams took what encoding/json refuses: %v", data, err)
+				}
+				if !skipMeta && gpWant.Meta != nil {
+					t.Fatalf("%q: the legacy fast path stepped over _meta", data)
+				}
+				gpWant.Meta = nil // read apart for a modern request
+				if diff := cmp.Diff(gpWant, gp); diff != "" {
+					t.Fatalf("%q: GetPromptParams (-encoding/json +fast):\n%s", data, diff)
+				}
 			}
 		}
 		var ct, ctWant CallToolParams
-		if ct.decodeFast(data) {
+		if ct.decodeFast(data, false) {
 			if err := json.Unmarshal(data, &ctWant); err != nil {
 				t.Fatalf("%q: fast CallToolParams took what encoding/json refuses: %v", data, err)
 			}

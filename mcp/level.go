@@ -38,3 +38,7 @@ func parseLevel(s string) (Level, bool) {
 // warnings and worse, so stale data and invalid templates are visible
 // without flooding clients that never asked.
 const DefaultLogLevel = LevelWarning
+
+// levelNone is the level of a modern request that asked for no log
+// messages: above every real level, so none gets through.
+const levelNone Level = 1 << 30

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // Peer is what a request knows of the client that sent it. A session
@@ -28,10 +29,19 @@ type Request struct {
 	Params json.RawMessage
 
 	peer          *Peer    // never nil; never changed after initialize
-	s             *Session // the session it came on
+	s             *Session // the session it came on; nil for a modern request on HTTP
 	route         Route    // its reply path, or nil for the session's Sink
 	progressToken json.RawMessage
+
+	// modern: the request carried its own context in _meta (revision
+	// 2026-07-28 and later), and is answered as that era says.
+	modern bool
+	level  Level // a modern request's log level (levelNone: no messages)
+	trace  traceContext
 }
+
+// traceContext is the W3C trace context a modern request's _meta carries.
+type traceContext struct{ parent, state string }
 
 // ProtocolVersion returns the protocol revision the client speaks.
 func (r *Request) ProtocolVersion() string { return r.peer.ProtocolVersion }
@@ -44,7 +54,23 @@ func (r *Request) ClientCapabilities() ClientCapabilities { return r.peer.Capabi
 
 // SessionID returns the id of the session the request came on: a key for
 // what an application keeps per client, such as the values it used before.
-func (r *Request) SessionID() string { return r.s.id }
+// A modern request belongs to no session: its SessionID is "".
+func (r *Request) SessionID() string {
+	if r.modern || r.s == nil {
+		return ""
+	}
+	return r.s.id
+}
+
+// Modern reports whether the request follows the modern era (revision
+// 2026-07-28 and later): it carried its own context, it has no session,
+// and it cannot Call the client; a handler that needs the client's input
+// returns an InputRequiredResult instead.
+func (r *Request) Modern() bool { return r.modern }
+
+// TraceContext returns the W3C traceparent and tracestate a modern
+// request's _meta carried ("" when it had none).
+func (r *Request) TraceContext() (parent, state string) { return r.trace.parent, r.trace.state }
 
 // ProgressToken returns the request's progress token, or nil.
 func (r *Request) ProgressToken() json.RawMessage { return r.progressToken }
@@ -54,13 +80,34 @@ func (r *Request) Progress(progress, total float64, message string) {
 	if r.progressToken == nil {
 		return
 	}
-	r.s.notify(r.route, NotificationProgress, &ProgressParams{
+	r.notify(NotificationProgress, &ProgressParams{
 		ProgressToken: r.progressToken, Progress: progress, Total: total, Message: message})
+}
+
+// notify sends a notification that belongs to the request. A modern
+// request on HTTP has no session: what its route cannot carry (a POST
+// answered with JSON) has nowhere else to go and is dropped.
+func (r *Request) notify(method string, params any) {
+	if r.s != nil {
+		r.s.notify(r.route, method, params)
+		return
+	}
+	data, err := encodeRequest(-1, method, params)
+	if err == nil && r.route != nil {
+		r.route.Push(Outgoing{Kind: KindMessage, Data: data})
+	}
 }
 
 // Log sends notifications/message with the request's messages when the
 // level the client set lets it through.
+// A modern request gets them only when its _meta asked for a level.
 func (r *Request) Log(level Level, logger string, data any) {
+	if r.modern {
+		if level >= r.level {
+			r.notify(NotificationMessage, &LoggingMessageParams{Level: level.String(), Logger: logger, Data: data})
+		}
+		return
+	}
 	r.s.log(r.route, level, logger, data)
 }
 
@@ -69,7 +116,13 @@ func (r *Request) Log(level Level, logger string, data any) {
 // result, or its error. The wait ends with ctx, with the session, or after
 // the engine's call timeout, whichever comes first; then the client is told
 // the call is abandoned, and an error says it did not answer.
+//
+// A modern request cannot call its client (ErrNoCalls): the revision
+// replaced such calls with InputRequiredResult.
 func (r *Request) Call(ctx context.Context, method string, params, result any) error {
+	if r.modern || r.s == nil {
+		return fmt.Errorf("%s: %w", method, ErrNoCalls)
+	}
 	return r.s.call(ctx, r.route, method, params, result)
 }
 
@@ -95,13 +148,16 @@ func (r *Request) Decode(p any) error {
 			return protocolError(CodeInvalidParams, "invalid params for "+r.Method,
 				"params must be a JSON object", "send params as an object, e.g. {}")
 		}
-		if fd, ok := p.(fastDecoder); ok && fd.decodeFast(r.Params) {
-			return nil // the fast shape has no _meta
+		if fd, ok := p.(fastDecoder); ok && fd.decodeFast(r.Params, r.modern) {
+			return nil // a legacy fast shape has no _meta
 		}
 		if err := json.Unmarshal(r.Params, p); err != nil {
 			return protocolError(CodeInvalidParams, "invalid params for "+r.Method,
 				describeJSONError(err), "check the parameter types against the MCP schema for "+r.Method)
 		}
+	}
+	if r.modern {
+		return nil // the progress token was read with the rest of _meta
 	}
 	if m, ok := p.(interface{ requestMeta() *RequestMeta }); ok {
 		if meta := m.requestMeta(); meta != nil {
@@ -122,4 +178,7 @@ var (
 	// errRequestDone: the handler returned; what it started is no longer
 	// wanted.
 	errRequestDone = errors.New("the request is over")
+	// ErrNoCalls: a modern request asked to call its client, which that
+	// era does not allow.
+	ErrNoCalls = errors.New("requests of revision 2026-07-28 and later cannot call the client; return an InputRequiredResult instead")
 )

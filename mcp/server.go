@@ -59,6 +59,12 @@ type Server struct {
 	// session that ends, so that what an application keeps per session
 	// (see Request.SessionID) can go.
 	OnSessionClosed func(id string)
+	// Cache, when set, says how long a modern client may keep the result
+	// of method (server/discover, a list, resources/read) and who may
+	// keep it. It is called for every such result, so a hint can count
+	// down (to a source's next revalidation, say); without it results say
+	// ttlMs 0, public.
+	Cache func(method string) CacheHint
 }
 
 // Handler runs one request. The result is encoded as the response's
@@ -68,6 +74,10 @@ type Handler func(ctx context.Context, r *Request) (any, error)
 type method struct {
 	handle     Handler
 	beforeInit bool // allowed before initialize (only ping)
+	era        era
+	// long: the request answers with a stream that lasts until the client
+	// or the server ends it (subscriptions/listen), so it has no deadline.
+	long bool
 	// quick: the handler never waits on the client (no sampling or
 	// elicitation), so a transport that delivers each request on a
 	// goroutine of its own may run it right there (see Delivery.Inline).
@@ -115,11 +125,22 @@ func jsonTypeName(kind string) string {
 	}
 }
 
+// era says which era's requests may call a method.
+type era uint8
+
+const (
+	eraBoth   era = iota
+	eraLegacy     // removed in 2026-07-28 (ping, logging/setLevel, resources/subscribe)
+	eraModern     // added in 2026-07-28 (server/discover, subscriptions/listen)
+)
+
 // methodTable builds the one method table from the server's providers.
-func (s *Server) methodTable() map[string]method {
+func (s *Server) methodTable(e *Engine) map[string]method {
 	t := map[string]method{
-		MethodPing: {handle: func(context.Context, *Request) (any, error) { return emptyObject, nil }, beforeInit: true},
-		MethodLoggingSetLevel: {handle: typed(func(_ context.Context, r *Request, p *SetLevelParams) (any, error) {
+		MethodPing:                {handle: func(context.Context, *Request) (any, error) { return emptyObject, nil }, beforeInit: true, era: eraLegacy},
+		MethodServerDiscover:      {handle: e.discover, era: eraModern},
+		MethodSubscriptionsListen: {handle: e.listen, era: eraModern, long: true},
+		MethodLoggingSetLevel: {era: eraLegacy, handle: typed(func(_ context.Context, r *Request, p *SetLevelParams) (any, error) {
 			lvl, ok := parseLevel(p.Level)
 			if !ok {
 				return nil, protocolError(CodeInvalidParams, fmt.Sprintf("unknown log level %q", p.Level),
@@ -199,7 +220,7 @@ func (s *Server) methodTable() map[string]method {
 			}
 			return s.Resources.ReadResource(ctx, r, p.URI)
 		})}
-		t[MethodResourcesSubscribe] = method{handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
+		t[MethodResourcesSubscribe] = method{era: eraLegacy, handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
 			if p.URI == "" {
 				return nil, protocolError(CodeInvalidParams, "resources/subscribe needs a uri",
 					"params.uri is missing or empty", "pass a uri from resources/list")
@@ -207,7 +228,7 @@ func (s *Server) methodTable() map[string]method {
 			r.s.subscribe(p.URI, true)
 			return emptyObject, nil
 		})}
-		t[MethodResourcesUnsubscribe] = method{handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
+		t[MethodResourcesUnsubscribe] = method{era: eraLegacy, handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
 			r.s.subscribe(p.URI, false)
 			return emptyObject, nil
 		})}
@@ -219,7 +240,7 @@ func (s *Server) methodTable() map[string]method {
 	}
 	// Ours, not the ones Methods adds or replaces below, which may ask the
 	// client something.
-	for _, name := range []string{MethodPing, MethodLoggingSetLevel, MethodPromptsList, MethodPromptsGet, MethodToolsList,
+	for _, name := range []string{MethodPing, MethodServerDiscover, MethodLoggingSetLevel, MethodPromptsList, MethodPromptsGet, MethodToolsList,
 		MethodResourcesList, MethodResourceTemplatesList, MethodResourcesRead, MethodResourcesSubscribe,
 		MethodResourcesUnsubscribe, MethodCompletionComplete} {
 		if m, ok := t[name]; ok {

@@ -150,28 +150,33 @@ func (s *Session) Deliver(frame []byte, d Delivery) (int, error) {
 		s.notification(f)
 		return 0, nil
 	}
+	if in, ok := modernFrame(f); ok {
+		s.deliverModern(in, d)
+		return 1, nil
+	}
 	if f.method == MethodInitialize {
 		s.initialize(f, d.Route)
 		return 1, nil
 	}
-	m, ok := s.engine.methods[f.method]
-	if !ok {
-		s.replyError(f.id, d.Route, protocolError(CodeMethodNotFound, fmt.Sprintf("unknown method %q", f.method),
-			"this server does not implement it", "see the capabilities returned by initialize"))
+	m, err := s.engine.lookup(f.method, false)
+	if err != nil {
+		s.replyError(f.id, d.Route, err)
 		return 1, nil
 	}
 	if !m.beforeInit && s.state.Load() != stateReady {
 		s.replyError(f.id, d.Route, protocolError(CodeNotInitialized, fmt.Sprintf("%s before initialize", f.method),
-			"only ping is allowed before the session is initialized", "send initialize first"))
+			"only ping is allowed before the session is initialized",
+			fmt.Sprintf("send initialize first, or name revision %s in params._meta.%q to send requests without a session",
+				Version20260728, MetaProtocolVersion)))
 		return 1, nil
 	}
-	s.admit(f, m, d)
+	s.admit(Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: d.Route}, m, d)
 	return 1, nil
 }
 
 // admit runs one request: on the calling goroutine when d allows it and
 // the method never waits on the client, else on a goroutine of its own.
-func (s *Session) admit(f frame, m method, d Delivery) {
+func (s *Session) admit(req Request, m method, d Delivery) {
 	select {
 	case s.slots <- struct{}{}:
 	case <-s.done:
@@ -179,20 +184,18 @@ func (s *Session) admit(f frame, m method, d Delivery) {
 	}
 	if !s.engine.admit() {
 		<-s.slots
-		s.replyError(f.id, d.Route, protocolError(CodeInvalidRequest, "the server is shutting down",
-			"it no longer accepts requests", "reconnect once it is back"))
+		s.respond(d.Route, s.engine.errorResponse(req.ID, errShuttingDown, req.modern), false)
 		return
 	}
-	r := &running{
-		Request: Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: d.Route},
-		key:     idKey(f.id),
-		m:       m,
-	}
+	r := &running{Request: req, key: idKey(req.ID), m: m}
 	// Not a child of the session's context: the session ends its requests
 	// through the in-flight table instead (see Close), which spares every
 	// request a registration with the context all of them share.
 	r.ctx, r.cancel = context.WithCancelCause(context.Background())
-	r.ctx, r.stop = context.WithTimeout(r.ctx, s.engine.opts.RequestTimeout)
+	r.stop = func() {}
+	if !m.long {
+		r.ctx, r.stop = context.WithTimeout(r.ctx, s.engine.opts.RequestTimeout)
+	}
 	s.mu.Lock()
 	_, dup := s.inflight[r.key]
 	closed := s.state.Load() == stateClosed
@@ -208,8 +211,8 @@ func (s *Session) admit(f frame, m method, d Delivery) {
 		s.engine.running.Done()
 		<-s.slots
 		if dup {
-			s.replyError(f.id, d.Route, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", f.id),
-				"a request with this id is still in flight on this session", "use a fresh id for every request"))
+			s.respond(d.Route, s.engine.errorResponse(req.ID, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", req.ID),
+				"a request with this id is still in flight on this session", "use a fresh id for every request"), req.modern), false)
 		}
 		return
 	}
@@ -267,15 +270,7 @@ func (s *Session) answer(r *Request, res any, err error, cancelled bool) {
 		<-s.slots
 		return
 	}
-	var rpcErr *jsonrpc2.Error
-	if err != nil {
-		res, rpcErr = nil, ErrorObject(err)
-	}
-	data, encErr := encodeResponse(r.ID, res, rpcErr)
-	if encErr != nil {
-		s.engine.log.Error("encode response", "method", r.Method, "err", encErr)
-	}
-	s.respond(r.route, data, true)
+	s.respond(r.route, s.engine.answer(r, res, err), true)
 }
 
 // respond hands over a response: to its route, or through the outbox.

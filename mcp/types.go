@@ -1,6 +1,9 @@
 package mcp
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"time"
+)
 
 // Protocol revisions we speak. Claude Desktop disconnects when the version
 // we answer differs from the one it asked for, so every supported revision
@@ -69,6 +72,21 @@ type ClientCapabilities struct {
 	Roots       json.RawMessage `json:"roots,omitempty"`
 }
 
+// Has reports whether the client declared capability name ("sampling",
+// "elicitation" or "roots").
+func (c ClientCapabilities) Has(name string) bool {
+	var raw json.RawMessage
+	switch name {
+	case "sampling":
+		raw = c.Sampling
+	case "elicitation":
+		raw = c.Elicitation
+	case "roots":
+		raw = c.Roots
+	}
+	return len(raw) > 0 && string(raw) != "null"
+}
+
 // InitializeResult is our answer to initialize.
 type InitializeResult struct {
 	ProtocolVersion string             `json:"protocolVersion"`
@@ -130,6 +148,7 @@ type GetPromptParams struct {
 	ParamsMeta
 	Name      string            `json:"name"`
 	Arguments map[string]string `json:"arguments,omitempty"`
+	Retry
 }
 
 // GetPromptResult answers prompts/get.
@@ -211,6 +230,7 @@ type CallToolParams struct {
 	ParamsMeta
 	Name      string          `json:"name"`
 	Arguments json.RawMessage `json:"arguments,omitempty"`
+	Retry
 }
 
 // CallToolResult answers tools/call.
@@ -258,6 +278,7 @@ type ListResourceTemplatesResult struct {
 type ReadResourceParams struct {
 	ParamsMeta
 	URI string `json:"uri"`
+	Retry
 }
 
 // ReadResourceResult answers resources/read.
@@ -348,3 +369,70 @@ const (
 	MethodSamplingCreateMessage    = "sampling/createMessage"
 	MethodElicitationCreate        = "elicitation/create"
 )
+
+// DiscoverResult answers server/discover.
+type DiscoverResult struct {
+	SupportedVersions []string           `json:"supportedVersions"`
+	Capabilities      ServerCapabilities `json:"capabilities"`
+	Instructions      string             `json:"instructions,omitempty"`
+}
+
+// InputRequiredResult is a modern request's interim answer: the request
+// cannot be completed without what the client is asked for, and the client
+// retries it with its answers in inputResponses and requestState echoed.
+// Only prompts/get, tools/call and resources/read may return it, and only
+// to a modern request; it must hold InputRequests, RequestState or both.
+type InputRequiredResult struct {
+	InputRequests map[string]InputRequest `json:"inputRequests,omitempty"`
+	RequestState  string                  `json:"requestState,omitempty"`
+}
+
+// InputRequest is one question of an InputRequiredResult: an
+// elicitation/create, sampling/createMessage or roots/list request.
+type InputRequest struct {
+	Method string `json:"method"`
+	Params any    `json:"params,omitempty"`
+}
+
+// Retry is what a modern client sends back when it retries a request that
+// returned an InputRequiredResult: its answers, keyed as the questions
+// were, and the state echoed.
+type Retry struct {
+	InputResponses map[string]json.RawMessage `json:"inputResponses,omitempty"`
+	RequestState   string                     `json:"requestState,omitempty"`
+}
+
+// SubscriptionsListenParams is a subscriptions/listen request.
+type SubscriptionsListenParams struct {
+	ParamsMeta
+	Notifications SubscriptionFilter `json:"notifications"`
+}
+
+// SubscriptionFilter names the change notifications a subscription wants
+// (in a request) or gets (in the acknowledgement).
+type SubscriptionFilter struct {
+	ToolsListChanged      bool     `json:"toolsListChanged,omitempty"`
+	PromptsListChanged    bool     `json:"promptsListChanged,omitempty"`
+	ResourcesListChanged  bool     `json:"resourcesListChanged,omitempty"`
+	ResourceSubscriptions []string `json:"resourceSubscriptions,omitempty"`
+}
+
+// CacheScope says who may keep a cacheable result.
+type CacheScope string
+
+// The cache scopes of the modern era.
+const (
+	// CachePublic: the result is the same for every caller; shared caches
+	// may keep it.
+	CachePublic CacheScope = "public"
+	// CachePrivate: the result is only for callers allowed to see it;
+	// only the caller's own cache may keep it.
+	CachePrivate CacheScope = "private"
+)
+
+// CacheHint is how long a client may consider a result fresh, and who may
+// keep it.
+type CacheHint struct {
+	TTL   time.Duration
+	Scope CacheScope // "" means CachePublic
+}

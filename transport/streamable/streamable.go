@@ -26,7 +26,6 @@ package streamable
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -120,10 +119,18 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
 	case http.MethodPost:
 		h.post(w, r)
-	case http.MethodGet:
-		h.get(w, r)
-	case http.MethodDelete:
-		h.delete(w, r)
+	case http.MethodGet, http.MethodDelete:
+		if r.Header.Get(HeaderSession) == "" {
+			// Without a session (the modern era has none) there is no
+			// stream to open and nothing to end.
+			httpx.MethodNotAllowed(w, r, http.MethodPost)
+			return
+		}
+		if r.Method == http.MethodGet {
+			h.get(w, r)
+		} else {
+			h.delete(w, r)
+		}
 	default:
 		httpx.MethodNotAllowed(w, r, http.MethodGet, http.MethodPost, http.MethodDelete)
 	}
@@ -631,6 +638,13 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			How:  "send Accept: application/json, text/event-stream"})
 		return
 	}
+	if modernVersionHeader(r) && r.Header.Get(HeaderSession) == "" {
+		body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
+		if ok {
+			h.modern(w, r, body, nil, acceptJSON, acceptEvents)
+		}
+		return
+	}
 	var ss *session
 	fresh := r.Header.Get(HeaderSession) == ""
 	if !fresh {
@@ -643,18 +657,21 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if fresh {
-		if !json.Valid(body) {
-			httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
+		in, err := mcp.ParseInbound(body)
+		if err != nil {
+			httpx.WriteError(w, r, http.StatusBadRequest, err)
 			return
 		}
-		var peek struct {
-			Method string `json:"method"`
+		if in.Modern() && r.Header.Get(HeaderProtocolVersion) == "" {
+			// A modern message without its header: refused as that era says.
+			h.modern(w, r, body, in, acceptJSON, acceptEvents)
+			return
 		}
-		if json.Unmarshal(body, &peek) != nil || peek.Method != mcp.MethodInitialize {
+		if in.Method() != mcp.MethodInitialize {
 			httpx.WriteError(w, r, http.StatusBadRequest, &fault.Error{Code: mcp.CodeSessionRequired,
 				What: "missing " + HeaderSession + " header",
-				Why:  "only initialize may be sent without a session",
-				How:  "send initialize first and echo the " + HeaderSession + " header of its response"})
+				Why:  "without a session, only initialize (revisions up to " + mcp.LatestVersion + ") or a request naming its revision in params._meta (" + mcp.Version20260728 + " and later) may be sent",
+				How:  "send initialize first and echo the " + HeaderSession + " header of its response, or send " + mcp.MethodServerDiscover + " with params._meta naming " + mcp.Version20260728})
 			return
 		}
 		if ss = h.newSession(w, r); ss == nil {

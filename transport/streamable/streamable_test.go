@@ -114,11 +114,12 @@ func TestChecklist(t *testing.T) {
 		{name: "not JSON content", method: "POST", session: live, accept: acceptBoth, body: ping, header: []string{"Content-Type", "text/plain"}, wantStatus: 415, wantCode: "UNSUPPORTED_MEDIA_TYPE"},
 		{name: "unsupported protocol version", method: "POST", session: live, accept: acceptBoth, body: ping, header: []string{"MCP-Protocol-Version", "1999-01-01"}, wantStatus: 400, wantCode: "UNSUPPORTED_PROTOCOL_VERSION"},
 		{name: "older supported protocol version", method: "POST", session: live, accept: acceptBoth, body: ping, header: []string{"MCP-Protocol-Version", "2025-03-26"}, wantStatus: 200},
-		{name: "GET without a session", method: "GET", accept: "text/event-stream", wantStatus: 400, wantCode: "SESSION_REQUIRED"},
+		{name: "GET without a session", method: "GET", accept: "text/event-stream", wantStatus: 405, wantCode: "METHOD_NOT_ALLOWED"},
+		{name: "GET of a modern client", method: "GET", accept: "text/event-stream", header: []string{"MCP-Protocol-Version", "2026-07-28"}, wantStatus: 405, wantCode: "METHOD_NOT_ALLOWED"},
 		{name: "GET unknown session", method: "GET", session: "nope", accept: "text/event-stream", wantStatus: 404, wantCode: "SESSION_NOT_FOUND"},
 		{name: "GET without event-stream", method: "GET", session: live, accept: "application/json", wantStatus: 406, wantCode: "NOT_ACCEPTABLE"},
 		{name: "GET unsupported version", method: "GET", session: live, accept: "text/event-stream", header: []string{"MCP-Protocol-Version", "bogus"}, wantStatus: 400, wantCode: "UNSUPPORTED_PROTOCOL_VERSION"},
-		{name: "DELETE without a session", method: "DELETE", wantStatus: 400, wantCode: "SESSION_REQUIRED"},
+		{name: "DELETE without a session", method: "DELETE", wantStatus: 405, wantCode: "METHOD_NOT_ALLOWED"},
 		{name: "DELETE unknown session", method: "DELETE", session: deleted, wantStatus: 404, wantCode: "SESSION_NOT_FOUND"},
 		{name: "PUT", method: "PUT", session: live, body: ping, wantStatus: 405, wantCode: "METHOD_NOT_ALLOWED"},
 		{name: "batch", method: "POST", session: live, accept: acceptBoth, body: "[" + ping + "]", wantStatus: 200},
@@ -148,7 +149,12 @@ func TestChecklist(t *testing.T) {
 					t.Errorf("body = %q, want %q", r.body, tc.wantBody)
 				}
 			}
-			if tc.wantStatus == 405 && r.header.Get("Allow") != "GET, POST, DELETE" {
+			// Without a session only POST is served: GET and DELETE act on one.
+			wantAllow := "GET, POST, DELETE"
+			if tc.session == "" {
+				wantAllow = "POST"
+			}
+			if tc.wantStatus == 405 && r.header.Get("Allow") != wantAllow {
 				t.Errorf("Allow = %q", r.header.Get("Allow"))
 			}
 		})

@@ -1,0 +1,220 @@
+package streamable
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
+)
+
+// The modern era (revision 2026-07-28 and later) on /mcp: no session.
+// Every POST carries one message that names its revision in
+// MCP-Protocol-Version and in its _meta, mirrors its method and name in
+// Mcp-Method and Mcp-Name, and is answered on its own response, so any
+// replica could answer it. GET and DELETE are the legacy era's.
+
+const (
+	// HeaderMethod and HeaderName mirror a modern request's method and
+	// its params.name (or params.uri).
+	HeaderMethod = "Mcp-Method"
+	HeaderName   = "Mcp-Name"
+)
+
+// modernVersionHeader reports whether r's MCP-Protocol-Version names a
+// revision that is not a legacy one: the request is the modern era's (an
+// unknown revision included, to be told which ones are served).
+func modernVersionHeader(r *http.Request) bool {
+	v := r.Header.Get(HeaderProtocolVersion)
+	return v != "" && !mcp.IsSupportedVersion(v)
+}
+
+// modern serves one modern POST whose body has been read; in is its
+// message, when already parsed.
+func (h *Handler) modern(w http.ResponseWriter, r *http.Request, body []byte, in *mcp.Inbound, acceptJSON, acceptEvents bool) {
+	if in == nil {
+		var err error
+		if in, err = mcp.ParseInbound(body); err != nil {
+			httpx.WriteError(w, r, http.StatusBadRequest, err)
+			return
+		}
+	}
+	if !in.IsRequest() {
+		// A notification (notifications/cancelled belongs to stdio; on HTTP
+		// closing the stream cancels) or a response (no server→client
+		// requests in this era): accepted, and nothing to do.
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	if err := checkHeaders(r, in); err != nil {
+		h.writeModernError(w, r, http.StatusBadRequest, in, err)
+		return
+	}
+	x, err := h.e.Prepare(in)
+	if err != nil {
+		status := http.StatusBadRequest
+		if f := fault.As(err); f != nil && f.Code == mcp.CodeMethodNotFound {
+			status = http.StatusNotFound
+		}
+		h.writeModernError(w, r, status, in, err)
+		return
+	}
+	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}
+	if x.Quick() {
+		x.Run(r.Context(), rt)
+	} else {
+		go x.Run(r.Context(), rt)
+	}
+	h.answerModern(w, r, rt, acceptJSON && !(h.opts.PreferStreams && acceptEvents))
+}
+
+// writeModernError answers a modern request refused before it ran: a
+// JSON-RPC error naming its id, with the status the revision gives it.
+func (h *Handler) writeModernError(w http.ResponseWriter, r *http.Request, status int, in *mcp.Inbound, err error) {
+	hdr := w.Header()
+	hdr["Content-Type"] = jsonContentType
+	hdr["Cache-Control"] = noStore
+	w.WriteHeader(status)
+	w.Write(h.e.ErrorResponse(in.ID(), err, true))
+}
+
+// answerModern writes rt's messages: the response as JSON when it comes
+// first and the client takes JSON, otherwise an event stream until the
+// response, the client's leaving or the end of the server.
+func (h *Handler) answerModern(w http.ResponseWriter, r *http.Request, rt *route, acceptJSON bool) {
+	defer rt.abandon()
+	for {
+		select {
+		case <-rt.wake:
+		case <-r.Context().Done():
+			return
+		}
+		msgs := rt.take()
+		if len(msgs) == 0 {
+			continue
+		}
+		if msgs[0].Kind == mcp.KindUnanswered {
+			return
+		}
+		if msgs[0].Kind == mcp.KindResponse && acceptJSON {
+			hdr := w.Header()
+			hdr["Content-Type"] = jsonContentType
+			hdr["Cache-Control"] = noStore
+			hdr["Content-Length"] = []string{fmt.Sprint(len(msgs[0].Data))}
+			w.WriteHeader(http.StatusOK)
+			w.Write(msgs[0].Data)
+			return
+		}
+		rt.putBack(msgs)
+		break
+	}
+	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
+	if ew.Start() != nil {
+		return
+	}
+	var tick <-chan time.Time
+	if h.opts.KeepAlive > 0 {
+		t := time.NewTicker(h.opts.KeepAlive)
+		defer t.Stop()
+		tick = t.C
+	}
+	for {
+		if h.writeBatch(rt, ew) {
+			return
+		}
+		select {
+		case <-rt.wake:
+		case <-tick:
+			if ew.KeepAlive() != nil {
+				return
+			}
+		case <-r.Context().Done():
+			return
+		}
+	}
+}
+
+// checkHeaders checks what a modern POST mirrors in its headers against
+// its body, as the revision requires of a server that reads the body: a
+// load balancer or gateway may have routed or authorised the request on
+// the headers alone.
+func checkHeaders(r *http.Request, in *mcp.Inbound) error {
+	if v := r.Header.Get(HeaderProtocolVersion); v == "" {
+		return mismatch("missing "+HeaderProtocolVersion+" header",
+			"every POST of revision "+mcp.Version20260728+" names its revision in a header as well as in params._meta",
+			fmt.Sprintf("send %s: %s", HeaderProtocolVersion, in.ProtocolVersion()))
+	} else if body := in.ProtocolVersion(); body != "" && body != v {
+		return mismatch(fmt.Sprintf("%s header %q does not match params._meta %q", HeaderProtocolVersion, v, body),
+			"the header and the body must name the same revision",
+			"send the same revision in both")
+	}
+	method := in.Method()
+	if v, ok := headerValue(r, HeaderMethod); !ok {
+		return mismatch("missing "+HeaderMethod+" header", "every request of this revision mirrors its method in "+HeaderMethod,
+			fmt.Sprintf("send %s: %s", HeaderMethod, method))
+	} else if v != method {
+		return mismatch(fmt.Sprintf("%s header %q does not match the body's method %q", HeaderMethod, v, method),
+			"the header and the body must name the same method", "send the same method in both")
+	}
+	if !mcp.NamedMethod(method) {
+		return nil
+	}
+	name, _ := in.Name()
+	raw, ok := headerValue(r, HeaderName)
+	if !ok {
+		return mismatch("missing "+HeaderName+" header", method+" mirrors params."+nameField(method)+" in "+HeaderName,
+			fmt.Sprintf("send %s: %s", HeaderName, name))
+	}
+	v, err := decodeHeaderValue(raw)
+	if err != nil {
+		return mismatch(fmt.Sprintf("%s header is not valid: %v", HeaderName, err),
+			"a value outside printable ASCII is sent as =?base64?…?=", "encode the value as the revision says")
+	}
+	if v != name {
+		return mismatch(fmt.Sprintf("%s header %q does not match params.%s %q", HeaderName, v, nameField(method), name),
+			"the header and the body must name the same "+nameField(method), "send the same value in both")
+	}
+	return nil
+}
+
+func nameField(method string) string {
+	if method == mcp.MethodResourcesRead {
+		return "uri"
+	}
+	return "name"
+}
+
+// headerValue returns the header's value when it is present, even empty.
+func headerValue(r *http.Request, name string) (string, bool) {
+	v, ok := r.Header[http.CanonicalHeaderKey(name)]
+	if !ok || len(v) == 0 {
+		return "", false
+	}
+	return v[0], true
+}
+
+// decodeHeaderValue undoes the revision's encoding of a header value that
+// is not plain printable ASCII: =?base64?…?= around its UTF-8 bytes.
+func decodeHeaderValue(v string) (string, error) {
+	inner, ok := strings.CutPrefix(v, "=?base64?")
+	if !ok {
+		return v, nil
+	}
+	inner, ok = strings.CutSuffix(inner, "?=")
+	if !ok {
+		return "", fmt.Errorf("%q opens =?base64? without closing ?=", v)
+	}
+	b, err := base64.StdEncoding.DecodeString(inner)
+	if err != nil {
+		return "", fmt.Errorf("%q: %w", v, err)
+	}
+	return string(b), nil
+}
+
+func mismatch(what, why, how string) error {
+	return &fault.Error{Code: mcp.CodeHeaderMismatch, What: what, Why: why, How: how}
+}
