@@ -61,10 +61,13 @@ const (
 	// rpcResourceNotFound is MCP's "resource not found" up to 2025-11-25;
 	// the modern era answers it with invalid params.
 	rpcResourceNotFound = -32002
-	// The codes the modern era defines.
-	rpcHeaderMismatch     = -32020
-	rpcMissingCapability  = -32021
-	rpcUnsupportedVersion = -32022
+)
+
+// The JSON-RPC codes the modern era defines.
+const (
+	RPCHeaderMismatch     = -32020
+	RPCMissingCapability  = -32021
+	RPCUnsupportedVersion = -32022
 )
 
 // rpcCodes maps every symbolic code to its JSON-RPC code. It is the one
@@ -98,9 +101,9 @@ var rpcCodes = map[string]int64{
 	CodeBadRequest:                rpcServerError,
 	CodeNotAcceptable:             rpcServerError,
 	CodeUnsupportedMedia:          rpcServerError,
-	CodeUnsupportedVersion:        rpcUnsupportedVersion,
-	CodeHeaderMismatch:            rpcHeaderMismatch,
-	CodeMissingCapability:         rpcMissingCapability,
+	CodeUnsupportedVersion:        RPCUnsupportedVersion,
+	CodeHeaderMismatch:            RPCHeaderMismatch,
+	CodeMissingCapability:         RPCMissingCapability,
 	CodeMethodNotAllowed:          rpcServerError,
 	CodeStreamConflict:            rpcServerError,
 	CodeStreamNotResumable:        rpcServerError,

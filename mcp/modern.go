@@ -49,8 +49,6 @@ func (e *Engine) Prepare(in *Inbound) (*Exchange, error) {
 // Method returns the request's method.
 func (x *Exchange) Method() string { return x.req.Method }
 
-
-
 // Run handles the request on the calling goroutine and pushes its
 // messages to rt: its notifications (dropped when Push reports false),
 // then its response. The request is cancelled when ctx is, which is how
@@ -78,7 +76,11 @@ func (x *Exchange) Run(ctx context.Context, rt Route) {
 		rt.Push(Outgoing{Kind: KindUnanswered})
 		return
 	}
-	rt.Push(Outgoing{Kind: KindResponse, Data: e.answer(&x.req, res, err)})
+	var code int64
+	if err != nil {
+		code = ErrorObjectFor(err, true).Code
+	}
+	rt.Push(Outgoing{Kind: KindResponse, Data: e.answer(&x.req, res, err), ErrorCode: code})
 }
 
 var errShuttingDown = protocolError(CodeInvalidRequest, "the server is shutting down",
@@ -407,3 +409,64 @@ func serverInfoMember(info Implementation) []byte {
 // before the transport starts writing its answer: it never sends anything
 // before its response that a client would need to see as it happens.
 func (x *Exchange) Quick() bool { return x.m.quick && !x.m.long }
+
+// ParamHeader is a tool argument its input schema marks with x-mcp-header:
+// a modern HTTP client mirrors it in the header Mcp-Param-<Header>.
+type ParamHeader struct {
+	Property string
+	Header   string
+}
+
+// ParamHeaders returns the arguments tool mirrors in headers (none for an
+// unknown tool).
+func (e *Engine) ParamHeaders(ctx context.Context, tool string) ([]ParamHeader, error) {
+	if e.srv.Tools == nil {
+		return nil, nil
+	}
+	tools, err := e.srv.Tools.ListTools(ctx, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, t := range tools {
+		if t.Name != tool {
+			continue
+		}
+		var schema struct {
+			Properties map[string]struct {
+				Header string `json:"x-mcp-header"`
+			} `json:"properties"`
+		}
+		if json.Unmarshal(t.InputSchema, &schema) != nil {
+			return nil, nil
+		}
+		var out []ParamHeader
+		for name, p := range schema.Properties {
+			if p.Header != "" {
+				out = append(out, ParamHeader{Property: name, Header: p.Header})
+			}
+		}
+		return out, nil
+	}
+	return nil, nil
+}
+
+// SameParamValue reports whether a header value v mirrors the argument
+// raw: a string as it is, a number numerically (42 and 42.0 agree), a
+// boolean as true or false.
+func SameParamValue(raw json.RawMessage, v string) bool {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s == v
+	}
+	var b bool
+	if json.Unmarshal(raw, &b) == nil {
+		return strconv.FormatBool(b) == v
+	}
+	var n, hv float64
+	if json.Unmarshal(raw, &n) == nil {
+		var err error
+		hv, err = strconv.ParseFloat(v, 64)
+		return err == nil && hv == n
+	}
+	return false
+}

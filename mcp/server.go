@@ -17,7 +17,9 @@ type PromptProvider interface {
 	GetPrompt(ctx context.Context, r *Request, p *GetPromptParams) (*GetPromptResult, error)
 }
 
-// ToolProvider serves tools/list and tools/call.
+// ToolProvider serves tools/list and tools/call. ListTools may also be
+// called with a nil Request, by the engine itself: to read which
+// arguments a tool's input schema mirrors in HTTP headers (x-mcp-header).
 type ToolProvider interface {
 	ListTools(ctx context.Context, r *Request) ([]Tool, error)
 	CallTool(ctx context.Context, r *Request, p *CallToolParams) (*CallToolResult, error)

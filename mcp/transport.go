@@ -52,6 +52,10 @@ type Outgoing struct {
 	// Data is one compact JSON-RPC message without a trailing newline;
 	// nil for KindUnanswered and KindEndStream.
 	Data []byte
+	// ErrorCode is, for the KindResponse of a modern request run by
+	// Exchange.Run, the JSON-RPC code of its error (0 for a result): the
+	// modern era gives some errors an HTTP status of their own.
+	ErrorCode int64
 }
 
 // A Sink is a session's stream to its client.

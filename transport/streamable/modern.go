@@ -2,8 +2,10 @@ package streamable
 
 import (
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -55,12 +57,11 @@ func (h *Handler) modern(w http.ResponseWriter, r *http.Request, body []byte, in
 		return
 	}
 	x, err := h.e.Prepare(in)
+	if err == nil && in.Method() == mcp.MethodToolsCall {
+		err = h.checkParamHeaders(r, in)
+	}
 	if err != nil {
-		status := http.StatusBadRequest
-		if f := fault.As(err); f != nil && f.Code == mcp.CodeMethodNotFound {
-			status = http.StatusNotFound
-		}
-		h.writeModernError(w, r, status, in, err)
+		h.writeModernError(w, r, errorStatus(mcp.ErrorObjectFor(err, true).Code), in, err)
 		return
 	}
 	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}
@@ -69,7 +70,7 @@ func (h *Handler) modern(w http.ResponseWriter, r *http.Request, body []byte, in
 	} else {
 		go x.Run(r.Context(), rt)
 	}
-	h.answerModern(w, r, rt, acceptJSON && !(h.opts.PreferStreams && acceptEvents))
+	h.answerModern(w, r, rt, acceptJSON && !(h.opts.PreferStreams && acceptEvents), acceptJSON)
 }
 
 // writeModernError answers a modern request refused before it ran: a
@@ -85,7 +86,7 @@ func (h *Handler) writeModernError(w http.ResponseWriter, r *http.Request, statu
 // answerModern writes rt's messages: the response as JSON when it comes
 // first and the client takes JSON, otherwise an event stream until the
 // response, the client's leaving or the end of the server.
-func (h *Handler) answerModern(w http.ResponseWriter, r *http.Request, rt *route, acceptJSON bool) {
+func (h *Handler) answerModern(w http.ResponseWriter, r *http.Request, rt *route, acceptJSON, acceptsJSON bool) {
 	defer rt.abandon()
 	for {
 		select {
@@ -100,13 +101,16 @@ func (h *Handler) answerModern(w http.ResponseWriter, r *http.Request, rt *route
 		if msgs[0].Kind == mcp.KindUnanswered {
 			return
 		}
-		if msgs[0].Kind == mcp.KindResponse && acceptJSON {
+		// An error is answered as JSON whenever the client takes it: the
+		// revision gives errors an HTTP status of their own, which a
+		// stream, already 200, could not carry.
+		if m := msgs[0]; m.Kind == mcp.KindResponse && (acceptJSON || m.ErrorCode != 0 && acceptsJSON) {
 			hdr := w.Header()
 			hdr["Content-Type"] = jsonContentType
 			hdr["Cache-Control"] = noStore
-			hdr["Content-Length"] = []string{fmt.Sprint(len(msgs[0].Data))}
-			w.WriteHeader(http.StatusOK)
-			w.Write(msgs[0].Data)
+			hdr["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
+			w.WriteHeader(errorStatus(m.ErrorCode))
+			w.Write(m.Data)
 			return
 		}
 		rt.putBack(msgs)
@@ -198,21 +202,81 @@ func headerValue(r *http.Request, name string) (string, bool) {
 }
 
 // decodeHeaderValue undoes the revision's encoding of a header value that
-// is not plain printable ASCII: =?base64?…?= around its UTF-8 bytes.
+// is not plain printable ASCII: =?base64?…?= around its UTF-8 bytes, in
+// padded standard Base64. Anything not wrapped that way is the value
+// itself.
 func decodeHeaderValue(v string) (string, error) {
 	inner, ok := strings.CutPrefix(v, "=?base64?")
 	if !ok {
 		return v, nil
 	}
-	inner, ok = strings.CutSuffix(inner, "?=")
-	if !ok {
-		return "", fmt.Errorf("%q opens =?base64? without closing ?=", v)
+	if inner, ok = strings.CutSuffix(inner, "?="); !ok {
+		return v, nil
 	}
-	b, err := base64.StdEncoding.DecodeString(inner)
+	b, err := base64.StdEncoding.Strict().DecodeString(inner)
 	if err != nil {
-		return "", fmt.Errorf("%q: %w", v, err)
+		return "", fmt.Errorf("%q is not padded standard Base64: %w", inner, err)
 	}
 	return string(b), nil
+}
+
+// errorStatus is the HTTP status of a modern response whose error has
+// JSON-RPC code code (0: a result).
+func errorStatus(code int64) int {
+	switch code {
+	case 0:
+		return http.StatusOK
+	case jsonrpcMethodNotFound:
+		return http.StatusNotFound
+	case jsonrpcInvalidParams, mcp.RPCHeaderMismatch, mcp.RPCMissingCapability, mcp.RPCUnsupportedVersion:
+		return http.StatusBadRequest
+	}
+	return http.StatusOK
+}
+
+const (
+	jsonrpcMethodNotFound = -32601
+	jsonrpcInvalidParams  = -32602
+)
+
+// checkParamHeaders checks the Mcp-Param-* headers of a tools/call
+// against its arguments: every argument the tool's input schema marks with
+// x-mcp-header, when present in the call, must be mirrored, and match.
+func (h *Handler) checkParamHeaders(r *http.Request, in *mcp.Inbound) error {
+	name, _ := in.Name()
+	mirrored, err := h.e.ParamHeaders(r.Context(), name)
+	if err != nil || len(mirrored) == 0 {
+		return nil // an unknown tool is the call's own error
+	}
+	var args map[string]json.RawMessage
+	if a := in.Arguments(); len(a) > 0 {
+		if json.Unmarshal(a, &args) != nil {
+			return nil // the call reports its bad arguments
+		}
+	}
+	for _, p := range mirrored {
+		raw, ok := args[p.Property]
+		if !ok || string(raw) == "null" {
+			continue
+		}
+		header := "Mcp-Param-" + p.Header
+		hv, present := headerValue(r, header)
+		if !present {
+			return mismatch(fmt.Sprintf("missing %s header for argument %q", header, p.Property),
+				"tool "+name+" mirrors that argument in a header, so gateways can route on it",
+				fmt.Sprintf("send %s with the argument's value", header))
+		}
+		v, err := decodeHeaderValue(hv)
+		if err != nil {
+			return mismatch(fmt.Sprintf("%s header is not valid: %v", header, err),
+				"a value outside printable ASCII is sent as =?base64?…?=", "encode the value as the revision says")
+		}
+		if !mcp.SameParamValue(raw, v) {
+			return mismatch(fmt.Sprintf("%s header %q does not match argument %q", header, v, p.Property),
+				"the header and the body must carry the same value", "send the same value in both")
+		}
+	}
+	return nil
 }
 
 func mismatch(what, why, how string) error {
