@@ -258,6 +258,27 @@ func (s *Source) untilNextCheck(now time.Time) time.Duration {
 	return max(next.Sub(now), minWatchInterval)
 }
 
+// pinnedFreshness is how long the catalog of a pinned commit may be
+// cached: a commit's files never change.
+const pinnedFreshness = 24 * time.Hour
+
+// FreshFor counts down to the next revalidation: until then the server
+// serves what it has, so a client asking earlier would get the same. A
+// failed check that set a retry time counts down to that instead; a
+// pinned commit never changes.
+func (s *Source) FreshFor(now time.Time) time.Duration {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.pinned && s.base != nil {
+		return pinnedFreshness
+	}
+	next := s.freshUntil
+	if s.retryAt.After(next) {
+		next = s.retryAt
+	}
+	return max(0, next.Sub(now))
+}
+
 // due reports whether the ref should be revalidated at now.
 func (s *Source) due(now time.Time) bool {
 	s.mu.Lock()

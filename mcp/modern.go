@@ -77,7 +77,7 @@ func (x *Exchange) Run(ctx context.Context, rt Route) {
 		return
 	}
 	var code int64
-	if err != nil {
+	if _, err := inputRequired(&x.req, res, err); err != nil {
 		code = ErrorObjectFor(err, true).Code
 	}
 	rt.Push(Outgoing{Kind: KindResponse, Data: e.answer(&x.req, res, err), ErrorCode: code})
@@ -152,6 +152,7 @@ func (s *Session) deliverModern(in *Inbound, d Delivery) {
 // answer encodes the response to r: for a modern request with the
 // members that era puts on every result.
 func (e *Engine) answer(r *Request, res any, err error) []byte {
+	res, err = inputRequired(r, res, err)
 	var rpcErr *jsonrpc2.Error
 	if err != nil {
 		res, rpcErr = nil, ErrorObjectFor(err, r.modern)
@@ -469,4 +470,20 @@ func SameParamValue(raw json.RawMessage, v string) bool {
 		return err == nil && hv == n
 	}
 	return false
+}
+
+// inputRequired turns a handler's InputRequired error into the result it
+// stands for, where the revision allows one, and refuses an input-required
+// result where it does not.
+func inputRequired(r *Request, res any, err error) (any, error) {
+	var ir *InputRequired
+	if errors.As(err, &ir) {
+		res, err = &ir.Result, nil
+	}
+	if _, ok := res.(*InputRequiredResult); ok && (!r.modern || !mayNeedInput[r.Method]) {
+		return nil, &fault.Error{Code: fault.Internal, What: "internal error while handling " + r.Method,
+			Why: "the handler asked for input the way only revision " + Version20260728 + " allows, on prompts/get, tools/call and resources/read",
+			How: "report it with the server's log"}
+	}
+	return res, err
 }

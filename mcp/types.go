@@ -436,3 +436,20 @@ type CacheHint struct {
 	TTL   time.Duration
 	Scope CacheScope // "" means CachePublic
 }
+
+// InputRequired is what a provider whose result type is fixed (a
+// PromptProvider, a ToolProvider, a ResourceProvider) returns, as its
+// error, to answer a modern request with an InputRequiredResult: the engine
+// sends Result in place of an error. A legacy request cannot be answered
+// so (it has Request.Call instead) and gets an internal error.
+type InputRequired struct {
+	Result InputRequiredResult
+}
+
+func (e *InputRequired) Error() string {
+	return "the request needs input from the client (an input-required result)"
+}
+
+// mayNeedInput are the methods whose modern requests may be answered with
+// an InputRequiredResult.
+var mayNeedInput = map[string]bool{MethodPromptsGet: true, MethodToolsCall: true, MethodResourcesRead: true}

@@ -5,6 +5,7 @@ import (
 	"embed"
 	"io/fs"
 	"sync"
+	"time"
 )
 
 // examplesFS is the built-in library: `flowyprompt serve` works on a fresh
@@ -29,6 +30,9 @@ var embedded = &embeddedSource{load: sync.OnceValue(func() *Catalog {
 func Embedded() Source { return embedded }
 
 func (s *embeddedSource) Info() SourceInfo { return embeddedInfo }
+
+// FreshFor: the examples change only with the binary.
+func (s *embeddedSource) FreshFor(time.Time) time.Duration { return EmbeddedFreshness }
 
 func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	if err := ctx.Err(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -22,6 +23,8 @@ type fakeSource struct {
 }
 
 func (s *fakeSource) Info() SourceInfo { return SourceInfo{Kind: "fake", Location: "memory"} }
+
+func (s *fakeSource) FreshFor(time.Time) time.Duration { return 0 }
 
 func (s *fakeSource) set(err error, files ...File) {
 	s.mu.Lock()

@@ -12,10 +12,20 @@ import (
 // out of the catalog and reported in Catalog.Invalid. Load fails only when
 // the source as a whole cannot be read (folder missing, GitHub unreachable
 // with nothing cached, bad credentials).
+//
+// FreshFor says how long from now a client may take the current catalog
+// as fresh without asking again: the cache hint (ttlMs) of the lists and
+// reads that show it. It is a hint, not a promise; a change notification
+// still invalidates earlier.
 type Source interface {
 	Load(ctx context.Context) (*Catalog, error)
 	Info() SourceInfo
+	FreshFor(now time.Time) time.Duration
 }
+
+// EmbeddedFreshness is how long the built-in examples may be cached: they
+// change only with the binary.
+const EmbeddedFreshness = 24 * time.Hour
 
 // Watcher is implemented by sources that can notice changes by themselves
 // (the folder source with fsnotify, the GitHub source on its TTL).

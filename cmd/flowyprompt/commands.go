@@ -20,6 +20,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -124,8 +125,17 @@ func newApp(s *setup) *app.App {
 	if s.cfg.AllowWrite && w == nil {
 		s.log.Warn("writing is enabled but the built-in examples cannot be written: serve a folder (--templates) or a GitHub repository to save templates")
 	}
+	var state *seal.Sealer
+	if s.cfg.StateKeys != "" {
+		// Config.Check has parsed them already.
+		if keys, err := seal.ParseKeys(s.cfg.StateKeys); err == nil {
+			state, _ = seal.New(keys...)
+		}
+	}
 	return app.New(app.Options{Library: s.lib, Version: version(), Logger: s.log, MaxFileSize: s.cfg.MaxFileSize,
-		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: w})
+		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: w, State: state,
+		// With a token, the library is for its holders alone: no shared cache may keep it.
+		PrivateCache: s.cfg.AuthToken != "" && s.cfg.Transport == "http"})
 }
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {

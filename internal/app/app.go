@@ -8,7 +8,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
@@ -27,6 +29,12 @@ type Options struct {
 	// MaxFileSize is the template size limit (0: templates.DefaultMaxFileSize).
 	MaxFileSize int
 	Logger      *slog.Logger
+	// State seals the requestState of input-required results; replicas
+	// that share its keys accept each other's. nil: a key of this process.
+	State *seal.Sealer
+	// PrivateCache marks cacheable results private: the library is served
+	// only to callers with a token, so shared caches must not keep it.
+	PrivateCache bool
 }
 
 // App serves a template library over MCP.
@@ -52,6 +60,9 @@ func New(opts Options) *App {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	if opts.State == nil {
+		opts.State = seal.Random()
+	}
 	a := &App{opts: opts, lib: opts.Library, log: opts.Logger}
 	a.tools = a.readTools()
 	if opts.AllowWrite && opts.Writer != nil {
@@ -76,7 +87,26 @@ func (a *App) Server() *mcp.Server {
 		Completion:      a,
 		Greeting:        a.greeting,
 		OnSessionClosed: a.used.forget,
+		Cache:           a.cacheHint,
 	}
+}
+
+// discoverFreshness is how long server/discover may be cached: what it
+// says (capabilities, instructions, versions) changes only with the binary
+// or its flags.
+const discoverFreshness = time.Hour
+
+// cacheHint is the cache hint of a cacheable result: the lists and reads
+// show the catalog, which is fresh as long as its source says.
+func (a *App) cacheHint(method string) mcp.CacheHint {
+	h := mcp.CacheHint{TTL: discoverFreshness, Scope: mcp.CachePublic}
+	if method != mcp.MethodServerDiscover {
+		h.TTL = a.lib.Source().FreshFor(time.Now())
+	}
+	if a.opts.PrivateCache {
+		h.Scope = mcp.CachePrivate
+	}
+	return h
 }
 
 // greeting is what a new client is told of the warnings sent so far to

@@ -2,10 +2,13 @@ package app
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -21,14 +24,31 @@ type elicitResult struct {
 // errDeclined is returned when the user turned the form down.
 var errDeclined = errors.New("the user declined to provide the values")
 
-// askForMissing asks the user, through the client, for the required
-// variables that are missing, and returns args with the answers merged.
-// It returns (nil, nil) when the client cannot elicit, so the caller keeps
-// the plain MISSING_REQUIRED_VARIABLE error.
-func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, args map[string]string, missing []string) (map[string]string, error) {
+// askForMissing gets the required variables that are missing from the
+// user, when the client can show a form, and returns args with the answers
+// merged. A 2025-era session is asked with elicitation/create; a modern
+// request is answered with an input-required result (mcp.InputRequired,
+// as the error), and its retry brings the answers. It returns (nil, nil)
+// when the client cannot show a form, so the caller keeps the plain
+// MISSING_REQUIRED_VARIABLE error.
+func (a *App) askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, args map[string]string, missing []string, retry mcp.Retry) (map[string]string, error) {
 	if r == nil || !formElicitation(r.ClientCapabilities().Elicitation) {
 		return nil, nil
 	}
+	form := elicitForm(t, missing)
+	if r.Modern() {
+		return a.fromInput(r, t, args, missing, retry, form)
+	}
+	var res elicitResult
+	if err := r.Call(ctx, mcp.MethodElicitationCreate, form, &res); err != nil {
+		return nil, fmt.Errorf("asking the user for %s: %w", strings.Join(missing, ", "), err)
+	}
+	return merge(t, args, missing, res)
+}
+
+// elicitForm is the elicitation/create request for the missing variables:
+// a form with their descriptions, enums and defaults.
+func elicitForm(t *templates.Template, missing []string) map[string]any {
 	props := map[string]any{}
 	for _, name := range missing {
 		v, ok := t.Variable(name)
@@ -48,19 +68,19 @@ func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, a
 		}
 		props[name] = p
 	}
-	params := map[string]any{
+	return map[string]any{
 		"message":         fmt.Sprintf("The template %s needs: %s.", t.Metadata.Name, strings.Join(missing, ", ")),
 		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": missing},
 	}
-	var res elicitResult
-	if err := r.Call(ctx, mcp.MethodElicitationCreate, params, &res); err != nil {
-		return nil, fmt.Errorf("asking the user for %s: %w", strings.Join(missing, ", "), err)
-	}
+}
+
+// merge adds the user's answer to args, or says the user declined.
+func merge(t *templates.Template, args map[string]string, missing []string, res elicitResult) (map[string]string, error) {
 	if res.Action != "accept" {
 		return nil, &fault.Error{Code: fault.MissingRequiredVariable, Err: errDeclined,
 			What:    fmt.Sprintf("template %s was not rendered", t.Metadata.Name),
 			Why:     fmt.Sprintf("the user chose %q when asked for %s", res.Action, strings.Join(missing, ", ")),
-			How:     "call flowyprompt_render_template again with those arguments",
+			How:     "call again with those arguments",
 			Details: map[string]any{"missing": missing}}
 	}
 	merged := make(map[string]string, len(args)+len(res.Content))
@@ -75,6 +95,81 @@ func askForMissing(ctx context.Context, r *mcp.Request, t *templates.Template, a
 		}
 	}
 	return merged, nil
+}
+
+// inputKey names the one question an input-required result of ours asks.
+const inputKey = "variables"
+
+// inputTTL is how long a client has to answer an input-required result.
+const inputTTL = 30 * time.Minute
+
+// inputState is what a requestState carries: which request it belongs to
+// (the arguments it had, as a digest) and what it asked for.
+type inputState struct {
+	Args    string   `json:"a"`
+	Missing []string `json:"m"`
+}
+
+// fromInput serves a modern request that lacks required variables: its
+// retry's answers when it brings them with a requestState this server
+// sealed for the same request, otherwise an input-required result asking
+// for them.
+func (a *App) fromInput(r *mcp.Request, t *templates.Template, args map[string]string, missing []string, retry mcp.Retry, form map[string]any) (map[string]string, error) {
+	form["mode"] = "form" // the one mode an input request may name
+	purpose := "input:" + r.Method + ":" + t.Metadata.Name
+	digest := argsDigest(args)
+	if retry.RequestState != "" {
+		var st inputState
+		if err := a.opts.State.Open(purpose, retry.RequestState, &st); err != nil {
+			return nil, &fault.Error{Code: mcp.CodeInvalidParams, Err: err,
+				What: "the requestState is not valid for this request",
+				Why:  err.Error() + "; a requestState is sealed by the server for one request, and expires after " + inputTTL.String(),
+				How:  "send the request again without requestState and inputResponses, and answer the new question"}
+		}
+		if st.Args != digest {
+			return nil, &fault.Error{Code: mcp.CodeInvalidParams,
+				What: "the requestState belongs to another request",
+				Why:  "it was given for other arguments of " + t.Metadata.Name,
+				How:  "retry with the arguments of the request that returned it, or start again without requestState"}
+		}
+		if raw, ok := retry.InputResponses[inputKey]; ok {
+			var res elicitResult
+			if json.Unmarshal(raw, &res) == nil && res.Action != "" {
+				merged, err := merge(t, args, missing, res)
+				if err != nil || !stillMissing(t, merged) {
+					return merged, err
+				}
+			}
+			// A malformed answer, or one that leaves values out: ask again.
+		}
+	}
+	state, err := a.opts.State.Seal(purpose, inputState{Args: digest, Missing: missing}, inputTTL)
+	if err != nil {
+		return nil, err
+	}
+	return nil, &mcp.InputRequired{Result: mcp.InputRequiredResult{
+		InputRequests: map[string]mcp.InputRequest{inputKey: {Method: mcp.MethodElicitationCreate, Params: form}},
+		RequestState:  state,
+	}}
+}
+
+// stillMissing reports whether args lack a required variable that has no
+// default.
+func stillMissing(t *templates.Template, args map[string]string) bool {
+	for _, v := range t.Variables {
+		if v.Required && args[v.Name] == "" && (v.Default == nil || *v.Default == "") {
+			return true
+		}
+	}
+	return false
+}
+
+// argsDigest identifies a request's arguments in its requestState without
+// carrying them (they may be long, or private).
+func argsDigest(args map[string]string) string {
+	b, _ := json.Marshal(args) // map keys are sorted: one digest per set of arguments
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:16])
 }
 
 // formElicitation reports whether the client's elicitation capability

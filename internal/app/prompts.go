@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -57,6 +58,20 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 		return nil, templates.NotFound(p.Name, cat)
 	}
 	text, err := render.Prompt(e.Template, p.Arguments)
+	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable && r != nil && r.Modern() {
+		// A modern client that can show a form is asked for what is
+		// missing (a 2025 session's prompts/get is not: the render tool
+		// asks there).
+		missing, _ := f.Details["missing"].([]string)
+		merged, askErr := a.askForMissing(ctx, r, e.Template, p.Arguments, missing, p.Retry)
+		switch {
+		case askErr != nil:
+			return nil, askErr
+		case merged != nil:
+			p.Arguments = merged
+			text, err = render.Prompt(e.Template, merged)
+		}
+	}
 	if err != nil {
 		return nil, err
 	}

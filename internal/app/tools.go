@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -89,8 +90,12 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 	if err != nil {
 		return errorResult(err), nil
 	}
-	res, err := t.run(ctx, r, toolArgs{raw: args, decoded: decoded})
+	res, err := t.run(ctx, r, toolArgs{raw: args, decoded: decoded, retry: p.Retry})
 	if err != nil {
+		var ir *mcp.InputRequired
+		if errors.As(err, &ir) {
+			return nil, err // the engine answers with the input-required result
+		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
@@ -105,6 +110,7 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 type toolArgs struct {
 	raw     json.RawMessage
 	decoded map[string]any
+	retry   mcp.Retry // a modern retry's answers to an input-required result
 }
 
 func (a toolArgs) decode(v any) error { return json.Unmarshal(a.raw, v) }

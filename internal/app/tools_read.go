@@ -578,7 +578,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
 		// Ask the user for what is missing when the client can show a form.
 		missing, _ := f.Details["missing"].([]string)
-		merged, askErr := askForMissing(ctx, r, t, args.Arguments, missing)
+		merged, askErr := a.askForMissing(ctx, r, t, args.Arguments, missing, in.retry)
 		switch {
 		case askErr != nil:
 			return nil, askErr

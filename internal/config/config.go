@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
+
+	"github.com/flowyprompt/flowyprompt/internal/seal"
 )
 
 // Config is every setting of the server.
@@ -41,9 +43,13 @@ type Config struct {
 	AllowedHosts   []string
 	AllowedOrigins []string
 	AuthToken      string
-	KeepAlive      time.Duration
-	IdleTimeout    time.Duration
-	MaxSessions    int
+	// StateKeys seal the state the server hands to clients (the
+	// requestState of input-required results): comma-separated Base64 keys,
+	// the first signing, all verifying. Replicas share them. Secret.
+	StateKeys   string
+	KeepAlive   time.Duration
+	IdleTimeout time.Duration
+	MaxSessions int
 
 	// CPUProfile, when set, is where serve writes a CPU profile of its
 	// whole run (for performance reports).
@@ -190,6 +196,11 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 		c.AuthToken = v
 		return nil
 	})
+	c.StateKeys = str("FLOWYPROMPT_STATE_KEYS")
+	fs.Func("state-keys", "Base64 `keys`, comma-separated, that sign the state handed to clients (input-required answers); replicas behind one load balancer need the same (env FLOWYPROMPT_STATE_KEYS, preferred; default: a random key per process)", func(v string) error {
+		c.StateKeys = v
+		return nil
+	})
 	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions`; more are refused with 503 (0: no cap)")
@@ -232,6 +243,11 @@ func (c *Config) Check() error {
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--cache-ttl must be positive"))
+	}
+	if c.StateKeys != "" {
+		if _, err := seal.ParseKeys(c.StateKeys); err != nil {
+			errs = append(errs, fmt.Errorf("--state-keys / FLOWYPROMPT_STATE_KEYS: %w", err))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -89,6 +89,14 @@ func (d *Source) quietOptions() templates.BuildOptions {
 // Info says which folder the source reads.
 func (d *Source) Info() templates.SourceInfo { return d.opts.Info }
 
+// Freshness is how long a folder's templates may be cached: anyone may
+// edit them at any moment, so only briefly (the change notifications of
+// watched folders still arrive at once).
+const Freshness = 5 * time.Second
+
+// FreshFor returns Freshness.
+func (d *Source) FreshFor(time.Time) time.Duration { return Freshness }
+
 // Load reads the folder now. It fails only when the folder itself cannot be
 // read; invalid files are reported in the catalog.
 func (d *Source) Load(ctx context.Context) (*templates.Catalog, error) {

@@ -1,0 +1,122 @@
+package seal
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+)
+
+type payload struct {
+	Name    string   `json:"name"`
+	Missing []string `json:"missing"`
+}
+
+func key(b byte) []byte { return bytes.Repeat([]byte{b}, MinKeyBytes) }
+
+func TestSealOpen(t *testing.T) {
+	now := time.Unix(1_800_000_000, 0)
+	a, err := New(key(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.now = func() time.Time { return now }
+	tok, err := a.Seal("input:prompts/get", payload{Name: "Code_Review", Missing: []string{"code"}}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rotated, _ := New(key(2), key(1)) // a replica that rotated in a new key
+	rotated.now = a.now
+	other, _ := New(key(3))
+	other.now = a.now
+	flip := []byte(tok)
+	flip[3] ^= 1
+
+	tests := []struct {
+		name    string
+		s       *Sealer
+		purpose string
+		token   string
+		at      time.Time
+		want    error
+	}{
+		{"genuine", a, "input:prompts/get", tok, now, nil},
+		{"a replica sharing the key", rotated, "input:prompts/get", tok, now, nil},
+		{"a server without the key", other, "input:prompts/get", tok, now, ErrInvalid},
+		{"another purpose", a, "input:tools/call", tok, now, ErrInvalid},
+		{"appended to", a, "input:prompts/get", tok + "-TAMPERED", now, ErrInvalid},
+		{"a bit flipped in the body", a, "input:prompts/get", string(flip), now, ErrInvalid},
+		{"no signature", a, "input:prompts/get", strings.Split(tok, ".")[0], now, ErrInvalid},
+		{"empty", a, "input:prompts/get", "", now, ErrInvalid},
+		{"expired", a, "input:prompts/get", tok, now.Add(2 * time.Minute), ErrExpired},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tc.s.now = func() time.Time { return tc.at }
+			var got payload
+			err := tc.s.Open(tc.purpose, tc.token, &got)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("Open = %v, want %v", err, tc.want)
+			}
+			if tc.want == nil && (got.Name != "Code_Review" || len(got.Missing) != 1 || got.Missing[0] != "code") {
+				t.Fatalf("payload = %+v", got)
+			}
+		})
+	}
+}
+
+func TestNewAndParseKeys(t *testing.T) {
+	if _, err := New(); err == nil {
+		t.Error("New without a key succeeded")
+	}
+	if _, err := New([]byte("short")); err == nil {
+		t.Error("New with a 5-byte key succeeded")
+	}
+	tests := []struct {
+		list string
+		n    int
+		bad  string // what the error mentions
+	}{
+		{"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE=", 1, ""},
+		{"AQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQEBAQE, AgICAgICAgICAgICAgICAgICAgICAgICAgICAgICAgI=", 2, ""},
+		{"AQID", 0, "fewer than 32"},
+		{"not base64!!", 0, "not Base64"},
+		{" , ", 0, "no key"},
+	}
+	for _, tc := range tests {
+		keys, err := ParseKeys(tc.list)
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("ParseKeys(%q) error = %v, want one saying %q", tc.list, err, tc.bad)
+			}
+			if err != nil && strings.Contains(err.Error(), tc.list) && strings.TrimSpace(tc.list) != "," {
+				t.Errorf("ParseKeys(%q) error quotes the key: %v", tc.list, err)
+			}
+			continue
+		}
+		if err != nil || len(keys) != tc.n {
+			t.Errorf("ParseKeys(%q) = %d keys, %v; want %d", tc.list, len(keys), err, tc.n)
+		}
+	}
+}
+
+func FuzzOpen(f *testing.F) {
+	s, _ := New(key(7))
+	tok, _ := s.Seal("p", payload{Name: "x"}, time.Hour)
+	f.Add(tok)
+	f.Add(tok + "x")
+	f.Add("a.b")
+	f.Add("")
+	f.Fuzz(func(t *testing.T, token string) {
+		var p payload
+		err := s.Open("p", token, &p)
+		if err == nil && token != tok {
+			// Another token can only open if it is the same signed body.
+			head := strings.Split(token, ".")[0]
+			if head != strings.Split(tok, ".")[0] {
+				t.Fatalf("a token the server did not mint opened: %q", token)
+			}
+		}
+	})
+}
