@@ -279,30 +279,39 @@ func TestToolArgumentsValidated(t *testing.T) {
 }
 
 // TestPeersServeStateless checks that both peers, in their stateless modes
-// (-stateless), serve prompts/get at protocol 2026-07-28 as the stateless
-// scenario sends it: no initialize, no session, the revision's headers and
-// _meta, a result marked complete with the text flowyprompt renders. A
-// stateful go-sdk handler refuses such requests, so the check also shows
-// the flag took effect.
+// (-stateless), and flowyprompt serve prompts/get at protocol 2026-07-28
+// as the stateless scenario sends it: no initialize, no session, the
+// revision's headers and _meta, a result marked complete with the text
+// flowyprompt renders. A stateful go-sdk handler refuses such requests, so
+// the check also shows the flag took effect.
 func TestPeersServeStateless(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	bin := t.TempDir()
 	dir := bench.TemplatesDir()
+	fp := build(t, root, "./cmd/flowyprompt", filepath.Join(bin, "flowyprompt"))
 	mg := build(t, ".", "./mcpgo", filepath.Join(bin, "peer-mcpgo"))
 	gs := build(t, ".", "./gosdk", filepath.Join(bin, "peer-gosdk"))
 	params, err := json.Marshal(map[string]any{"name": bench.PromptName, "arguments": bench.Arguments})
 	if err != nil {
 		t.Fatal(err)
 	}
+	peer := func(bin string, flags ...string) func(addr string) []string {
+		return func(addr string) []string {
+			return append([]string{bin, "-transport", "http", "-addr", addr, "-templates", dir}, flags...)
+		}
+	}
 	tests := []struct {
 		name      string
-		cmd       []string
+		cmd       func(addr string) []string
 		wantError string // "" when the run must succeed
 	}{
-		{"mcp-go", []string{mg, "-stateless"}, ""},
-		{"go-sdk", []string{gs, "-stateless"}, ""},
-		{"go-sdk stateful refuses", []string{gs}, "400"},
+		{"flowyprompt", func(addr string) []string {
+			return []string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}
+		}, ""},
+		{"mcp-go", peer(mg, "-stateless"), ""},
+		{"go-sdk", peer(gs, "-stateless"), ""},
+		{"go-sdk stateful refuses", peer(gs), "400"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -310,7 +319,7 @@ func TestPeersServeStateless(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p, err := loadgen.StartProcess(ctx, append(tt.cmd, "-transport", "http", "-addr", addr, "-templates", dir), addr, 15*time.Second)
+			p, err := loadgen.StartProcess(ctx, tt.cmd(addr), addr, 15*time.Second)
 			if err != nil {
 				t.Fatal(err)
 			}
