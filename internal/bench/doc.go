@@ -3,9 +3,14 @@
 // libraries it is compared with:
 //
 //   - cmd/mcpbench compares flowyprompt with the peers and writes
-//     docs/performance.md;
+//     docs/performance.md: stdio, legacy SSE and Streamable HTTP
+//     request scenarios, among them http-stateless-get-50 (prompts/get at
+//     protocol 2026-07-28, no initialize and no session), and memory per
+//     idle session;
 //   - loadgen is the load generator it drives them with;
-//   - peers holds the reference servers built on mcp-go and go-sdk;
+//   - peers holds the reference servers built on mcp-go and go-sdk, with
+//     -stateless for their stateless Streamable HTTP modes, the ones that
+//     serve 2026-07-28;
 //   - templates/ has 20 templates of about 2 KB, each with three required
 //     string arguments (topic, audience, tone), which every server serves;
 //   - crosscheck.sh repeats the main scenarios with an independent load

@@ -166,6 +166,7 @@ func TestStreamable(t *testing.T) {
 		{name: "errors are counted", server: fakeOptions{sseReplies: true}, method: "nope", wantErrs: 3 * 20},
 		{name: "a misrouted response stops the run", server: fakeOptions{misroute: true}, method: "echo", wantFailed: "wrong request"},
 		{name: "misrouted in a stream too", server: fakeOptions{misroute: true, sseReplies: true}, method: "echo", wantFailed: "wrong request"},
+		{name: "a second response in a stream stops the run", server: fakeOptions{sseReplies: true, secondResponse: true}, method: "echo", wantFailed: "exactly one"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,6 +195,63 @@ func TestStreamable(t *testing.T) {
 			}
 			if n := f.liveSessions(); n != 0 {
 				t.Errorf("%d sessions left on the server", n)
+			}
+		})
+	}
+}
+
+func TestStateless(t *testing.T) {
+	tests := []struct {
+		name       string
+		server     fakeOptions
+		method     string
+		params     string
+		wantErrs   int
+		wantFirst  string // substring of FirstError
+		wantFailed string // substring of the run error; "" for a clean run
+	}{
+		{name: "json replies", method: "prompts/get", params: `{"name":"hello","arguments":{"a":"b"}}`},
+		{name: "event-stream replies", server: fakeOptions{sseReplies: true}, method: "prompts/get", params: `{"name":"hello"}`},
+		{name: "a method without a name", method: "echo"},
+		{name: "json-rpc errors are counted", server: fakeOptions{sseReplies: true}, method: "nope", wantErrs: 3 * 20, wantFirst: "method not found"},
+		{name: "a result without resultType is counted", server: fakeOptions{noResultType: true}, method: "prompts/get", params: `{"name":"hello"}`,
+			wantErrs: 3 * 20, wantFirst: `resultType "", want "complete"`},
+		{name: "a misrouted response stops the run", server: fakeOptions{misroute: true}, method: "prompts/get", params: `{"name":"hello"}`, wantFailed: "wrong request"},
+		{name: "misrouted in a stream too", server: fakeOptions{misroute: true, sseReplies: true}, method: "echo", wantFailed: "wrong request"},
+		{name: "a second response stops the run", server: fakeOptions{sseReplies: true, secondResponse: true}, method: "echo", wantFailed: "exactly one"},
+		{name: "a refused request stops the run", method: "prompts/get", params: `{"arguments":{}}`, wantFailed: "needs a string params.name"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f, srv := newFakeServer(t, tt.server)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			st, err := Stateless(ctx, StatelessConfig{
+				URL: srv.URL + "/mcp", Clients: 3, PID: os.Getpid(),
+				Work: Work{Method: tt.method, Params: []byte(tt.params), Requests: 20},
+			})
+			if tt.wantFailed != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantFailed)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if st.Requests != 60 || st.Errors != tt.wantErrs || !strings.Contains(st.FirstError, tt.wantFirst) {
+				t.Fatalf("requests=%d errors=%d first=%q, want 60, %d and %q", st.Requests, st.Errors, st.FirstError, tt.wantErrs, tt.wantFirst)
+			}
+			// Every request was served at 2026-07-28, without a session;
+			// none was an initialize and nothing was deleted.
+			if got := f.stateless.Load(); got != 60 {
+				t.Errorf("server served %d requests statelessly, want 60", got)
+			}
+			if f.deleted.Load() != 0 || f.liveSessions() != 0 {
+				t.Errorf("sessions: %d deleted, %d live, want none", f.deleted.Load(), f.liveSessions())
+			}
+			if st.Server.PeakRSS <= 0 {
+				t.Errorf("server usage not read: %+v", st.Server)
 			}
 		})
 	}

@@ -31,65 +31,165 @@ func parseEnvelope(msg []byte) (envelope, error) {
 // scanEnvelope is the fast path of parseEnvelope; ok is false when msg is
 // not a well-formed object it can read.
 func scanEnvelope(msg []byte) (env envelope, ok bool) {
-	i := skipSpace(msg, 0)
-	if i >= len(msg) || msg[i] != '{' {
-		return envelope{}, false
-	}
-	i = skipSpace(msg, i+1)
-	if i < len(msg) && msg[i] == '}' {
-		return env, skipSpace(msg, i+1) == len(msg)
-	}
-	for {
-		if i >= len(msg) || msg[i] != '"' {
-			return envelope{}, false
-		}
-		kEnd, plain := stringEnd(msg, i)
-		if kEnd < 0 || !plain {
-			return envelope{}, false
-		}
-		key := msg[i+1 : kEnd-1]
-		i = skipSpace(msg, kEnd)
-		if i >= len(msg) || msg[i] != ':' {
-			return envelope{}, false
-		}
-		i = skipSpace(msg, i+1)
-		vEnd := valueEnd(msg, i)
-		if vEnd < 0 {
-			return envelope{}, false
-		}
-		val := msg[i:vEnd]
+	ok = scanMembers(msg, func(key, val []byte) bool {
 		// Later duplicates win, as with encoding/json.
 		switch string(key) {
 		case "id":
 			env.ID = json.RawMessage(val)
 		case "method":
-			if val[0] == '"' {
-				if _, plain := stringEnd(val, 0); plain {
-					env.Method = string(val[1 : len(val)-1])
-				} else if err := json.Unmarshal(val, &env.Method); err != nil {
-					return envelope{}, false
-				}
-			} else if string(val) == "null" {
-				env.Method = ""
-			} else {
-				return envelope{}, false // encoding/json would refuse a non-string
+			m, ok := stringValue(val)
+			if !ok {
+				return false // encoding/json would refuse a non-string
 			}
+			env.Method = m
 		case "error":
 			env.Error = json.RawMessage(val)
 		}
+		return true
+	})
+	if !ok {
+		return envelope{}, false
+	}
+	return env, true
+}
+
+// scanMembers walks the top level of the JSON object in msg and calls f
+// with each member's key (the bytes between its quotes) and raw value, in
+// order. It reports false, having stopped, when msg is not a well-formed
+// object it can read (a key with escapes or non-ASCII bytes included) or f
+// returned false.
+func scanMembers(msg []byte, f func(key, val []byte) bool) bool {
+	i := skipSpace(msg, 0)
+	if i >= len(msg) || msg[i] != '{' {
+		return false
+	}
+	i = skipSpace(msg, i+1)
+	if i < len(msg) && msg[i] == '}' {
+		return skipSpace(msg, i+1) == len(msg)
+	}
+	for {
+		if i >= len(msg) || msg[i] != '"' {
+			return false
+		}
+		kEnd, plain := stringEnd(msg, i)
+		if kEnd < 0 || !plain {
+			return false
+		}
+		key := msg[i+1 : kEnd-1]
+		i = skipSpace(msg, kEnd)
+		if i >= len(msg) || msg[i] != ':' {
+			return false
+		}
+		i = skipSpace(msg, i+1)
+		vEnd := valueEnd(msg, i)
+		if vEnd < 0 {
+			return false
+		}
+		if !f(key, msg[i:vEnd]) {
+			return false
+		}
 		i = skipSpace(msg, vEnd)
 		if i >= len(msg) {
-			return envelope{}, false
+			return false
 		}
 		switch msg[i] {
 		case ',':
 			i = skipSpace(msg, i+1)
 		case '}':
-			return env, skipSpace(msg, i+1) == len(msg)
+			return skipSpace(msg, i+1) == len(msg)
 		default:
-			return envelope{}, false
+			return false
 		}
 	}
+}
+
+// stringValue reads a raw JSON value that must be a string, as
+// encoding/json would into a string: null leaves it empty, anything else
+// is refused.
+func stringValue(val []byte) (string, bool) {
+	switch {
+	case val[0] == '"':
+		if _, plain := stringEnd(val, 0); plain {
+			return string(val[1 : len(val)-1]), true
+		}
+		var s string
+		if err := json.Unmarshal(val, &s); err != nil {
+			return "", false
+		}
+		return s, true
+	case string(val) == "null":
+		return "", true
+	}
+	return "", false
+}
+
+// resultType returns the resultType of a response's result ("complete"
+// from protocol 2026-07-28 on), or "" when it has none: no result, a
+// result that is not an object, or a resultType that is not a string.
+func resultType(msg []byte) string {
+	if rt, ok := scanResultType(msg); ok {
+		return rt
+	}
+	return decodeResultType(msg)
+}
+
+// scanResultType is the fast path of resultType: it walks the top level
+// of msg and of its result, skipping the rest (the rendered text, mostly)
+// by bracket depth. ok is false when it cannot tell.
+func scanResultType(msg []byte) (rt string, ok bool) {
+	var result []byte
+	if !scanMembers(msg, func(key, val []byte) bool {
+		if string(key) == "result" {
+			result = val
+		}
+		return true
+	}) {
+		return "", false
+	}
+	if result == nil || result[0] != '{' {
+		return "", true // none, or not an object: encoding/json reads no resultType either
+	}
+	if !scanMembers(result, func(key, val []byte) bool {
+		if string(key) == "resultType" {
+			s, isString := stringValue(val)
+			if !isString && !scalarOrContainer(val) {
+				return false
+			}
+			rt = s // a non-string is no resultType
+		}
+		return true
+	}) {
+		return "", false
+	}
+	return rt, true
+}
+
+// scalarOrContainer reports whether val, a value valueEnd delimited, is one
+// that encoding/json refuses to read into a string without the whole
+// message being malformed: a number, a boolean, an object or an array.
+func scalarOrContainer(val []byte) bool {
+	switch val[0] {
+	case '{', '[':
+		return json.Valid(val)
+	case '"':
+		return false
+	}
+	return scalar(val)
+}
+
+// decodeResultType is resultType by encoding/json, with keys matched
+// exactly: the fallback of scanResultType, and what FuzzResultType holds
+// it to.
+func decodeResultType(msg []byte) string {
+	var top, result map[string]json.RawMessage
+	if json.Unmarshal(msg, &top) != nil || json.Unmarshal(top["result"], &result) != nil {
+		return ""
+	}
+	var rt string
+	if json.Unmarshal(result["resultType"], &rt) != nil {
+		return ""
+	}
+	return rt
 }
 
 func skipSpace(b []byte, i int) int {

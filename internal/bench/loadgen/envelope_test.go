@@ -103,3 +103,76 @@ func BenchmarkParseEnvelope(b *testing.B) {
 		}
 	})
 }
+
+func TestResultType(t *testing.T) {
+	tests := []struct {
+		name string
+		msg  string
+		want string
+	}{
+		{"complete", `{"jsonrpc":"2.0","id":1,"result":{"resultType":"complete","messages":[]}}`, "complete"},
+		{"after a long text", `{"id":1,"result":{"messages":[{"content":{"text":"\"resultType\":\"x\" {"}}],"resultType":"complete"}}`, "complete"},
+		{"input required", `{"id":1,"result":{"resultType":"input_required"}}`, "input_required"},
+		{"none", `{"id":1,"result":{"messages":[]}}`, ""},
+		{"nested only", `{"id":1,"result":{"_meta":{"resultType":"complete"}}}`, ""},
+		{"at the top level only", `{"id":1,"resultType":"complete","result":{}}`, ""},
+		{"an error", `{"id":1,"error":{"code":-32602,"message":"no"}}`, ""},
+		{"null result", `{"id":1,"result":null}`, ""},
+		{"result not an object", `{"id":1,"result":["resultType","complete"]}`, ""},
+		{"not a string", `{"id":1,"result":{"resultType":1}}`, ""},
+		{"null", `{"id":1,"result":{"resultType":null}}`, ""},
+		{"later duplicate wins", `{"id":1,"result":{"resultType":"complete","resultType":"input_required"}}`, "input_required"},
+		{"later non-string duplicate wins", `{"id":1,"result":{"resultType":"complete","resultType":true}}`, ""},
+		{"escaped value", `{"id":1,"result":{"resultType":"compl\u0065te"}}`, "complete"},
+		{"escaped key falls back", `{"id":1,"result":{"result\u0054ype":"complete"}}`, "complete"},
+		{"keys are matched exactly", `{"id":1,"result":{"ResultType":"complete"}}`, ""},
+		{"not json", `{"id":1,"result":{"resultType":"complete"}`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := resultType([]byte(tt.msg)); got != tt.want {
+				t.Errorf("resultType = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// FuzzResultType holds the scanner to encoding/json: for every valid JSON
+// message it must read the same resultType, or decline so the caller falls
+// back.
+func FuzzResultType(f *testing.F) {
+	for _, seed := range []string{
+		`{"jsonrpc":"2.0","id":7,"result":{"messages":[{"role":"user","content":{"type":"text","text":"a \"quoted\" {x}"}}],"resultType":"complete"}}`,
+		`{"id":1,"result":{"resultType":"complete","resultType":2}}`,
+		`{"id":1,"result":{"resultType":"a\/b"}}`,
+		`{"id":1,"result":{"resultType":[1,{"a":"}"}]}}`,
+		`{"id":1,"result":null,"result":{"resultType":"x"}}`,
+		`{"id":1,"result":"{\"resultType\":\"complete\"}"}`,
+		`{"result":{"resultType":-0.5e1}}`,
+		`{"result":{"resultType":"complete"},"x":}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, msg string) {
+		got, ok := scanResultType([]byte(msg))
+		if !ok || !json.Valid([]byte(msg)) {
+			return // declined, or invalid JSON: what the scanner reads of it does not matter
+		}
+		if want := decodeResultType([]byte(msg)); got != want {
+			t.Fatalf("scan %q = %q, encoding/json reads %q", msg, got, want)
+		}
+	})
+}
+
+func BenchmarkResultType(b *testing.B) {
+	text := make([]byte, 2000)
+	for i := range text {
+		text[i] = 'a' + byte(i%26)
+	}
+	msg := []byte(`{"jsonrpc":"2.0","id":12345,"result":{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"` + string(text) + `"}}],"resultType":"complete"}}`)
+	for b.Loop() {
+		if resultType(msg) != "complete" {
+			b.Fatal("not complete")
+		}
+	}
+}

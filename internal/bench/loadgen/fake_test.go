@@ -1,6 +1,7 @@
 package loadgen
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -27,6 +28,9 @@ type fakeServer struct {
 	clientOK atomic.Int64 // client answers to our pings
 	requests atomic.Int64 // requests handled (both transports)
 	deleted  atomic.Int64
+	// stateless counts requests served at protocol 2026-07-28, without
+	// a session.
+	stateless atomic.Int64
 }
 
 // fakeOptions are the test's switches.
@@ -39,6 +43,11 @@ type fakeOptions struct {
 	// pingClient makes the SSE stream send the client a ping request
 	// right after the endpoint event.
 	pingClient bool
+	// secondResponse makes event-stream replies carry the response twice.
+	secondResponse bool
+	// noResultType leaves "resultType":"complete" out of 2026-07-28
+	// results.
+	noResultType bool
 }
 
 func newFakeServer(t *testing.T, opts fakeOptions) (*fakeServer, *httptest.Server) {
@@ -59,6 +68,9 @@ type rpcMessage struct {
 	Params json.RawMessage `json:"params"`
 	Result json.RawMessage `json:"result"`
 }
+
+// statelessProtocol is the revision the fake serves without sessions.
+const statelessProtocol = "2026-07-28"
 
 // answer returns the response to m, or nil for a notification or a client
 // response.
@@ -84,7 +96,7 @@ func (f *fakeServer) answer(m rpcMessage) []byte {
 		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"protocolVersion":"2025-06-18","capabilities":{},"serverInfo":{"name":"fake","version":"1"}}}`)
 	case "ping":
 		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{}}`)
-	case "echo":
+	case "echo", "prompts/get":
 		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"hello from ` + id + `"}]}}`)
 	case "tool_fails":
 		return []byte(`{"jsonrpc":"2.0","id":` + id + `,"result":{"content":[{"type":"text","text":"no"}],"isError":true}}`)
@@ -175,6 +187,10 @@ func (f *fakeServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "bad json", http.StatusBadRequest)
 		return
 	}
+	if r.Header.Get("MCP-Protocol-Version") == statelessProtocol {
+		f.serveStateless(w, r, m)
+		return
+	}
 	if m.Method == "initialize" {
 		sid = "s-" + strconv.FormatInt(f.nextID.Add(1), 10)
 		f.mu.Lock()
@@ -191,7 +207,13 @@ func (f *fakeServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	resp := f.answer(m)
+	f.reply(w, m, f.answer(m))
+}
+
+// reply writes the answer to m: 202 for none, else JSON, or (every other
+// request, with sseReplies) an event stream with a notification on each
+// side of the response.
+func (f *fakeServer) reply(w http.ResponseWriter, m rpcMessage, resp []byte) {
 	if resp == nil {
 		w.WriteHeader(http.StatusAccepted)
 		return
@@ -199,13 +221,61 @@ func (f *fakeServer) serveMCP(w http.ResponseWriter, r *http.Request) {
 	n, _ := strconv.Atoi(string(m.ID))
 	if f.sseReplies && n%2 == 1 {
 		w.Header().Set("Content-Type", "text/event-stream")
-		// A notification first, which the driver must skip.
-		fmt.Fprint(w, "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n")
+		// Notifications before and after, which the driver must skip.
+		note := "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{}}\n\n"
+		fmt.Fprint(w, note)
 		fmt.Fprintf(w, "event: message\ndata: %s\n\n", resp)
+		if f.secondResponse {
+			fmt.Fprintf(w, "event: message\ndata: %s\n\n", resp)
+		}
+		fmt.Fprint(w, note)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
 	_, _ = w.Write(resp)
+}
+
+// serveStateless answers a POST at protocol 2026-07-28, checking what the
+// revision asks of a client as the peers do: no session, headers that
+// repeat the body's method and name, and the request _meta.
+func (f *fakeServer) serveStateless(w http.ResponseWriter, r *http.Request, m rpcMessage) {
+	var p struct {
+		Name string `json:"name"`
+		Meta *struct {
+			ProtocolVersion    string          `json:"io.modelcontextprotocol/protocolVersion"`
+			ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+			ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
+		} `json:"_meta"`
+	}
+	_ = json.Unmarshal(m.Params, &p)
+	var why string
+	switch {
+	case r.Header.Get("Mcp-Session-Id") != "":
+		why = "a session id at 2026-07-28"
+	case m.Method == "initialize" || len(m.ID) == 0:
+		why = "not a request of 2026-07-28: " + m.Method
+	case r.Header.Get("Mcp-Method") != m.Method:
+		why = "Mcp-Method does not match"
+	case (m.Method == "prompts/get" || m.Method == "tools/call") && (p.Name == "" || r.Header.Get("Mcp-Name") != p.Name):
+		why = "Mcp-Name does not match"
+	case p.Meta == nil || p.Meta.ProtocolVersion != statelessProtocol:
+		why = "no _meta protocolVersion " + statelessProtocol
+	case !strings.HasPrefix(string(p.Meta.ClientCapabilities), "{") || !strings.HasPrefix(string(p.Meta.ClientInfo), "{"):
+		why = "no _meta clientCapabilities or clientInfo"
+	}
+	if why != "" {
+		http.Error(w, why, http.StatusBadRequest)
+		return
+	}
+	f.stateless.Add(1)
+	resp := f.answer(m)
+	if !f.noResultType {
+		resp = bytes.Replace(resp, []byte(`"result":{}`), []byte(`"result":{"resultType":"complete"}`), 1)
+		if !bytes.Contains(resp, []byte(`"resultType"`)) {
+			resp = bytes.Replace(resp, []byte(`"result":{`), []byte(`"result":{"resultType":"complete",`), 1)
+		}
+	}
+	f.reply(w, m, resp)
 }
 
 func (f *fakeServer) liveSessions() int {

@@ -4,8 +4,9 @@
 //
 // Stdio pipelines requests over a child's stdin/stdout; SSE (legacy
 // HTTP+SSE) and Streamable (Streamable HTTP) run many sessions with one
-// request in flight each; Idle weighs the memory a server holds per idle
-// session. With the server's PID they also report its CPU time per request
+// request in flight each; Stateless runs as many clients of protocol
+// 2026-07-28, which has no initialize and no session; Idle weighs the
+// memory a server holds per idle session. With the server's PID they also report its CPU time per request
 // and peak RSS from /proc (Usage); StartProcess runs an HTTP server for
 // them.
 package loadgen

@@ -11,6 +11,7 @@ import (
 	"net/http/httputil"
 	"net/url"
 	"strconv"
+	"syscall"
 	"time"
 )
 
@@ -148,7 +149,10 @@ func (c *httpConn) try(ctx context.Context, method, target string, hdrs []header
 		c.Close()
 		// The server may have closed a kept-alive connection just as we
 		// wrote: nothing of an answer came, so the request can go again.
-		return resp, wasReused && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)), fmt.Errorf("%s %s: %w", method, target, err)
+		// The close reads as the end of the stream or, when the request
+		// reached the socket after it, as a reset.
+		closed := errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, syscall.ECONNRESET)
+		return resp, wasReused && closed, fmt.Errorf("%s %s: %w", method, target, err)
 	}
 	c.reused = true
 	var r io.Reader

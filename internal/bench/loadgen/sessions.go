@@ -64,6 +64,23 @@ type load struct {
 	work     Work // Requests and Warmup per session
 	pid      int
 	open     opener
+	// complete: every result must say "resultType":"complete" (protocol
+	// 2026-07-28 and later).
+	complete bool
+}
+
+// verdict classifies a response: "" when it is good, else a reason quoting
+// it (see check).
+func (l load) verdict(resp []byte) string {
+	if bad := check(resp, l.work.Expect); bad != "" {
+		return bad
+	}
+	if l.complete {
+		if rt := resultType(resp); rt != "complete" {
+			return fmt.Sprintf("resultType %q, want \"complete\": %s", rt, resp[:min(len(resp), 300)])
+		}
+	}
+	return ""
 }
 
 // run opens every session (handshake and warmup), waits for all of them at
@@ -121,7 +138,7 @@ func (l load) run(ctx context.Context) (Stats, error) {
 					fail(fmt.Errorf("session %d warmup: %w", i, err))
 					return
 				}
-				if bad := check(resp, l.work.Expect); bad != "" {
+				if bad := l.verdict(resp); bad != "" {
 					fail(fmt.Errorf("session %d warmup: bad response %s", i, bad))
 					return
 				}
@@ -144,7 +161,7 @@ func (l load) run(ctx context.Context) (Stats, error) {
 					return
 				}
 				lat = append(lat, time.Since(t0))
-				if bad := check(resp, l.work.Expect); bad != "" {
+				if bad := l.verdict(resp); bad != "" {
 					if errs[i] == 0 {
 						firstErrs[i] = bad
 					}

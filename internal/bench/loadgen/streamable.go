@@ -48,10 +48,21 @@ type httpSession struct {
 	stop    context.CancelFunc
 }
 
-func openStreamable(ctx, life context.Context, u *url.URL, proto string) (*httpSession, error) {
+// postHeaders are the headers every Streamable HTTP POST carries; a
+// session's own follow them.
+func postHeaders() []header {
+	return []header{{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}}
+}
+
+// newHTTPSession returns a client of the endpoint u that sends headers with
+// every POST, on a connection of its own closed when life ends.
+func newHTTPSession(life context.Context, u *url.URL, headers []header) *httpSession {
 	sctx, stop := context.WithCancel(life)
-	s := &httpSession{conn: newHTTPConn(sctx, u), target: u.RequestURI(), stop: stop,
-		headers: []header{{"Content-Type", "application/json"}, {"Accept", "application/json, text/event-stream"}}}
+	return &httpSession{conn: newHTTPConn(sctx, u), target: u.RequestURI(), stop: stop, headers: headers}
+}
+
+func openStreamable(ctx, life context.Context, u *url.URL, proto string) (*httpSession, error) {
+	s := newHTTPSession(life, u, postHeaders())
 	resp, sessionID, err := s.exchange(ctx, 0, initializeRequest(proto))
 	if err != nil {
 		s.close()
@@ -119,12 +130,48 @@ func (s *httpSession) exchange(ctx context.Context, id int, msg []byte) ([]byte,
 		s.conn.Close()
 		return nil, "", err
 	}
-	// Drain what follows (the end of the stream), so the connection is
-	// reused rather than closed; the event reader may hold some of it.
-	if err := s.conn.drain(s.events.r); err != nil {
+	// Read what follows (the end of the stream), so the connection is
+	// reused rather than closed, and make sure it holds no second response.
+	clean, err := restOfStream(s.events, id)
+	if !clean {
 		s.conn.Close()
 	}
+	if err != nil {
+		return nil, "", err
+	}
 	return out, resp.sessionID, nil
+}
+
+// restOfStream reads the events that follow the response to id until the
+// stream ends; clean is false when it did not end well, and the connection
+// cannot be reused. Notifications and requests are skipped; another
+// response, or a message that is not JSON, is an error: every request gets
+// exactly one response.
+func restOfStream(er *eventReader, id int) (clean bool, err error) {
+	// The response is the reader's last event data, which the next event
+	// would overwrite: events after it, rare, get a buffer of their own.
+	keep := er.data
+	er.data = nil
+	defer func() { er.data = keep }()
+	for {
+		ev, err := er.next()
+		if errors.Is(err, io.EOF) {
+			return true, nil
+		}
+		if err != nil {
+			return false, nil // the response came whole; a broken end only costs the connection
+		}
+		if ev.name != "message" {
+			continue
+		}
+		env, err := parseEnvelope(ev.data)
+		if err != nil {
+			return false, fmt.Errorf("after the response to %d: %w", id, err)
+		}
+		if env.isResponse() {
+			return false, fmt.Errorf("after the response to %d, another response (every request gets exactly one): %.200s", id, ev.data)
+		}
+	}
 }
 
 // responseFromStream reads events until the response to id; notifications

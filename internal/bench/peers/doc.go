@@ -13,5 +13,9 @@
 //
 // Both take -transport stdio|sse|http, -addr and -templates, register one
 // prompt per template and a render_template tool, and render exactly the
-// text flowyprompt renders (peers_test.go checks that).
+// text flowyprompt renders (peers_test.go checks that). With -stateless,
+// http runs the library's stateless mode (go-sdk:
+// StreamableHTTPOptions{Stateless: true}; mcp-go: server.WithStateLess),
+// where each request stands alone: the mode in which both serve protocol
+// 2026-07-28, which has no initialize and no session.
 package peers

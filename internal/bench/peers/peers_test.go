@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/bench"
+	"github.com/flowyprompt/flowyprompt/internal/bench/loadgen"
 	"github.com/google/go-cmp/cmp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
@@ -272,6 +273,72 @@ func TestToolArgumentsValidated(t *testing.T) {
 				if !res.IsError {
 					t.Errorf("arguments %v were accepted", args)
 				}
+			}
+		})
+	}
+}
+
+// TestPeersServeStateless checks that both peers, in their stateless modes
+// (-stateless), and flowyprompt serve prompts/get at protocol 2026-07-28
+// as the stateless scenario sends it: no initialize, no session, the
+// revision's headers and _meta, a result marked complete with the text
+// flowyprompt renders. A stateful go-sdk handler refuses such requests, so
+// the check also shows the flag took effect.
+func TestPeersServeStateless(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	bin := t.TempDir()
+	dir := bench.TemplatesDir()
+	fp := build(t, root, "./cmd/flowyprompt", filepath.Join(bin, "flowyprompt"))
+	mg := build(t, ".", "./mcpgo", filepath.Join(bin, "peer-mcpgo"))
+	gs := build(t, ".", "./gosdk", filepath.Join(bin, "peer-gosdk"))
+	params, err := json.Marshal(map[string]any{"name": bench.PromptName, "arguments": bench.Arguments})
+	if err != nil {
+		t.Fatal(err)
+	}
+	peer := func(bin string, flags ...string) func(addr string) []string {
+		return func(addr string) []string {
+			return append([]string{bin, "-transport", "http", "-addr", addr, "-templates", dir}, flags...)
+		}
+	}
+	tests := []struct {
+		name      string
+		cmd       func(addr string) []string
+		wantError string // "" when the run must succeed
+	}{
+		{"flowyprompt", func(addr string) []string {
+			return []string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}
+		}, ""},
+		{"mcp-go", peer(mg, "-stateless"), ""},
+		{"go-sdk", peer(gs, "-stateless"), ""},
+		{"go-sdk stateful refuses", peer(gs), "400"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			addr, err := loadgen.FreeAddr()
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := loadgen.StartProcess(ctx, tt.cmd(addr), addr, 15*time.Second)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Stop()
+			st, err := loadgen.Stateless(ctx, loadgen.StatelessConfig{
+				URL: "http://" + addr + "/mcp", Clients: 4,
+				Work: loadgen.Work{Method: "prompts/get", Params: params, Requests: 25, Warmup: 2, Expect: []byte(bench.Arguments["audience"])},
+			})
+			if tt.wantError != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.wantError) {
+					t.Fatalf("err = %v, want one containing %q", err, tt.wantError)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("%v (server output: %s)", err, p.Output())
+			}
+			if st.Requests != 100 || st.Errors != 0 {
+				t.Fatalf("requests=%d errors=%d (first: %s), want 100 and 0", st.Requests, st.Errors, st.FirstError)
 			}
 		})
 	}

@@ -1,7 +1,8 @@
 // Command mcpbench compares flowyprompt with reference servers built on the
 // two best-known Go MCP libraries (mark3labs/mcp-go and the official
 // modelcontextprotocol/go-sdk, in internal/bench/peers) on the same 2 KB
-// templates: stdio, legacy SSE and Streamable HTTP throughput and latency,
+// templates: stdio, legacy SSE and Streamable HTTP throughput and latency
+// (Streamable HTTP with sessions, and stateless at protocol 2026-07-28),
 // server CPU per request, peak RSS, and memory per idle session.
 //
 // It builds every server, checks they render the same text, then runs each

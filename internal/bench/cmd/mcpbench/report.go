@@ -81,6 +81,29 @@ func (r *report) ran(sc, srv string) bool {
 	return false
 }
 
+// ranAny reports whether any run of the scenario was attempted.
+func (r *report) ranAny(sc string) bool {
+	return slices.ContainsFunc(r.results, func(x result) bool { return x.Scenario == sc })
+}
+
+// againstBest compares flowyprompt with the better peer of the scenario,
+// mcp-go or go-sdk, whichever has the higher median req/s: "" when either
+// side has no numbers.
+func (r *report) againstBest(sc scenario, lat string) string {
+	fp := spreadOf(r.values(sc.id, flowyprompt, mRPS))
+	best, bestRPS := "", spread{}
+	for _, p := range []string{mcpGo, goSDK} {
+		if s := spreadOf(r.values(sc.id, p, mRPS)); s.n > 0 && (best == "" || s.med > bestRPS.med) {
+			best, bestRPS = p, s
+		}
+	}
+	if fp.n == 0 || best == "" {
+		return ""
+	}
+	return fmt.Sprintf("%s: flowyprompt against the better peer, %s: %s its req/s, %s %s its %s", sc.title, best,
+		ratio(fp, bestRPS), sc.latency, ratio(spreadOf(r.values(sc.id, flowyprompt, lat)), spreadOf(r.values(sc.id, best, lat))), sc.latency)
+}
+
 // format prints v with a precision that suits its size.
 func format(v float64) string {
 	switch a := math.Abs(v); {
@@ -149,6 +172,14 @@ func (r *report) markdown() string {
 			}
 			baseRPS := spreadOf(r.values(sc.id, baselineServer, mRPS))
 			baseLat := spreadOf(r.values(sc.id, baselineServer, lat))
+			if sc.note != "" && r.ranAny(sc.id) {
+				notes = append(notes, sc.title+": "+sc.note)
+			}
+			if sc.againstBest {
+				if line := r.againstBest(sc, lat); line != "" {
+					notes = append(notes, line)
+				}
+			}
 			for _, srv := range r.servers {
 				if !r.ran(sc.id, srv) {
 					continue

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,10 +119,15 @@ func TestRotate(t *testing.T) {
 }
 
 // sampleReport is a made-up run: three servers and three repetitions,
-// one server without the SSE transport, and one failed run.
+// one server without the SSE transport, one failed run, and a scenario
+// whose target is set against the better peer (go-sdk, there).
 func sampleReport() *report {
-	all := scenarios(1)
-	scs := []scenario{all[0], all[2], all[3], all[5]}
+	var scs []scenario
+	for _, sc := range scenarios(1) {
+		if slices.Contains([]string{"stdio-get-1", "stdio-tool-32", "sse-get-50", "http-stateless-get-50", "sse-idle-1000"}, sc.id) {
+			scs = append(scs, sc)
+		}
+	}
 	r := &report{scenarios: scs, servers: []string{flowyprompt, mcpGo, goSDK, mcpGoValidate}}
 	rpc := map[string][]float64{flowyprompt: {40000, 42000, 41000}, mcpGo: {20000, 24000, 22000}, goSDK: {10000, 11000, 9000}, mcpGoValidate: {15000, 16000, 17000}}
 	for rep := 1; rep <= 3; rep++ {
@@ -132,6 +138,9 @@ func sampleReport() *report {
 				}
 				res := result{Rep: rep, Scenario: sc.id, Server: srv}
 				v := rpc[srv][rep-1]
+				if sc.kind == kindStateless && srv == goSDK {
+					v *= 3 // the better peer here
+				}
 				switch {
 				case sc.kind == kindSSE && srv == flowyprompt:
 					res.Skipped = "the server exited before listening (exit status 2): flowyprompt: the HTTP transport is not built | yet"
@@ -200,6 +209,10 @@ func TestReportFacts(t *testing.T) {
 		`not built \| yet`,
 		// mcp-go+validate only joins the tool scenario.
 		"| stdio tools/call render, 32 in flight | mcp-go+validate | 16,000 (15,000–17,000) | 0.73× |",
+		// The stateless scenario says how it drives the servers, and
+		// compares flowyprompt with the better peer.
+		"- Streamable HTTP prompts/get, 50 stateless clients (2026-07-28): every request at protocol 2026-07-28, with no initialize and no session",
+		"- Streamable HTTP prompts/get, 50 stateless clients (2026-07-28): flowyprompt against the better peer, go-sdk: 1.37× its req/s, p99 0.73× its p99",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
@@ -207,6 +220,36 @@ func TestReportFacts(t *testing.T) {
 	}
 	if strings.Contains(md, "| stdio prompts/get, 1 in flight | mcp-go+validate") {
 		t.Error("mcp-go+validate appears in a prompts scenario")
+	}
+	// Only the stateless scenario has a note.
+	if n := strings.Count(md, "\n- "); n != 4 {
+		t.Errorf("%d notes, want 4 (the stateless scenario's two, the skipped run, the failed one):\n%s", n, md)
+	}
+}
+
+func TestAgainstBest(t *testing.T) {
+	sc := scenario{id: "s", title: "T", latency: "p99", againstBest: true}
+	run := func(srv string, rps, p99 float64) result {
+		return result{Scenario: "s", Server: srv, Metrics: map[string]float64{mRPS: rps, mP99: p99}}
+	}
+	tests := []struct {
+		name    string
+		results []result
+		want    string
+	}{
+		{"mcp-go better", []result{run(flowyprompt, 300, 10), run(mcpGo, 200, 20), run(goSDK, 100, 40)}, "T: flowyprompt against the better peer, mcp-go: 1.50× its req/s, p99 0.50× its p99"},
+		{"go-sdk better", []result{run(flowyprompt, 300, 10), run(mcpGo, 100, 20), run(goSDK, 250, 5)}, "T: flowyprompt against the better peer, go-sdk: 1.20× its req/s, p99 2.00× its p99"},
+		{"one peer", []result{run(flowyprompt, 300, 10), run(goSDK, 100, 20)}, "T: flowyprompt against the better peer, go-sdk: 3.00× its req/s, p99 0.50× its p99"},
+		{"flowyprompt failed", []result{{Scenario: "s", Server: flowyprompt, Error: "400"}, run(mcpGo, 100, 20)}, ""},
+		{"no peer", []result{run(flowyprompt, 300, 10)}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := &report{scenarios: []scenario{sc}, servers: []string{flowyprompt, mcpGo, goSDK}, results: tt.results}
+			if got := r.againstBest(sc, mP99); got != tt.want {
+				t.Errorf("got  %q\nwant %q", got, tt.want)
+			}
+		})
 	}
 }
 
@@ -222,6 +265,9 @@ func TestParseFlags(t *testing.T) {
 		}},
 		{"a few scenarios", []string{"-scenarios", "stdio-get-1,http-idle-1000", "-reps", "2"}, false, func(o options) bool {
 			return o.reps == 2 && cmp.Equal(o.only, []string{"stdio-get-1", "http-idle-1000"})
+		}},
+		{"the stateless scenario", []string{"-scenarios", "http-stateless-get-50", "-scale", "0.1"}, false, func(o options) bool {
+			return o.scale == 0.1 && cmp.Equal(o.only, []string{"http-stateless-get-50"})
 		}},
 		{"servers", []string{"-servers", "mcp-go,go-sdk"}, false, func(o options) bool { return cmp.Equal(o.servers, []string{mcpGo, goSDK}) }},
 		{"extra flowyprompt arguments", []string{"-flowyprompt-args", " --cpuprofile  /tmp/p.pprof "}, false, func(o options) bool {

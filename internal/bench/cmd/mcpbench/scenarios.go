@@ -19,6 +19,10 @@ const (
 	kindStdio kind = iota
 	kindSSE
 	kindStreamable
+	// kindStateless is Streamable HTTP at protocol 2026-07-28: no
+	// initialize, no session, each POST on its own; the peers run their
+	// stateless modes.
+	kindStateless
 	kindIdleSSE
 	kindIdleStreamable
 )
@@ -36,13 +40,22 @@ type scenario struct {
 	warmup   int
 	// latency is the percentile the issue asks for: "p50" or "p99".
 	latency string
+	// note says, in the report, how the scenario drives the servers when
+	// the title cannot.
+	note string
+	// againstBest: the target is set against the better of the peers,
+	// mcp-go or go-sdk, so the report compares flowyprompt with it too.
+	againstBest bool
 }
 
-// scenarios are the issue's seven. Request counts are sized so the fastest
+// scenarios are the issue's seven, and the stateless one asked for since,
+// sized like http-get-50. Request counts are sized so the fastest
 // server's run lasts about a second (CPU time comes in 10 ms ticks, so
 // shorter runs make CPU per request coarse) and five repetitions of all of
 // them, on three servers (four for the tool one), take about six minutes
-// on a quiet 2-core machine; scale multiplies the request counts.
+// on a quiet 2-core machine, and about eight with the stateless one (go-sdk
+// makes a session per request there, at a few thousand a second); scale
+// multiplies the request counts.
 func scenarios(scale float64) []scenario {
 	n := func(v int) int { return max(1, int(math.Round(float64(v)*scale))) }
 	return []scenario{
@@ -51,6 +64,9 @@ func scenarios(scale float64) []scenario {
 		{id: "stdio-tool-32", title: "stdio tools/call render, 32 in flight", kind: kindStdio, tools: true, concurrency: 32, requests: n(60000), warmup: n(5000), latency: "p50"},
 		{id: "sse-get-50", title: "SSE prompts/get, 50 sessions", kind: kindSSE, concurrency: 50, requests: n(600), warmup: n(20), latency: "p99"},
 		{id: "http-get-50", title: "Streamable HTTP prompts/get, 50 clients", kind: kindStreamable, concurrency: 50, requests: n(600), warmup: n(20), latency: "p99"},
+		{id: "http-stateless-get-50", title: "Streamable HTTP prompts/get, 50 stateless clients (2026-07-28)", kind: kindStateless, concurrency: 50, requests: n(600), warmup: n(20), latency: "p99",
+			againstBest: true, note: "every request at protocol " + loadgen.StatelessProtocol + ", with no initialize and no session: each POST carries MCP-Protocol-Version, Mcp-Method and Mcp-Name headers and the protocol version, client and capabilities in params._meta, and every result must say \"resultType\":\"complete\"; " +
+				"go-sdk runs StreamableHTTPOptions{Stateless: true} and mcp-go server.WithStateLess(true), the modes in which they serve that revision; flowyprompt gets the same requests on its one /mcp endpoint"},
 		{id: "sse-idle-1000", title: "memory per idle SSE session (1,000 open)", kind: kindIdleSSE, concurrency: 10, requests: 1000},
 		{id: "http-idle-1000", title: "memory per idle /mcp session (1,000 open)", kind: kindIdleStreamable, concurrency: 10, requests: 1000},
 	}
@@ -63,9 +79,15 @@ func (s scenario) transport() string {
 		return "sse"
 	case kindStreamable, kindIdleStreamable:
 		return "http"
+	case kindStateless:
+		return transportStateless
 	}
 	return "stdio"
 }
+
+// transportStateless is Streamable HTTP served statelessly, as a server's
+// listen function is asked for it.
+const transportStateless = "http-stateless"
 
 // path is the endpoint the scenario's transport is served at.
 func (s scenario) path() string {
@@ -177,6 +199,12 @@ func (r *runner) run(ctx context.Context, sc scenario, srv *server) (map[string]
 		return statsMetrics(st), nil
 	case kindStreamable:
 		st, err := loadgen.Streamable(ctx, loadgen.StreamableConfig{URL: url, Work: work, Clients: sc.concurrency, PID: p.PID()})
+		if err != nil {
+			return nil, withOutput(err, p)
+		}
+		return statsMetrics(st), nil
+	case kindStateless:
+		st, err := loadgen.Stateless(ctx, loadgen.StatelessConfig{URL: url, Work: work, Clients: sc.concurrency, PID: p.PID()})
 		if err != nil {
 			return nil, withOutput(err, p)
 		}

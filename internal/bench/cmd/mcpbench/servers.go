@@ -10,8 +10,8 @@ type server struct {
 	name string
 	// stdio is its command line for the stdio transport.
 	stdio func() []string
-	// listen is its command line serving transport ("sse" or "http") on
-	// addr; the path is /sse or /mcp.
+	// listen is its command line serving transport ("sse", "http" or
+	// "http-stateless") on addr; the path is /sse or /mcp.
 	listen func(transport, addr string) []string
 	// tool is its render tool's name.
 	tool string
@@ -45,7 +45,7 @@ func servers(bin, dir string, fpArgs []string, before string) []*server {
 			name:  mcpGo,
 			stdio: func() []string { return []string{mg, "-templates", dir} },
 			listen: func(tr, addr string) []string {
-				return []string{mg, "-transport", tr, "-addr", addr, "-templates", dir}
+				return append([]string{mg, "-addr", addr, "-templates", dir}, peerTransport(tr)...)
 			},
 			tool: "render_template",
 		},
@@ -53,7 +53,7 @@ func servers(bin, dir string, fpArgs []string, before string) []*server {
 			name:  goSDK,
 			stdio: func() []string { return []string{gs, "-templates", dir} },
 			listen: func(tr, addr string) []string {
-				return []string{gs, "-transport", tr, "-addr", addr, "-templates", dir}
+				return append([]string{gs, "-addr", addr, "-templates", dir}, peerTransport(tr)...)
 			},
 			tool: "render_template",
 		},
@@ -61,7 +61,7 @@ func servers(bin, dir string, fpArgs []string, before string) []*server {
 			name:  mcpGoValidate,
 			stdio: func() []string { return []string{mg, "-validate", "-templates", dir} },
 			listen: func(tr, addr string) []string {
-				return []string{mg, "-validate", "-transport", tr, "-addr", addr, "-templates", dir}
+				return append([]string{mg, "-validate", "-addr", addr, "-templates", dir}, peerTransport(tr)...)
 			},
 			tool:      "render_template",
 			toolsOnly: true,
@@ -73,6 +73,15 @@ func servers(bin, dir string, fpArgs []string, before string) []*server {
 	return all
 }
 
+// peerTransport is a peer's flags for transport: the stateless variant of
+// Streamable HTTP is its http transport with -stateless.
+func peerTransport(tr string) []string {
+	if tr == transportStateless {
+		return []string{"-transport", "http", "-stateless"}
+	}
+	return []string{"-transport", tr}
+}
+
 // flowypromptServer is the flowyprompt binary fp, named name.
 func flowypromptServer(name, fp, dir string, fpArgs []string) *server {
 	return &server{
@@ -80,7 +89,8 @@ func flowypromptServer(name, fp, dir string, fpArgs []string) *server {
 		stdio: func() []string {
 			return append([]string{fp, "serve", "--templates", dir, "--log-level", "error"}, fpArgs...)
 		},
-		// flowyprompt serves /sse and /mcp from one HTTP listener.
+		// flowyprompt serves /sse and /mcp from one HTTP listener; the
+		// stateless revision's requests come to the same /mcp.
 		listen: func(_, addr string) []string {
 			return append([]string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}, fpArgs...)
 		},

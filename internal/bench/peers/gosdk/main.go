@@ -3,6 +3,13 @@
 // -templates and a render_template tool, over stdio, legacy SSE (/sse) or
 // Streamable HTTP (/mcp). It uses the SDK as its documentation shows and
 // is not tuned: it is the baseline flowyprompt is measured against.
+//
+// With -stateless, /mcp runs in the SDK's stateless mode
+// (StreamableHTTPOptions{Stateless: true}): no Mcp-Session-Id, a temporary
+// session for every request. That is the mode in which the SDK serves
+// protocol 2026-07-28, where every request carries its protocol version and
+// client in params._meta and there is no initialize; a stateful handler
+// refuses such requests.
 package main
 
 import (
@@ -25,14 +32,15 @@ func main() {
 	transport := flag.String("transport", "stdio", "stdio, sse (legacy HTTP+SSE at /sse) or http (Streamable HTTP at /mcp)")
 	addr := flag.String("addr", "127.0.0.1:8301", "listen address for sse and http")
 	dir := flag.String("templates", "", "template folder (required)")
+	stateless := flag.Bool("stateless", false, "http: serve /mcp stateless (StreamableHTTPOptions.Stateless): no sessions, every request on its own, the mode that speaks protocol 2026-07-28")
 	flag.Parse()
-	if err := run(*transport, *addr, *dir); err != nil {
+	if err := run(*transport, *addr, *dir, *stateless); err != nil {
 		fmt.Fprintln(os.Stderr, "gosdk:", err)
 		os.Exit(1)
 	}
 }
 
-func run(transport, addr, dir string) error {
+func run(transport, addr, dir string, stateless bool) error {
 	ts, err := promptlib.LoadDir(dir)
 	if err != nil {
 		return err
@@ -55,7 +63,11 @@ func run(transport, addr, dir string) error {
 		return serveHTTP(ctx, addr, mux)
 	case "http":
 		mux := http.NewServeMux()
-		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, nil))
+		var opts *mcp.StreamableHTTPOptions
+		if stateless {
+			opts = &mcp.StreamableHTTPOptions{Stateless: true}
+		}
+		mux.Handle("/mcp", mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return server }, opts))
 		return serveHTTP(ctx, addr, mux)
 	default:
 		return fmt.Errorf("unknown transport %q (want stdio, sse or http)", transport)

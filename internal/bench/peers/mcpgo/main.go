@@ -13,6 +13,11 @@
 // Streamable HTTP runs stateful (server.WithStateful): sessions are tracked
 // and an unknown Mcp-Session-Id is refused, as flowyprompt and go-sdk do.
 // mcp-go's default only checks that a session id looks like a UUID.
+// With -stateless it runs server.WithStateLess(true) instead: no session
+// ids at all, every request served on its own, as protocol 2026-07-28 asks.
+// (mcp-go decides a request's revision from its params._meta, so it takes
+// 2026-07-28 requests in either mode; -stateless drops the sessions of the
+// older revisions too, as the go-sdk peer's flag does.)
 package main
 
 import (
@@ -37,14 +42,15 @@ func main() {
 	addr := flag.String("addr", "127.0.0.1:8302", "listen address for sse and http")
 	dir := flag.String("templates", "", "template folder (required)")
 	validate := flag.Bool("validate", false, "validate tool arguments against the input schema (server.WithInputSchemaValidation)")
+	stateless := flag.Bool("stateless", false, "http: serve /mcp stateless (server.WithStateLess): no session ids, every request on its own")
 	flag.Parse()
-	if err := run(*transport, *addr, *dir, *validate); err != nil {
+	if err := run(*transport, *addr, *dir, *validate, *stateless); err != nil {
 		fmt.Fprintln(os.Stderr, "mcpgo:", err)
 		os.Exit(1)
 	}
 }
 
-func run(transport, addr, dir string, validate bool) error {
+func run(transport, addr, dir string, validate, stateless bool) error {
 	ts, err := promptlib.LoadDir(dir)
 	if err != nil {
 		return err
@@ -57,7 +63,11 @@ func run(transport, addr, dir string, validate bool) error {
 		srv := server.NewSSEServer(s)
 		return serve(addr, srv.Start, srv.Shutdown)
 	case "http":
-		srv := server.NewStreamableHTTPServer(s, server.WithStateful(true))
+		mode := server.WithStateful(true)
+		if stateless {
+			mode = server.WithStateLess(true)
+		}
+		srv := server.NewStreamableHTTPServer(s, mode)
 		return serve(addr, srv.Start, srv.Shutdown)
 	default:
 		return fmt.Errorf("unknown transport %q (want stdio, sse or http)", transport)

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// TestListen: each server is started on the transport a scenario asks
+// for; the peers serve the stateless variant with -stateless.
+func TestListen(t *testing.T) {
+	all := servers("/bin", "/tpl", nil, "")
+	byName := map[string]*server{}
+	for _, s := range all {
+		byName[s.name] = s
+	}
+	tests := []struct {
+		server, transport string
+		want              []string
+	}{
+		{mcpGo, "sse", []string{"/bin/peer-mcpgo", "-addr", "127.0.0.1:1", "-templates", "/tpl", "-transport", "sse"}},
+		{goSDK, "http", []string{"/bin/peer-gosdk", "-addr", "127.0.0.1:1", "-templates", "/tpl", "-transport", "http"}},
+		{goSDK, transportStateless, []string{"/bin/peer-gosdk", "-addr", "127.0.0.1:1", "-templates", "/tpl", "-transport", "http", "-stateless"}},
+		{mcpGo, transportStateless, []string{"/bin/peer-mcpgo", "-addr", "127.0.0.1:1", "-templates", "/tpl", "-transport", "http", "-stateless"}},
+		{mcpGoValidate, "http", []string{"/bin/peer-mcpgo", "-validate", "-addr", "127.0.0.1:1", "-templates", "/tpl", "-transport", "http"}},
+		{flowyprompt, transportStateless, []string{"/bin/flowyprompt", "serve", "--transport", "http", "--addr", "127.0.0.1:1", "--templates", "/tpl", "--log-level", "error"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.server+"/"+tt.transport, func(t *testing.T) {
+			if diff := cmp.Diff(tt.want, byName[tt.server].listen(tt.transport, "127.0.0.1:1")); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestScenarioTransport: every HTTP scenario's endpoint and transport; the
+// stateless one is served at /mcp by a server started for it.
+func TestScenarioTransport(t *testing.T) {
+	got := map[string][2]string{}
+	for _, sc := range scenarios(1) {
+		if sc.kind != kindStdio {
+			got[sc.id] = [2]string{sc.transport(), sc.path()}
+		}
+	}
+	want := map[string][2]string{
+		"sse-get-50": {"sse", "/sse"}, "http-get-50": {"http", "/mcp"}, "http-stateless-get-50": {transportStateless, "/mcp"},
+		"sse-idle-1000": {"sse", "/sse"}, "http-idle-1000": {"http", "/mcp"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
