@@ -262,11 +262,12 @@ func (s *Source) untilNextCheck(now time.Time) time.Duration {
 // cached: a commit's files never change.
 const pinnedFreshness = 24 * time.Hour
 
-// FreshFor counts down to the next revalidation: until then the server
+// FreshFor counts down, on the source's clock, to the next revalidation: until then the server
 // serves what it has, so a client asking earlier would get the same. A
 // failed check that set a retry time counts down to that instead; a
 // pinned commit never changes.
-func (s *Source) FreshFor(now time.Time) time.Duration {
+func (s *Source) FreshFor() time.Duration {
+	now := s.now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.pinned && s.base != nil {

@@ -32,7 +32,7 @@ func Embedded() Source { return embedded }
 func (s *embeddedSource) Info() SourceInfo { return embeddedInfo }
 
 // FreshFor: the examples change only with the binary.
-func (s *embeddedSource) FreshFor(time.Time) time.Duration { return EmbeddedFreshness }
+func (s *embeddedSource) FreshFor() time.Duration { return EmbeddedFreshness }
 
 func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	if err := ctx.Err(); err != nil {

@@ -24,7 +24,7 @@ type fakeSource struct {
 
 func (s *fakeSource) Info() SourceInfo { return SourceInfo{Kind: "fake", Location: "memory"} }
 
-func (s *fakeSource) FreshFor(time.Time) time.Duration { return 0 }
+func (s *fakeSource) FreshFor() time.Duration { return 0 }
 
 func (s *fakeSource) set(err error, files ...File) {
 	s.mu.Lock()

@@ -13,14 +13,14 @@ import (
 // the source as a whole cannot be read (folder missing, GitHub unreachable
 // with nothing cached, bad credentials).
 //
-// FreshFor says how long from now a client may take the current catalog
+// FreshFor says how long from now (on the source's clock) a client may take the current catalog
 // as fresh without asking again: the cache hint (ttlMs) of the lists and
 // reads that show it. It is a hint, not a promise; a change notification
 // still invalidates earlier.
 type Source interface {
 	Load(ctx context.Context) (*Catalog, error)
 	Info() SourceInfo
-	FreshFor(now time.Time) time.Duration
+	FreshFor() time.Duration
 }
 
 // EmbeddedFreshness is how long the built-in examples may be cached: they

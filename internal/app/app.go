@@ -101,7 +101,7 @@ const discoverFreshness = time.Hour
 func (a *App) cacheHint(method string) mcp.CacheHint {
 	h := mcp.CacheHint{TTL: discoverFreshness, Scope: mcp.CachePublic}
 	if method != mcp.MethodServerDiscover {
-		h.TTL = a.lib.Source().FreshFor(time.Now())
+		h.TTL = a.lib.Source().FreshFor()
 	}
 	if a.opts.PrivateCache {
 		h.Scope = mcp.CachePrivate

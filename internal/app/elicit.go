@@ -21,6 +21,11 @@ type elicitResult struct {
 	Content map[string]any `json:"content"`
 }
 
+// errBadState marks a retry whose requestState the server cannot accept:
+// a fault of the request itself, answered with a JSON-RPC error even by a
+// tool (whose own failures are results).
+var errBadState = errors.New("bad requestState")
+
 // errDeclined is returned when the user turned the form down.
 var errDeclined = errors.New("the user declined to provide the values")
 
@@ -121,13 +126,13 @@ func (a *App) fromInput(r *mcp.Request, t *templates.Template, args map[string]s
 	if retry.RequestState != "" {
 		var st inputState
 		if err := a.opts.State.Open(purpose, retry.RequestState, &st); err != nil {
-			return nil, &fault.Error{Code: mcp.CodeInvalidParams, Err: err,
+			return nil, &fault.Error{Code: mcp.CodeInvalidParams, Err: errors.Join(errBadState, err),
 				What: "the requestState is not valid for this request",
 				Why:  err.Error() + "; a requestState is sealed by the server for one request, and expires after " + inputTTL.String(),
 				How:  "send the request again without requestState and inputResponses, and answer the new question"}
 		}
 		if st.Args != digest {
-			return nil, &fault.Error{Code: mcp.CodeInvalidParams,
+			return nil, &fault.Error{Code: mcp.CodeInvalidParams, Err: errBadState,
 				What: "the requestState belongs to another request",
 				Why:  "it was given for other arguments of " + t.Metadata.Name,
 				How:  "retry with the arguments of the request that returned it, or start again without requestState"}

@@ -93,8 +93,10 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 	res, err := t.run(ctx, r, toolArgs{raw: args, decoded: decoded, retry: p.Retry})
 	if err != nil {
 		var ir *mcp.InputRequired
-		if errors.As(err, &ir) {
-			return nil, err // the engine answers with the input-required result
+		if errors.As(err, &ir) || errors.Is(err, errBadState) {
+			// The engine answers with the input-required result, or with
+			// the error of a request it cannot accept.
+			return nil, err
 		}
 		if ctx.Err() != nil {
 			return nil, ctx.Err()

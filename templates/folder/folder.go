@@ -95,7 +95,7 @@ func (d *Source) Info() templates.SourceInfo { return d.opts.Info }
 const Freshness = 5 * time.Second
 
 // FreshFor returns Freshness.
-func (d *Source) FreshFor(time.Time) time.Duration { return Freshness }
+func (d *Source) FreshFor() time.Duration { return Freshness }
 
 // Load reads the folder now. It fails only when the folder itself cannot be
 // read; invalid files are reported in the catalog.
