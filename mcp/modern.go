@@ -124,6 +124,9 @@ func (e *Engine) lookup(name string, modern bool) (method, error) {
 		}
 		why := "this server does not implement it"
 		switch {
+		case modern && name == MethodInitialize:
+			why = "revision " + Version20260728 + " has no handshake: every request carries its revision and capabilities in params._meta"
+			how = "leave out the _meta protocol version to initialize a session of an older revision"
 		case modern && m.handle != nil:
 			why = "revision " + Version20260728 + " removed it"
 		case !modern && m.handle != nil:
