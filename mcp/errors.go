@@ -144,6 +144,7 @@ var modernCodes = map[string]int64{
 var specData = map[string][]string{
 	CodeUnsupportedVersion: {"supported", "requested"},
 	CodeMissingCapability:  {"requiredCapabilities"},
+	fault.ResourceNotFound: {"uri"},
 }
 
 // ErrorObject maps any error to the JSON-RPC error object we send, with

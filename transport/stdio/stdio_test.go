@@ -290,3 +290,32 @@ func TestStdoutWriteFailure(t *testing.T) {
 		})
 	}
 }
+
+// TestBothEras: a dual-era client probes with server/discover and then
+// speaks 2026-07-28 on the pipe without initialize; a 2025 client's
+// initialize on the same kind of pipe works as before.
+func TestBothEras(t *testing.T) {
+	e := engine(t, mcp.EngineOptions{})
+	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+	msgs := byID(run(t, e, `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta+`}}`+"\n"+
+		`{"jsonrpc":"2.0","id":2,"method":"test/slow","params":{`+meta+`}}`+"\n"+
+		`{"jsonrpc":"2.0","id":3,"method":"ping","params":{`+meta+`}}`+"\n"))
+	discover, _ := msgs["1"]["result"].(map[string]any)
+	if versions, _ := discover["supportedVersions"].([]any); len(versions) == 0 || versions[0] != "2026-07-28" || discover["resultType"] != "complete" {
+		t.Fatalf("discover = %v", msgs["1"])
+	}
+	if slow, _ := msgs["2"]["result"].(map[string]any); slow["done"] != true || slow["resultType"] != "complete" {
+		t.Fatalf("a 2026 request without initialize = %v", msgs["2"])
+	}
+	if errObj, _ := msgs["3"]["error"].(map[string]any); errObj["code"] != float64(-32601) {
+		t.Fatalf("ping under 2026-07-28 = %v, want -32601 (the revision removed it)", msgs["3"])
+	}
+
+	legacy := byID(run(t, e, initLine+"\n"+`{"jsonrpc":"2.0","id":4,"method":"ping"}`+"\n"))
+	if init, _ := legacy["0"]["result"].(map[string]any); init["protocolVersion"] != "2025-06-18" {
+		t.Fatalf("initialize = %v", legacy["0"])
+	}
+	if p, _ := legacy["4"]["result"].(map[string]any); p == nil || len(p) != 0 {
+		t.Fatalf("legacy ping = %v, want {}", legacy["4"])
+	}
+}

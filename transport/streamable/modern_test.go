@@ -1,0 +1,201 @@
+package streamable_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
+	"github.com/flowyprompt/flowyprompt/transport/streamable"
+)
+
+const meta26 = `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
+
+// body builds a 2026 request; params are members to add beside _meta.
+func body(id int, method, params string) string {
+	p := meta26
+	if params != "" {
+		p += "," + params
+	}
+	return `{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":{` + p + `}}`
+}
+
+// TestModernPost is the 2026 shape of /mcp, one request at a time: no
+// session, the mirrored headers checked against the body, and each error
+// with the status the revision gives it.
+func TestModernPost(t *testing.T) {
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{})
+	std := func(method string, more ...string) []string {
+		return append([]string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", method}, more...)
+	}
+	tests := []struct {
+		name       string
+		body       string
+		header     []string
+		wantStatus int
+		wantCode   int64 // JSON-RPC error code; 0: a result
+	}{
+		{"discover", body(1, "server/discover", ""), std("server/discover"), 200, 0},
+		{"prompts/list", body(1, "prompts/list", ""), std("prompts/list"), 200, 0},
+		{"prompts/get", body(1, "prompts/get", `"name":"Code_Review","arguments":{"code":"x"}`), std("prompts/get", "Mcp-Name", "Code_Review"), 200, 0},
+		{"name in Base64", body(1, "prompts/get", `"name":"Code_Review","arguments":{"code":"x"}`), std("prompts/get", "Mcp-Name", "=?base64?Q29kZV9SZXZpZXc=?="), 200, 0},
+		{"tools/call", body(1, "tools/call", `"name":"flowyprompt_list_templates","arguments":{}`), std("tools/call", "Mcp-Name", "flowyprompt_list_templates"), 200, 0},
+		{"lower-case header names", body(1, "tools/list", ""), []string{"mcp-protocol-version", "2026-07-28", "mcp-method", "tools/list"}, 200, 0},
+		{"unknown prompt", body(1, "prompts/get", `"name":"Nope"`), std("prompts/get", "Mcp-Name", "Nope"), 400, -32602},
+		{"unknown resource", body(1, "resources/read", `"uri":"flowyprompt://templates/Nope"`), std("resources/read", "Mcp-Name", "flowyprompt://templates/Nope"), 400, -32602},
+		{"no _meta", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{}}`, std("server/discover"), 400, -32602},
+		{"no version header", body(1, "server/discover", ""), []string{"Mcp-Method", "server/discover"}, 400, -32020},
+		{"version header differs", body(1, "server/discover", ""), []string{"MCP-Protocol-Version", "2099-01-01", "Mcp-Method", "server/discover"}, 400, -32020},
+		{"unsupported version", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"v999","io.modelcontextprotocol/clientCapabilities":{}}}}`,
+			[]string{"MCP-Protocol-Version", "v999", "Mcp-Method", "server/discover"}, 400, -32022},
+		{"no Mcp-Method", body(1, "tools/list", ""), []string{"MCP-Protocol-Version", "2026-07-28"}, 400, -32020},
+		{"Mcp-Method of another method", body(1, "tools/list", ""), std("prompts/list"), 400, -32020},
+		{"Mcp-Method in other case", body(1, "tools/list", ""), std("TOOLS/LIST"), 400, -32020},
+		{"no Mcp-Name", body(1, "prompts/get", `"name":"Code_Review"`), std("prompts/get"), 400, -32020},
+		{"Mcp-Name of another prompt", body(1, "prompts/get", `"name":"Code_Review"`), std("prompts/get", "Mcp-Name", "Other"), 400, -32020},
+		{"Mcp-Name bad Base64", body(1, "prompts/get", `"name":"Code_Review"`), std("prompts/get", "Mcp-Name", "=?base64?Q29kZV9SZXZpZXc?="), 400, -32020},
+		{"unknown method", body(1, "nope/nothing", ""), std("nope/nothing"), 404, -32601},
+		{"ping was removed", body(1, "ping", ""), std("ping"), 404, -32601},
+		{"resources/subscribe was removed", body(1, "resources/subscribe", `"uri":"x"`), std("resources/subscribe"), 404, -32601},
+		{"initialize under a 2026 header", body(1, "initialize", ""), std("initialize"), 404, -32601},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.do(t, http.MethodPost, "", acceptBoth, tc.body, tc.header...)
+			if r.status != tc.wantStatus {
+				t.Fatalf("status %d, want %d: %s", r.status, tc.wantStatus, r.body)
+			}
+			if r.header.Get("Mcp-Session-Id") != "" {
+				t.Fatal("a 2026 request was handed a session")
+			}
+			var m struct {
+				ID     int             `json:"id"`
+				Result json.RawMessage `json:"result"`
+				Error  *struct {
+					Code int64 `json:"code"`
+					Data struct {
+						Supported []string `json:"supported"`
+					} `json:"data"`
+				} `json:"error"`
+			}
+			if err := json.Unmarshal([]byte(r.body), &m); err != nil || m.ID != 1 {
+				t.Fatalf("not one JSON-RPC response naming id 1: %s", r.body)
+			}
+			switch {
+			case tc.wantCode == 0 && (m.Error != nil || !strings.Contains(string(m.Result), `"resultType":"complete"`)):
+				t.Fatalf("want a complete result: %s", r.body)
+			case tc.wantCode != 0 && (m.Error == nil || m.Error.Code != tc.wantCode):
+				t.Fatalf("want error %d: %s", tc.wantCode, r.body)
+			case tc.name == "unknown resource" && !strings.Contains(r.body, `"uri":"flowyprompt://templates/Nope"`):
+				t.Fatalf("a missing resource's error does not name its uri in error.data: %s", r.body)
+			case tc.wantCode == -32022 && (len(m.Error.Data.Supported) == 0 || m.Error.Data.Supported[0] != mcp.Version20260728):
+				t.Fatalf("an unsupported version's error does not list the supported ones: %s", r.body)
+			}
+		})
+	}
+	if n := f.h.Sessions(); n != 0 {
+		t.Fatalf("%d sessions after 2026 requests, want none", n)
+	}
+
+	// A notification needs no headers and gets 202.
+	r := f.do(t, http.MethodPost, "", acceptBoth, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{`+meta26+`,"requestId":1}}`,
+		"MCP-Protocol-Version", "2026-07-28")
+	if r.status != http.StatusAccepted || r.body != "" {
+		t.Fatalf("notification: %d %q", r.status, r.body)
+	}
+}
+
+// TestModernStreams: a client that prefers streams gets its result as an
+// event stream, its progress first, but an error as JSON with its status.
+func TestModernStreams(t *testing.T) {
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{PreferStreams: true})
+	hdr := []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "test/progress"}
+	r := f.do(t, http.MethodPost, "", acceptBoth, body(1, "test/progress", `"_meta":null`), hdr...)
+	if r.status != 400 {
+		t.Fatalf("a _meta of null: %d %s", r.status, r.body)
+	}
+	r = f.do(t, http.MethodPost, "", acceptBoth,
+		`{"jsonrpc":"2.0","id":2,"method":"test/progress","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"progressToken":"p","io.modelcontextprotocol/logLevel":"warning"}}}`, hdr...)
+	if ct := r.header.Get("Content-Type"); r.status != 200 || !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("%d %s: %s", r.status, ct, r.body)
+	}
+	order := []string{`"method":"notifications/progress"`, `"method":"notifications/message"`, `"id":2,"result"`}
+	at := 0
+	for _, want := range order {
+		i := strings.Index(r.body[at:], want)
+		if i < 0 {
+			t.Fatalf("stream lacks %s after byte %d: %s", want, at, r.body)
+		}
+		at += i
+	}
+	if strings.Contains(r.body, "id: ") {
+		t.Fatalf("a 2026 stream carries event ids (they are for resuming, which the revision removed): %s", r.body)
+	}
+	r = f.do(t, http.MethodPost, "", acceptBoth, body(3, "prompts/get", `"name":"Nope"`), "MCP-Protocol-Version", "2026-07-28",
+		"Mcp-Method", "prompts/get", "Mcp-Name", "Nope")
+	if r.status != 400 || r.header.Get("Content-Type") != "application/json" {
+		t.Fatalf("an error under PreferStreams: %d %s %s", r.status, r.header.Get("Content-Type"), r.body)
+	}
+}
+
+// TestModernListen: subscriptions/listen over /mcp is a long POST whose
+// event stream carries the acknowledgement and the change notifications,
+// tagged with its id, until the client hangs up.
+func TestModernListen(t *testing.T) {
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL+"/mcp",
+		strings.NewReader(body(9, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", acceptBoth)
+	req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+	req.Header.Set("Mcp-Method", "subscriptions/listen")
+	resp, err := f.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || !strings.HasPrefix(ct, "text/event-stream") {
+		t.Fatalf("listen: %d %s", resp.StatusCode, ct)
+	}
+	lines := bufio.NewScanner(resp.Body)
+	next := func() string {
+		t.Helper()
+		for lines.Scan() {
+			if d, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				return d
+			}
+		}
+		t.Fatalf("stream ended: %v", lines.Err())
+		return ""
+	}
+	if ack := next(); !strings.Contains(ack, `"method":"notifications/subscriptions/acknowledged"`) ||
+		!strings.Contains(ack, `"io.modelcontextprotocol/subscriptionId":9`) || !strings.Contains(ack, `"toolsListChanged":true`) {
+		t.Fatalf("first event = %s, want the tagged acknowledgement", ack)
+	}
+	transporttest.Settle(t, mcptest.Wait, "listener registered", func() bool { return f.e.Listeners() == 1 })
+	f.e.Notify(mcp.NotificationPromptsListChanged, nil) // not asked for
+	f.e.Notify(mcp.NotificationToolsListChanged, nil)
+	if n := next(); !strings.Contains(n, `"method":"notifications/tools/list_changed"`) || !strings.Contains(n, `"io.modelcontextprotocol/subscriptionId":9`) {
+		t.Fatalf("event = %s, want the tagged tools list_changed", n)
+	}
+	cancel()
+	transporttest.Settle(t, mcptest.Wait, "listener gone after the client hung up", func() bool { return f.e.Listeners() == 0 })
+
+	// A client that takes JSON only cannot listen.
+	r := f.do(t, http.MethodPost, "", "application/json", body(1, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`),
+		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
+	if r.status == 200 && !strings.Contains(r.body, `"error"`) {
+		t.Fatalf("listen answered as JSON: %d %s", r.status, r.body)
+	}
+}
