@@ -14,29 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/testclock"
 	"github.com/google/go-cmp/cmp"
 )
 
-// fakeClock is a clock tests move by hand.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock {
-	return &fakeClock{now: time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)}
-}
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
+func newClock() *testclock.Clock {
+	return testclock.New(time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC))
 }
 
 func TestKeyFor(t *testing.T) {

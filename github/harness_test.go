@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/testclock"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -21,26 +22,9 @@ import (
 // is exercised as well as the exact match.
 const testToken = "ghp_T0kenThatMustNeverLeak0123456789abcd"
 
-// fakeClock is a clock tests move by hand. It starts at the real time so
-// that rate-limit resets (wall-clock times from the server) stay plausible.
-type fakeClock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func newClock() *fakeClock { return &fakeClock{now: time.Now().Truncate(time.Second)} }
-
-func (c *fakeClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *fakeClock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
+// newClock starts at the real time so that rate-limit resets (wall-clock
+// times from the server) stay plausible.
+func newClock() *testclock.Clock { return testclock.New(time.Now().Truncate(time.Second)) }
 
 // logBuffer collects JSON log records from concurrent goroutines.
 type logBuffer struct {
@@ -82,7 +66,7 @@ type harness struct {
 	t        *testing.T
 	fake     *fakegithub.Server
 	lib      fakegithub.Library
-	clock    *fakeClock
+	clock    *testclock.Clock
 	logs     *logBuffer
 	cacheDir string
 }

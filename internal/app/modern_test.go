@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
+	"github.com/flowyprompt/flowyprompt/internal/testclock"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
@@ -223,24 +223,6 @@ func TestStateSharedByReplicas(t *testing.T) {
 	}
 }
 
-// clock is a clock the test moves.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Add(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = c.now.Add(d)
-}
-
 // TestGitHubTTLCountsDown: the cache hint of a GitHub library's lists is
 // the time left until the next revalidation, and starts again after it.
 func TestGitHubTTLCountsDown(t *testing.T) {
@@ -248,7 +230,7 @@ func TestGitHubTTLCountsDown(t *testing.T) {
 	t.Cleanup(fake.Close)
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 3})
 	fake.PutFiles(lib.Files)
-	clk := &clock{now: time.Now().Truncate(time.Second)}
+	clk := testclock.New(time.Now().Truncate(time.Second))
 	const ttl = 10 * time.Minute
 	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: ttl,
 		CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), Now: clk.Now})

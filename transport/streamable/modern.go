@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -117,28 +116,8 @@ func (h *Handler) answerModern(w http.ResponseWriter, r *http.Request, rt *route
 		break
 	}
 	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
-	if ew.Start() != nil {
-		return
-	}
-	var tick <-chan time.Time
-	if h.opts.KeepAlive > 0 {
-		t := time.NewTicker(h.opts.KeepAlive)
-		defer t.Stop()
-		tick = t.C
-	}
-	for {
-		if h.writeBatch(rt, ew) {
-			return
-		}
-		select {
-		case <-rt.wake:
-		case <-tick:
-			if ew.KeepAlive() != nil {
-				return
-			}
-		case <-r.Context().Done():
-			return
-		}
+	if ew.Start() == nil {
+		h.relay(r, rt, ew, nil)
 	}
 }
 

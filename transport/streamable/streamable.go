@@ -805,6 +805,13 @@ func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventW
 	if rt.finished() {
 		return // the replay was all there was
 	}
+	h.relay(r, rt, ew, ss.s.Done())
+}
+
+// relay writes rt's messages on ew as they come, with keep-alives, until
+// the stream is over on this connection (see writeBatch), the client goes
+// away, or end closes (nil: never), when what rt holds is written first.
+func (h *Handler) relay(r *http.Request, rt *route, ew *httpx.EventWriter, end <-chan struct{}) {
 	var tick <-chan time.Time
 	if h.opts.KeepAlive > 0 {
 		t := time.NewTicker(h.opts.KeepAlive)
@@ -823,7 +830,7 @@ func (h *Handler) pump(r *http.Request, ss *session, rt *route, ew *httpx.EventW
 			}
 		case <-r.Context().Done():
 			return
-		case <-ss.s.Done():
+		case <-end:
 			h.writeBatch(rt, ew) // what was routed just before the end
 			return
 		}
