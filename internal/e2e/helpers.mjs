@@ -130,6 +130,55 @@ export async function listAll(call, key) {
   throw new Error(`${key}: more than 50 pages, the cursor does not advance`);
 }
 
+/**
+ * Records the JSON-RPC messages a client transport sends and receives,
+ * whatever the SDK, in { sent, received }: clients set the transport's
+ * onmessage when they connect, so the tap wraps whatever they set. Call it
+ * before connecting.
+ */
+export function tapTransport(transport) {
+  const tap = { sent: [], received: [] };
+  let handler;
+  const tapped = (msg, extra) => {
+    tap.received.push(msg);
+    return handler(msg, extra);
+  };
+  Object.defineProperty(transport, "onmessage", {
+    configurable: true,
+    get: () => (handler ? tapped : undefined),
+    set: (fn) => {
+      handler = fn;
+    },
+  });
+  const send = transport.send.bind(transport);
+  transport.send = (msg, options) => {
+    tap.sent.push(msg);
+    return send(msg, options);
+  };
+  return tap;
+}
+
+/**
+ * Asserts that the last request tap saw the client send asked for progress
+ * and got it: two or more notifications/progress with its token, counting
+ * up to their total. Counted on the wire: the SDKs drop progress that
+ * arrives in the same read as the response (notification handlers run a
+ * microtask later; typescript-sdk#2580), a race no server can avoid.
+ * Returns the request's progress token.
+ */
+export function assertProgressOnWire(tap) {
+  const request = tap.sent.findLast((m) => m.id !== undefined && m.method);
+  const token = request?.params?._meta?.progressToken;
+  assert.notEqual(token, undefined, `${request?.method} asked for progress`);
+  const progress = tap.received
+    .filter((m) => m.method === "notifications/progress" && m.params.progressToken === token)
+    .map((m) => m.params);
+  assert.ok(progress.length >= 2, `progress notifications: ${JSON.stringify(progress)}`);
+  assert.equal(progress.at(-1).progress, progress.at(-1).total);
+  for (let i = 1; i < progress.length; i++) assert.ok(progress[i].progress > progress[i - 1].progress);
+  return token;
+}
+
 /** The text of a tool result's first content block, which must be text. */
 export function firstText(res) {
   assert.ok(Array.isArray(res.content) && res.content.length > 0, "content is a non-empty array");

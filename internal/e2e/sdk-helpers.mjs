@@ -1,8 +1,8 @@
 // The checks every SDK client transport must pass against the embedded
-// example library, shared by stdio.sdk.test.mjs and http.sdk.test.mjs so
-// that stdio, legacy SSE and Streamable HTTP are held to the same promises
-// of PROTOCOL.md, TEMPLATES.md and TOOLS.md; and the stdio client that the
-// SDK tests start.
+// example library, shared by stdio.sdk.test.mjs, http.sdk.test.mjs and
+// modern.sdk2.test.mjs so that stdio, legacy SSE and Streamable HTTP, in
+// both protocol eras, are held to the same promises of PROTOCOL.md,
+// TEMPLATES.md and TOOLS.md; and the stdio client that the SDK tests start.
 //
 // This file is not a test file (node --test only picks up *.test.mjs here).
 
@@ -11,7 +11,14 @@ import { after, before, describe, it } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
-import { McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  LoggingMessageNotificationSchema,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from "@modelcontextprotocol/sdk/types.js";
 
 import {
   BIN,
@@ -33,10 +40,46 @@ const opts = { timeout: STEP_MS };
 const CODE = 'func add(a, b int) int {\n\treturn a - b // {{purpose}} stays literal\n}';
 
 /**
- * Spawns `flowyprompt ARGS` under the SDK's StdioClientTransport with a
- * hermetic environment (serverEnv over a private cache directory, plus
- * extraEnv) and connects a Client; setup(client) runs before the connect,
- * so notification handlers miss nothing. Resolves to
+ * What the shared suites need to know of an SDK generation: how it makes a
+ * client and a stdio transport, calls a tool, hears a notification (on)
+ * and subscribes to changes (listen), the class of the errors the server
+ * answers with, the request options that skip a client cache, and the
+ * protocol era it speaks: "legacy" (2025: initialize, then
+ * a session) or "modern" (2026-07-28: every request on its own). This one
+ * is @modelcontextprotocol/sdk 1.x, which speaks the legacy era only;
+ * sdk2-helpers.mjs has the 2.x client's.
+ */
+export const SDK_V1 = {
+  era: "legacy",
+  ProtocolError: McpError,
+  StdioClientTransport,
+  client: (name, capabilities = {}) => new Client({ name, version: "0.0.0" }, { capabilities }),
+  callTool: (client, params, options) => client.callTool(params, undefined, options),
+  fresh: {},
+  // 1.x takes a notification's schema where 2.x takes its method.
+  on: (client, method, handler) => client.setNotificationHandler(V1_NOTIFICATIONS[method], handler),
+  // The legacy era's subscriptions: list changes reach every session
+  // unasked; a resource's updates once it is subscribed to.
+  async listen(client, { resourceSubscriptions = [] }) {
+    for (const uri of resourceSubscriptions) await client.subscribeResource({ uri }, opts);
+    return { close: async () => {} };
+  },
+};
+
+const V1_NOTIFICATIONS = {
+  "notifications/message": LoggingMessageNotificationSchema,
+  "notifications/prompts/list_changed": PromptListChangedNotificationSchema,
+  "notifications/resources/list_changed": ResourceListChangedNotificationSchema,
+  "notifications/resources/updated": ResourceUpdatedNotificationSchema,
+  "notifications/tools/list_changed": ToolListChangedNotificationSchema,
+};
+
+/**
+ * Spawns `flowyprompt ARGS` under the StdioClientTransport of sdk (SDK_V1
+ * unless told) with a hermetic environment (serverEnv over a private cache
+ * directory, plus extraEnv) and connects a Client declaring capabilities,
+ * with the connect options connect; setup(client, transport) runs before
+ * the connect, so notification handlers miss nothing. Resolves to
  * { client, transport, stderr(), close() }: close() closes the client,
  * makes sure the child is gone even when that failed, and removes the
  * cache directory.
@@ -46,10 +89,13 @@ export async function stdioClient({
   extraEnv = {},
   name = "flowyprompt-e2e-sdk",
   setup = () => {},
+  sdk = SDK_V1,
+  capabilities = {},
+  connect = {},
 } = {}) {
   const cache = tempDir("flowyprompt-e2e-cache-");
   let stderr = "";
-  const transport = new StdioClientTransport({
+  const transport = new sdk.StdioClientTransport({
     command: BIN,
     args,
     env: serverEnv(cache.dir, extraEnv),
@@ -60,8 +106,8 @@ export async function stdioClient({
   transport.stderr.on("data", (d) => {
     stderr = (stderr + d).slice(-20_000);
   });
-  const client = new Client({ name, version: "0.0.0" }, { capabilities: {} });
-  setup(client);
+  const client = sdk.client(name, capabilities);
+  setup(client, transport);
   const close = async () => {
     await within(client.close(), STEP_MS, "client.close").catch(() => {});
     // close() ends the child; make sure of it even if close failed.
@@ -76,7 +122,7 @@ export async function stdioClient({
     cache.cleanup();
   };
   try {
-    await within(client.connect(transport, opts), STEP_MS, "connect/initialize");
+    await within(client.connect(transport, { ...opts, ...connect }), STEP_MS, "connect");
   } catch (err) {
     await close();
     throw err;
@@ -85,15 +131,35 @@ export async function stdioClient({
 }
 
 /**
- * Registers a describe block, titled title, that runs every SDK-level check
- * against a client that start() connects to a server serving the embedded
- * examples. start resolves to { client, stop() }; stop() ends the client and
- * the server and asserts whatever the transport promises about a clean end.
+ * The start function of the folder suites (features-suite.mjs,
+ * folder-suite.mjs) over stdio: stdioClient with options, serving the
+ * folder dir, setup(client) run before the connect.
  */
-export function sdkSuite(title, start) {
+export function stdioFolder(name, options = {}) {
+  return async (dir, setup) => {
+    const s = await stdioClient({ ...options, args: ["serve", "--templates", dir], name, setup });
+    return { ...s, stop: s.close };
+  };
+}
+
+/**
+ * Registers a describe block, titled title, that runs every SDK-level check
+ * against a client of sdk (SDK_V1 unless told) that start() connects to a
+ * server serving the embedded examples. start resolves to { client,
+ * stop() }; stop() ends the client and the server and asserts whatever the
+ * transport promises about a clean end. more(session), when given,
+ * registers further tests in the block; session() returns what start
+ * resolved to.
+ */
+export function sdkSuite(title, start, { sdk = SDK_V1, more } = {}) {
   describe(title, { timeout: SUITE_MS }, () => {
     let session;
     let client;
+    const callTool = (params) => sdk.callTool(client, params, opts);
+    const assertProtocolError = (err) =>
+      assert.ok(err instanceof sdk.ProtocolError, `${sdk.ProtocolError.name}, got ${err?.stack ?? err}`);
+    // Lists that must reach the server, whatever a client cache holds.
+    const listOpts = { ...opts, ...sdk.fresh };
 
     before(async () => {
       session = await start();
@@ -104,7 +170,7 @@ export function sdkSuite(title, start) {
       await session?.stop();
     });
 
-    it("initializes with server info and list_changed capabilities", () => {
+    it("reports server info and list_changed capabilities", () => {
       const info = client.getServerVersion();
       assert.ok(info, "serverInfo present");
       assert.match(info.name, /flowyprompt/i);
@@ -115,13 +181,16 @@ export function sdkSuite(title, start) {
       assert.equal(caps.tools?.listChanged, true, "tools.listChanged");
     });
 
-    it("answers ping with an empty result", async () => {
-      assert.deepEqual(await client.ping(opts), {});
-    });
+    if (sdk.era === "legacy") {
+      // The modern era has no ping: every request stands on its own.
+      it("answers ping with an empty result", async () => {
+        assert.deepEqual(await client.ping(opts), {});
+      });
+    }
 
     it("lists at least 10 prompts, each described, in a deterministic order", async () => {
-      const first = await listAll((p) => client.listPrompts(p, opts), "prompts");
-      const second = await listAll((p) => client.listPrompts(p, opts), "prompts");
+      const first = await listAll((p) => client.listPrompts(p, listOpts), "prompts");
+      const second = await listAll((p) => client.listPrompts(p, listOpts), "prompts");
       assert.ok(first.length >= 10, `got ${first.length} prompts`);
       assert.deepEqual(second, first, "two listings are identical");
       const names = first.map((p) => p.name);
@@ -138,7 +207,7 @@ export function sdkSuite(title, start) {
     });
 
     it("lists each example's variables as its prompt's arguments", async () => {
-      const prompts = await listAll((p) => client.listPrompts(p, opts), "prompts");
+      const prompts = await listAll((p) => client.listPrompts(p, listOpts), "prompts");
       for (const name of ["Code_Review", "Brand_Positioning_Strategy", "Meeting_Summary", "Commit_Message"]) {
         const t = exampleTemplate(name);
         const p = prompts.find((x) => x.name === name);
@@ -197,7 +266,7 @@ export function sdkSuite(title, start) {
         client.getPrompt({ name: t.metadata.name, arguments: {} }, opts),
         "getPrompt without arguments",
       );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
+      assertProtocolError(err);
       assert.equal(err.code, -32602);
       assert.equal(err.data?.code, "MISSING_REQUIRED_VARIABLE");
       for (const name of required) {
@@ -214,7 +283,7 @@ export function sdkSuite(title, start) {
         ),
         "getPrompt with one of three",
       );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
+      assertProtocolError(err);
       assert.equal(err.code, -32602);
       assert.equal(err.data?.code, "MISSING_REQUIRED_VARIABLE");
       assert.match(err.message, /industry/);
@@ -227,7 +296,7 @@ export function sdkSuite(title, start) {
         client.getPrompt({ name: "Code_Reveiw", arguments: { code: "x" } }, opts),
         "getPrompt Code_Reveiw",
       );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
+      assertProtocolError(err);
       assert.equal(err.code, -32602);
       assert.equal(err.data?.code, "TEMPLATE_NOT_FOUND");
       assert.ok(Array.isArray(err.data.suggestions), "data.suggestions is an array");
@@ -249,7 +318,7 @@ export function sdkSuite(title, start) {
         client.getPrompt({ name: "Code_Review", arguments: { code: "x".repeat(MAX_VALUE + 1) } }, opts),
         "getPrompt with a 10,001-character value",
       );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
+      assertProtocolError(err);
       assert.equal(err.code, -32602);
       assert.equal(err.data?.code, "INVALID_ARGUMENT");
       assert.deepEqual(err.data.details, { variable: "code", length: MAX_VALUE + 1, maxLength: MAX_VALUE });
@@ -258,14 +327,10 @@ export function sdkSuite(title, start) {
     });
 
     it("render tool with a value over 10,000 characters is a tool error naming the limit", async () => {
-      const res = await client.callTool(
-        {
-          name: "flowyprompt_render_template",
-          arguments: { name: "Code_Review", arguments: { code: "x".repeat(MAX_VALUE + 1) } },
-        },
-        undefined,
-        opts,
-      );
+      const res = await callTool({
+        name: "flowyprompt_render_template",
+        arguments: { name: "Code_Review", arguments: { code: "x".repeat(MAX_VALUE + 1) } },
+      });
       assert.equal(res.isError, true);
       const text = firstText(res);
       assert.match(text, /INVALID_ARGUMENT/);
@@ -274,7 +339,7 @@ export function sdkSuite(title, start) {
     });
 
     it("lists the six tools, described, object schemas, read-only", async () => {
-      const tools = await listAll((p) => client.listTools(p, opts), "tools");
+      const tools = await listAll((p) => client.listTools(p, listOpts), "tools");
       assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
       for (const t of tools) {
         assert.ok(t.description?.trim(), `${t.name}: description`);
@@ -282,7 +347,7 @@ export function sdkSuite(title, start) {
         assert.equal(t.annotations?.readOnlyHint, true, `${t.name}: readOnlyHint`);
         assert.match(t.name, /^[A-Za-z0-9_.-]{1,128}$/, `${t.name}: tool-name rules`);
       }
-      const again = await listAll((p) => client.listTools(p, opts), "tools");
+      const again = await listAll((p) => client.listTools(p, listOpts), "tools");
       assert.deepEqual(again, tools, "deterministic");
     });
 
@@ -291,10 +356,8 @@ export function sdkSuite(title, start) {
       const prompt = await client.getPrompt({ name: "Code_Review", arguments: args }, opts);
       const want = prompt.messages[0].content.text;
       assert.equal(want, expectedPrompt(exampleTemplate("Code_Review"), args));
-      const res = await client.callTool(
+      const res = await callTool(
         { name: "flowyprompt_render_template", arguments: { name: "Code_Review", arguments: args } },
-        undefined,
-        opts,
       );
       assert.notEqual(res.isError, true, firstText(res));
       assert.ok(firstText(res).includes(want), "content[0].text contains the prompts/get text");
@@ -307,14 +370,10 @@ export function sdkSuite(title, start) {
     });
 
     it("render tool without required arguments is a tool error naming them", async () => {
-      const res = await client.callTool(
-        {
-          name: "flowyprompt_render_template",
-          arguments: { name: "Brand_Positioning_Strategy", arguments: { company_name: "ACME" } },
-        },
-        undefined,
-        opts,
-      );
+      const res = await callTool({
+        name: "flowyprompt_render_template",
+        arguments: { name: "Brand_Positioning_Strategy", arguments: { company_name: "ACME" } },
+      });
       assert.equal(res.isError, true);
       const text = firstText(res);
       assert.match(text, /industry/);
@@ -323,10 +382,8 @@ export function sdkSuite(title, start) {
     });
 
     it("render tool with an unknown template is a tool error with a suggestion", async () => {
-      const res = await client.callTool(
+      const res = await callTool(
         { name: "flowyprompt_render_template", arguments: { name: "Code_Reveiw", arguments: { code: "x" } } },
-        undefined,
-        opts,
       );
       assert.equal(res.isError, true);
       const text = firstText(res);
@@ -335,32 +392,24 @@ export function sdkSuite(title, start) {
     });
 
     it("render tool with arguments of the wrong type is a tool error, not a protocol error", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_render_template", arguments: { name: 42 } },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_render_template", arguments: { name: 42 } });
       assert.equal(res.isError, true);
       assert.match(firstText(res), /name/);
     });
 
     it("calling an unknown tool is a JSON-RPC -32602 error", async () => {
       const err = await rejection(
-        client.callTool({ name: "flowyprompt_no_such_tool", arguments: {} }, undefined, opts),
+        callTool({ name: "flowyprompt_no_such_tool", arguments: {} }),
         "unknown tool",
       );
-      assert.ok(err instanceof McpError, `McpError, got ${err}`);
+      assertProtocolError(err);
       assert.equal(err.code, -32602);
       assert.equal(err.data?.code, "TOOL_NOT_FOUND");
       assert.match(err.message, /flowyprompt_no_such_tool/);
     });
 
     it("list tool lists the examples", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_list_templates", arguments: {} },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_list_templates", arguments: {} });
       assert.notEqual(res.isError, true, firstText(res));
       const text = firstText(res);
       assert.match(text, /Code_Review/);
@@ -369,12 +418,12 @@ export function sdkSuite(title, start) {
     });
 
     it("list tool pages with limit and cursor through every template once", async () => {
-      const prompts = await listAll((p) => client.listPrompts(p, opts), "prompts");
+      const prompts = await listAll((p) => client.listPrompts(p, listOpts), "prompts");
       const seen = [];
       let cursor;
       for (let page = 0; page < 20; page++) {
         const args = cursor === undefined ? { limit: 5 } : { limit: 5, cursor };
-        const res = await client.callTool({ name: "flowyprompt_list_templates", arguments: args }, undefined, opts);
+        const res = await callTool({ name: "flowyprompt_list_templates", arguments: args });
         assert.notEqual(res.isError, true, firstText(res));
         const sc = res.structuredContent;
         assert.ok(Array.isArray(sc?.templates), "structuredContent.templates");
@@ -396,11 +445,7 @@ export function sdkSuite(title, start) {
     ];
     for (const { query, want } of searches) {
       it(`search tool finds ${want} for ${JSON.stringify(query)}`, async () => {
-        const res = await client.callTool(
-          { name: "flowyprompt_search_templates", arguments: { query } },
-          undefined,
-          opts,
-        );
+        const res = await callTool({ name: "flowyprompt_search_templates", arguments: { query } });
         assert.notEqual(res.isError, true, firstText(res));
         assert.ok(firstText(res).includes(want), firstText(res).slice(0, 2000));
         assert.ok(JSON.stringify(res.structuredContent ?? {}).includes(want), "structuredContent has it");
@@ -408,11 +453,7 @@ export function sdkSuite(title, start) {
     }
 
     it("get tool returns the definition with its variables", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_get_template", arguments: { name: "Code_Review" } },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_get_template", arguments: { name: "Code_Review" } });
       assert.notEqual(res.isError, true, firstText(res));
       const text = firstText(res);
       for (const v of exampleTemplate("Code_Review").variables) {
@@ -422,22 +463,14 @@ export function sdkSuite(title, start) {
     });
 
     it("get tool with an unknown name is a tool error", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_get_template", arguments: { name: "Code_Reveiw" } },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_get_template", arguments: { name: "Code_Reveiw" } });
       assert.equal(res.isError, true);
       assert.match(firstText(res), /Code_Review/);
     });
 
     it("validate tool accepts a valid template", async () => {
       const template = JSON.stringify(exampleTemplate("Commit_Message"));
-      const res = await client.callTool(
-        { name: "flowyprompt_validate_template", arguments: { template } },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_validate_template", arguments: { template } });
       assert.notEqual(res.isError, true, firstText(res));
       assert.ok(firstText(res).length > 0);
       assert.ok(res.structuredContent, "structuredContent present");
@@ -446,22 +479,14 @@ export function sdkSuite(title, start) {
     it("validate tool reports an invalid template's errors with a pointer", async () => {
       const t = exampleTemplate("Commit_Message");
       t.metadata.version = "one";
-      const res = await client.callTool(
-        { name: "flowyprompt_validate_template", arguments: { template: JSON.stringify(t) } },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_validate_template", arguments: { template: JSON.stringify(t) } });
       // Whether "the template is invalid" is a tool error or a successful
       // report is the server's choice; the report must point at the field.
       assert.match(firstText(res), /\/metadata\/version|metadata\.version/);
     });
 
     it("refresh tool succeeds", async () => {
-      const res = await client.callTool(
-        { name: "flowyprompt_refresh_templates", arguments: {} },
-        undefined,
-        opts,
-      );
+      const res = await callTool({ name: "flowyprompt_refresh_templates", arguments: {} });
       assert.notEqual(res.isError, true, firstText(res));
       assert.ok(firstText(res).trim().length > 0);
     });
@@ -471,12 +496,14 @@ export function sdkSuite(title, start) {
       const calls = [];
       for (let i = 0; i < 40; i++) {
         const name = names[i % names.length];
-        calls.push(client.callTool({ name: "flowyprompt_get_template", arguments: { name } }, undefined, opts)
+        calls.push(callTool({ name: "flowyprompt_get_template", arguments: { name } })
           .then((res) => ({ name, text: firstText(res) })));
       }
       for (const { name, text } of await within(Promise.all(calls), STEP_MS, "40 concurrent calls")) {
         assert.ok(text.includes(name), `the answer for ${name} is about ${name}`);
       }
     });
+
+    more?.(() => session);
   });
 }
