@@ -260,3 +260,19 @@ func TestExchange(t *testing.T) {
 		t.Fatalf("a cancelled request pushed %+v, want KindUnanswered alone", rt.got)
 	}
 }
+
+// TestLegacyOnlyTransport: a transport of the legacy era alone (HTTP+SSE)
+// refuses a 2026 request with an error that is not one of that era's, so a
+// dual-era client falls back to initialize, which works.
+func TestLegacyOnlyTransport(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	c := mcptest.Connect(t, e)
+	c.SendLegacyOnly(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta("") + `}}`)
+	if m := c.Next(t); m.Error == nil || m.Error.Code != -32600 || !strings.Contains(m.Error.Data.How, "initialize") {
+		t.Fatalf("a 2026 probe on a legacy transport = %s, want -32600 pointing to initialize", m.Raw)
+	}
+	c.Initialize(t, mcp.LatestVersion)
+	if p := c.Request(t, 2, "ping", nil); p.Error != nil {
+		t.Fatalf("after falling back: %s", p.Raw)
+	}
+}

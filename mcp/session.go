@@ -151,6 +151,12 @@ func (s *Session) Deliver(frame []byte, d Delivery) (int, error) {
 		return 0, nil
 	}
 	if in, ok := modernFrame(f); ok {
+		if d.LegacyOnly {
+			s.replyError(f.id, d.Route, protocolError(CodeInvalidRequest, f.method+" of revision "+in.ProtocolVersion()+" on a legacy transport",
+				"the HTTP+SSE transport speaks revisions up to "+LatestVersion+"; revision "+Version20260728+" and later are served on stdio and Streamable HTTP (/mcp)",
+				"send initialize to speak "+LatestVersion+" here, or use /mcp"))
+			return 1, nil
+		}
 		s.deliverModern(in, d)
 		return 1, nil
 	}

@@ -111,4 +111,9 @@ type Delivery struct {
 	// session, a frame that is not valid JSON: HTTP answers it with status
 	// 400 instead.
 	ReturnParseErrors bool
+	// LegacyOnly refuses requests of the modern era (revision 2026-07-28
+	// and later), for a transport that revision does not define (the
+	// legacy HTTP+SSE one): a dual-era client's probe fails, and it falls
+	// back to initialize.
+	LegacyOnly bool
 }

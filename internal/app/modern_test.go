@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -277,5 +279,40 @@ func TestGitHubTTLCountsDown(t *testing.T) {
 		if got != s.want.Milliseconds() || scope != "public" {
 			t.Fatalf("step %d (+%s): ttlMs %d %s, want %d public", i, s.advance, got, scope, s.want.Milliseconds())
 		}
+	}
+}
+
+// TestModernRefreshLogs: a 2026 client has no session for the library's
+// warnings to reach, so the refresh tool tells the request that asked,
+// when its _meta asks for log messages.
+func TestModernRefreshLogs(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "Broken.json"), []byte(`{"metadata":`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	call := func(id int, level string) (logs []string) {
+		p := modern(map[string]any{}, map[string]any{"name": "flowyprompt_refresh_templates", "arguments": map[string]any{}})
+		if level != "" {
+			p["_meta"].(map[string]any)[mcp.MetaLogLevel] = level
+		}
+		c.Send(string(mustJSON(t, map[string]any{"jsonrpc": "2.0", "id": id, "method": mcp.MethodToolsCall, "params": p})))
+		for {
+			m := c.Next(t)
+			if m.ID != nil {
+				return logs
+			}
+			if m.Method == mcp.NotificationMessage {
+				logs = append(logs, string(m.Params))
+			}
+		}
+	}
+	if logs := call(1, ""); len(logs) != 0 {
+		t.Fatalf("log messages without a level asked for: %v", logs)
+	}
+	logs := call(2, "warning")
+	if len(logs) != 1 || !strings.Contains(logs[0], "Broken.json") || !strings.Contains(logs[0], `"level":"warning"`) {
+		t.Fatalf("log messages = %v, want the broken file's warning", logs)
 	}
 }

@@ -817,6 +817,14 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 	if len(inv) > 0 {
 		b.WriteString("\n- Check a broken file: flowyprompt_validate_template(template=\"<file contents>\")")
 	}
+	if r.Modern() {
+		// A 2026 client has no session for the library's warnings to be
+		// broadcast to: the request that refreshed hears of them (when its
+		// _meta asked for log messages).
+		for _, w := range warnings(cat, nil) {
+			r.Log(mcp.LevelWarning, "flowyprompt", w)
+		}
+	}
 	r.Progress(2, 2, "done")
 	structured := map[string]any{"added": nonNilStrings(ch.Added), "changed": nonNilStrings(ch.Changed), "removed": nonNilStrings(ch.Removed),
 		"total": cat.Len(), "invalid": inv, "source": info}

@@ -97,6 +97,10 @@ func connect(t testing.TB, e *mcp.Engine, block chan struct{}) *Client {
 // Send delivers one raw frame.
 func (c *Client) Send(raw string) { c.S.Deliver([]byte(raw), mcp.Delivery{}) }
 
+// SendLegacyOnly delivers one raw frame as a transport of the legacy era
+// alone does (mcp.Delivery.LegacyOnly).
+func (c *Client) SendLegacyOnly(raw string) { c.S.Deliver([]byte(raw), mcp.Delivery{LegacyOnly: true}) }
+
 // Request sends a request with the given id (any JSON value) and returns
 // its response, keeping other messages for Next.
 func (c *Client) Request(t testing.TB, id any, method string, params any) Message {

@@ -359,7 +359,7 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := c.s.Deliver(body, mcp.Delivery{Route: c, Inline: true, ReturnParseErrors: true}); err != nil {
+	if _, err := c.s.Deliver(body, mcp.Delivery{Route: c, Inline: true, ReturnParseErrors: true, LegacyOnly: true}); err != nil {
 		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
 	}
@@ -463,7 +463,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 	defer s.Close()
 	// Initialize is answered within Deliver, so the request that follows
 	// finds the session ready.
-	if _, err := s.Deliver(oneShotInit(), mcp.Delivery{}); err != nil {
+	if _, err := s.Deliver(oneShotInit(), mcp.Delivery{LegacyOnly: true}); err != nil {
 		httpx.WriteError(w, r, http.StatusInternalServerError, err)
 		return
 	}
@@ -481,7 +481,7 @@ func oneShotInit() []byte {
 // answer delivers body on s and writes its response as the HTTP body.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte) {
 	rt := newDirectRoute()
-	n, err := s.Deliver(body, mcp.Delivery{Route: rt, Inline: true})
+	n, err := s.Deliver(body, mcp.Delivery{Route: rt, Inline: true, LegacyOnly: true})
 	if err != nil || n == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return
