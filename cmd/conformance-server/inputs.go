@@ -50,7 +50,8 @@ const maxRounds = 8
 
 // errAskClient marks a legacy request's failure to get its client's
 // answer (no such capability, an error, no answer): a tool reports it as a
-// tool error, as test_sampling and test_elicitation do.
+// tool error, as test_sampling and test_elicitation do; a prompt as the
+// error it wraps.
 type errAskClient struct{ err error }
 
 func (e *errAskClient) Error() string { return e.err.Error() }
@@ -125,7 +126,9 @@ func askClient(ctx context.Context, r *mcp.Request, requests map[string]mcp.Inpu
 	for _, k := range keys {
 		q := requests[k]
 		if c := capabilityFor[q.Method]; !r.ClientCapabilities().Has(c) {
-			return nil, fmt.Errorf("the client does not support %s: it declared no %s capability at initialize", q.Method, c)
+			return nil, &fault.Error{Code: mcp.CodeInvalidRequest, What: "the client does not support " + q.Method,
+				Why: "it declared no " + c + " capability at initialize",
+				How: "declare " + c + " at initialize, or send the request at revision " + mcp.Version20260728 + " to be asked in its result"}
 		}
 		var raw json.RawMessage
 		if err := r.Call(ctx, q.Method, q.Params, &raw); err != nil {

@@ -364,8 +364,8 @@ func TestLegacyClientWithoutCapability(t *testing.T) {
 		t.Errorf("(-want +got):\n%s", diff)
 	}
 	m := c.Request(t, 2, "prompts/get", map[string]any{"name": "test_input_required_result_prompt"})
-	if m.Error == nil {
-		t.Errorf("prompt without elicitation: got %s, want an error", m.Raw)
+	if m.Error == nil || m.Error.Code != -32600 || m.Error.Data.Code != mcp.CodeInvalidRequest {
+		t.Errorf("prompt without elicitation: got %s, want a -32600 %s error", m.Raw, mcp.CodeInvalidRequest)
 	}
 }
 
