@@ -61,11 +61,12 @@ e2e: build test-bins e2e-deps
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
 	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub node --test
 
-## conformance: the official MCP conformance suite (--suite all) against cmd/conformance-server,
-## and its generic scenarios against flowyprompt serve --transport http (also part of make test)
+## conformance: the official MCP conformance suite against cmd/conformance-server (0.1.16 --suite all;
+## 0.2.0-alpha.12 --requirements 2026-07-28 and 2025-11-25), and its generic scenarios of both eras
+## against flowyprompt serve --transport http (also part of make test)
 conformance: build test-bins e2e-deps
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
-	  node --test conformance-all.test.mjs conformance.test.mjs
+	  node --test conformance-all.test.mjs conformance-next.test.mjs conformance.test.mjs
 
 lint:
 	@out=$$(gofmt -l .); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi

@@ -139,8 +139,8 @@ var modernCodes = map[string]int64{
 
 // specData names, per symbolic code, the Details the specification puts at
 // the top of error.data (UnsupportedProtocolVersionError's supported and
-// requested, MissingRequiredClientCapabilityError's requiredCapabilities),
-// where clients look for them.
+// requested, MissingRequiredClientCapabilityError's requiredCapabilities,
+// a missing resource's uri), where clients look for them.
 var specData = map[string][]string{
 	CodeUnsupportedVersion: {"supported", "requested"},
 	CodeMissingCapability:  {"requiredCapabilities"},

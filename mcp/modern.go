@@ -306,14 +306,20 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !l.send(ack) {
+	// The acknowledgement and the registration are one step under lmu
+	// (Push never blocks): a change announced once the client holds the
+	// acknowledgement reaches it, and none is sent ahead of it.
+	e.lmu.Lock()
+	acked := l.send(ack)
+	if acked {
+		e.listeners[l] = struct{}{}
+	}
+	e.lmu.Unlock()
+	if !acked {
 		return nil, protocolError(CodeInvalidRequest, MethodSubscriptionsListen+" needs an event stream",
 			"its notifications travel on the response stream, and this request accepts only a JSON answer",
 			"send Accept: application/json, text/event-stream")
 	}
-	e.lmu.Lock()
-	e.listeners[l] = struct{}{}
-	e.lmu.Unlock()
 	defer func() {
 		e.lmu.Lock()
 		delete(e.listeners, l)

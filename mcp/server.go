@@ -220,7 +220,11 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 				return nil, protocolError(CodeInvalidParams, "resources/read needs a uri",
 					"params.uri is missing or empty", "pass a uri from resources/list")
 			}
-			return s.Resources.ReadResource(ctx, r, p.URI)
+			res, err := s.Resources.ReadResource(ctx, r, p.URI)
+			if err != nil {
+				return nil, withURI(err, p.URI)
+			}
+			return res, nil
 		})}
 		t[MethodResourcesSubscribe] = method{era: eraLegacy, handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
 			if p.URI == "" {
@@ -254,6 +258,26 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 		t[name] = method{handle: h}
 	}
 	return t
+}
+
+// withURI names uri in the details of a resource-not-found fault that does
+// not name it: both eras' specifications put it in error.data.uri (see
+// specData), where clients look for the resource they asked for.
+func withURI(err error, uri string) error {
+	f := fault.As(err)
+	if f == nil || f.Code != fault.ResourceNotFound {
+		return err
+	}
+	if _, ok := f.Details["uri"]; ok {
+		return err
+	}
+	g := *f
+	g.Details = make(map[string]any, len(f.Details)+1)
+	for k, v := range f.Details {
+		g.Details[k] = v
+	}
+	g.Details["uri"] = uri
+	return &g
 }
 
 func (s *Server) capabilities() ServerCapabilities {

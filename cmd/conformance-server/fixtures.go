@@ -40,10 +40,20 @@ var stepDelay = 50 * time.Millisecond
 var reconnectDelay = 100 * time.Millisecond
 
 // fixtures implements every provider the conformance suite's server
-// scenarios exercise. One value serves all sessions; the only state is the
-// watched resource's revision.
+// scenarios exercise. One value serves all sessions and modern requests;
+// its state is the watched resource's revision, the transient tool's and
+// prompt's (see the trigger tools), and the key that seals requestState.
 type fixtures struct {
 	watchedRevision atomic.Int64
+	toolRevision    atomic.Int64
+	promptRevision  atomic.Int64
+	states          *sealer
+	// notify is the engine's Notify, set by newEngine.
+	notify func(method string, params any)
+}
+
+func newFixtures() *fixtures {
+	return &fixtures{states: newSealer(), notify: func(string, any) {}}
 }
 
 func newServer(fx *fixtures) *mcp.Server {
@@ -55,48 +65,77 @@ func newServer(fx *fixtures) *mcp.Server {
 		Tools:      fx,
 		Resources:  fx,
 		Completion: fx,
+		// tools/call and prompts/get are served here rather than by the
+		// providers, whose results cannot be an InputRequiredResult.
+		Methods: map[string]mcp.Handler{
+			mcp.MethodToolsCall:  fx.callTool,
+			mcp.MethodPromptsGet: fx.getPrompt,
+		},
 	}
+}
+
+// newEngine starts an engine serving fx, which it tells about list
+// changes.
+func newEngine(fx *fixtures, opts mcp.EngineOptions) *mcp.Engine {
+	e := mcp.NewEngine(newServer(fx), opts)
+	fx.notify = e.Notify
+	return e
 }
 
 // ---- tools ----
 
 type toolFunc func(ctx context.Context, r *mcp.Request, args json.RawMessage) (*mcp.CallToolResult, error)
 
+// toolDef is a tool and what runs it: run for a tool that answers at once,
+// ask for one that may need the client's input first (see inputs.go).
 type toolDef struct {
 	tool mcp.Tool
 	run  toolFunc
+	ask  asker
 }
 
 var emptySchema = json.RawMessage(`{"type":"object","properties":{}}`)
 
 // json2020Schema is passed through byte for byte: the scenario checks that
-// $schema, $defs and additionalProperties survive tools/list.
+// $schema, $defs, $anchor, additionalProperties, the composition (allOf,
+// anyOf) and the conditional keywords (if, then, else) survive tools/list.
+// It is the suite's own schema.
 var json2020Schema = json.RawMessage(`{"$schema":"` + schemaDialect2020 + `","type":"object",` +
-	`"$defs":{"address":{"type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
-	`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"}},` +
+	`"$defs":{"address":{"$anchor":"addressDef","type":"object","properties":{"street":{"type":"string"},"city":{"type":"string"}}}},` +
+	`"properties":{"name":{"type":"string"},"address":{"$ref":"#/$defs/address"},` +
+	`"contactMethod":{"type":"string","enum":["phone","email"]},"phone":{"type":"string"},"email":{"type":"string"}},` +
+	`"allOf":[{"anyOf":[{"required":["phone"]},{"required":["email"]}]}],` +
+	`"if":{"properties":{"contactMethod":{"const":"phone"}},"required":["contactMethod"]},` +
+	`"then":{"required":["phone"]},"else":{"required":["email"]},` +
 	`"additionalProperties":false}`)
+
+// xMCPHeaderSchema mirrors region in the header Mcp-Param-Region
+// (SEP-2243); level is an ordinary argument.
+var xMCPHeaderSchema = json.RawMessage(`{"type":"object","properties":{` +
+	`"region":{"type":"string","description":"Mirrored in the Mcp-Param-Region header","x-mcp-header":"Region"},` +
+	`"level":{"type":"integer","description":"An argument that is not mirrored"}}}`)
 
 func (fx *fixtures) tools() []toolDef {
 	return []toolDef{
-		{mcp.Tool{Name: "test_simple_text", Description: "Returns one text content block", InputSchema: emptySchema},
-			func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		{tool: mcp.Tool{Name: "test_simple_text", Description: "Returns one text content block", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 				return textResult("This is a simple text response for testing."), nil
 			}},
-		{mcp.Tool{Name: "test_image_content", Description: "Returns one image content block (a 1x1 PNG)", InputSchema: emptySchema},
-			func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		{tool: mcp.Tool{Name: "test_image_content", Description: "Returns one image content block (a 1x1 PNG)", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{{Type: "image", Data: testImagePNG, MimeType: "image/png"}}}, nil
 			}},
-		{mcp.Tool{Name: "test_audio_content", Description: "Returns one audio content block (a minimal WAV)", InputSchema: emptySchema},
-			func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		{tool: mcp.Tool{Name: "test_audio_content", Description: "Returns one audio content block (a minimal WAV)", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{{Type: "audio", Data: testAudioWAV, MimeType: "audio/wav"}}}, nil
 			}},
-		{mcp.Tool{Name: "test_embedded_resource", Description: "Returns one embedded text resource", InputSchema: emptySchema},
-			func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		{tool: mcp.Tool{Name: "test_embedded_resource", Description: "Returns one embedded text resource", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{{Type: "resource", Resource: &mcp.ResourceContents{
 					URI: "test://embedded-resource", MimeType: "text/plain", Text: "This is an embedded resource content."}}}}, nil
 			}},
-		{mcp.Tool{Name: "test_multiple_content_types", Description: "Returns text, image and embedded resource blocks", InputSchema: emptySchema},
-			func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		{tool: mcp.Tool{Name: "test_multiple_content_types", Description: "Returns text, image and embedded resource blocks", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 				return &mcp.CallToolResult{Content: []mcp.Content{
 					mcp.TextContent("Multiple content types test:"),
 					{Type: "image", Data: testImagePNG, MimeType: "image/png"},
@@ -104,55 +143,171 @@ func (fx *fixtures) tools() []toolDef {
 						MimeType: "application/json", Text: `{"test":"data","value":123}`}},
 				}}, nil
 			}},
-		{mcp.Tool{Name: "test_tool_with_logging", Description: "Sends three info log notifications while it runs", InputSchema: emptySchema},
-			toolWithLogging},
-		{mcp.Tool{Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100 when asked for progress", InputSchema: emptySchema},
-			toolWithProgress},
-		{mcp.Tool{Name: "test_error_handling", Description: "Always fails, as a tool error (isError)", InputSchema: emptySchema},
-			func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+		{tool: mcp.Tool{Name: "test_tool_with_logging", Description: "Sends three info log notifications while it runs", InputSchema: emptySchema},
+			run: toolWithLogging},
+		{tool: mcp.Tool{Name: "test_tool_with_progress", Description: "Reports progress 0, 50 and 100 of 100 when asked for progress", InputSchema: emptySchema},
+			run: toolWithProgress},
+		{tool: mcp.Tool{Name: "test_error_handling", Description: "Always fails, as a tool error (isError)", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
 				return errorResult("This tool intentionally returns an error for testing"), nil
 			}},
-		{mcp.Tool{Name: "test_reconnection", Description: "Closes its response stream mid-call and answers after the client resumes (SEP-1699)", InputSchema: emptySchema},
-			toolReconnection},
-		{mcp.Tool{Name: "test_sampling", Description: "Asks the client's LLM to answer a prompt (sampling/createMessage)",
+		{tool: mcp.Tool{Name: "test_reconnection", Description: "Closes its response stream mid-call and answers after the client resumes (SEP-1699)", InputSchema: emptySchema},
+			run: toolReconnection},
+		{tool: mcp.Tool{Name: "test_sampling", Description: "Asks the client's LLM to answer a prompt (sampling/createMessage)",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"prompt":{"type":"string","description":"The prompt to send to the LLM"}},"required":["prompt"]}`)},
-			toolSampling},
-		{mcp.Tool{Name: "test_elicitation", Description: "Asks the user for a username and an email (elicitation/create)",
+			run: toolSampling},
+		{tool: mcp.Tool{Name: "test_elicitation", Description: "Asks the user for a username and an email (elicitation/create)",
 			InputSchema: json.RawMessage(`{"type":"object","properties":{"message":{"type":"string","description":"The message to show the user"}},"required":["message"]}`)},
-			toolElicitation},
-		{mcp.Tool{Name: "test_elicitation_sep1034_defaults", Description: "Elicits a form whose fields carry default values (SEP-1034)", InputSchema: emptySchema},
-			elicitForm("Please review and update the form fields with defaults", sep1034Schema)},
-		{mcp.Tool{Name: "test_elicitation_sep1330_enums", Description: "Elicits a form with the five enum shapes (SEP-1330)", InputSchema: emptySchema},
-			elicitForm("Please select options from the enum fields", sep1330Schema)},
-		{mcp.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features (SEP-1613)", InputSchema: json2020Schema},
-			func(_ context.Context, _ *mcp.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
+			run: toolElicitation},
+		{tool: mcp.Tool{Name: "test_elicitation_sep1034_defaults", Description: "Elicits a form whose fields carry default values (SEP-1034)", InputSchema: emptySchema},
+			run: elicitForm("Please review and update the form fields with defaults", sep1034Schema)},
+		{tool: mcp.Tool{Name: "test_elicitation_sep1330_enums", Description: "Elicits a form with the five enum shapes (SEP-1330)", InputSchema: emptySchema},
+			run: elicitForm("Please select options from the enum fields", sep1330Schema)},
+		{tool: mcp.Tool{Name: "json_schema_2020_12_tool", Description: "Tool with JSON Schema 2020-12 features (SEP-1613, SEP-2106)", InputSchema: json2020Schema},
+			run: func(_ context.Context, _ *mcp.Request, args json.RawMessage) (*mcp.CallToolResult, error) {
 				if len(args) == 0 || string(args) == "null" {
 					args = json.RawMessage("{}")
 				}
 				return textResult("JSON Schema 2020-12 tool called with: " + string(args)), nil
 			}},
+		{tool: mcp.Tool{Name: "test_x_mcp_header", Description: "Mirrors its region argument in the Mcp-Param-Region header (SEP-2243)", InputSchema: xMCPHeaderSchema},
+			run: toolXMCPHeader},
+
+		// The diagnostics of SEP-2575 (revision 2026-07-28).
+		{tool: mcp.Tool{Name: "test_missing_capability", Description: "Needs the client's sampling capability: refused with -32021 when the request does not declare it", InputSchema: emptySchema},
+			run: toolMissingCapability},
+		{tool: mcp.Tool{Name: "test_streaming_elicitation", Description: "Answers on its response stream with the result alone, no request to the client", InputSchema: emptySchema},
+			run: func(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+				return textResult("stream observed: result frames only, no top-level requests"), nil
+			}},
+		{tool: mcp.Tool{Name: "test_logging_tool", Description: "Logs one info message, which reaches only a client that asked for that level", InputSchema: emptySchema},
+			run: func(_ context.Context, r *mcp.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+				r.Log(mcp.LevelInfo, loggerName, "test_logging_tool executed")
+				return textResult("test_logging_tool executed"), nil
+			}},
+		{tool: mcp.Tool{Name: "test_trigger_tool_change", Description: "Changes the tool list (a transient tool), which sends notifications/tools/list_changed", InputSchema: emptySchema},
+			run: fx.triggerToolChange},
+		{tool: mcp.Tool{Name: "test_trigger_prompt_change", Description: "Changes the prompt list (a transient prompt), which sends notifications/prompts/list_changed", InputSchema: emptySchema},
+			run: fx.triggerPromptChange},
+
+		// Input-required results (SEP-2322), see inputs.go.
+		{tool: mcp.Tool{Name: "test_input_required_result_elicitation", Description: "Asks the user's name (elicitation, key user_name)", InputSchema: emptySchema},
+			ask: askName},
+		{tool: mcp.Tool{Name: "test_input_required_result_sampling", Description: "Asks the client's LLM a question (sampling, key capital_question)", InputSchema: emptySchema},
+			ask: askCapital},
+		{tool: mcp.Tool{Name: "test_input_required_result_list_roots", Description: "Asks the client's roots (roots/list, key client_roots)", InputSchema: emptySchema},
+			ask: askRoots},
+		{tool: mcp.Tool{Name: "test_input_required_result_request_state", Description: "Asks for a confirmation and completes only with the requestState it issued", InputSchema: emptySchema},
+			ask: askConfirm},
+		{tool: mcp.Tool{Name: "test_input_required_result_multiple_inputs", Description: "Asks an elicitation, a sampling and a roots/list at once", InputSchema: emptySchema},
+			ask: askMany},
+		{tool: mcp.Tool{Name: "test_input_required_result_multi_round", Description: "Asks two questions one after the other, its progress in requestState", InputSchema: emptySchema},
+			ask: askRounds},
+		{tool: mcp.Tool{Name: "test_input_required_result_tampered_state", Description: "Asks for a confirmation; a requestState altered by the client is refused", InputSchema: emptySchema},
+			ask: askConfirm},
+		{tool: mcp.Tool{Name: "test_input_required_result_capabilities", Description: "Asks only what the request's client capabilities declare", InputSchema: emptySchema},
+			ask: askDeclared},
 	}
 }
+
+// The transient tool and prompt appear at the first trigger; every
+// trigger after that changes their description.
+const (
+	transientTool   = "test_transient_tool"
+	transientPrompt = "test_transient_prompt"
+)
 
 // ListTools implements mcp.ToolProvider.
 func (fx *fixtures) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error) {
 	defs := fx.tools()
-	out := make([]mcp.Tool, len(defs))
+	out := make([]mcp.Tool, len(defs), len(defs)+1)
 	for i, d := range defs {
 		out[i] = d.tool
+	}
+	if n := fx.toolRevision.Load(); n > 0 {
+		out = append(out, mcp.Tool{Name: transientTool, InputSchema: emptySchema,
+			Description: fmt.Sprintf("Added by test_trigger_tool_change (change %d); does nothing", n)})
 	}
 	return out, nil
 }
 
-// CallTool implements mcp.ToolProvider.
+// callTool serves tools/call.
+func (fx *fixtures) callTool(ctx context.Context, r *mcp.Request) (any, error) {
+	var p mcp.CallToolParams
+	if err := r.Decode(&p); err != nil {
+		return nil, err
+	}
+	return fx.runTool(ctx, r, &p)
+}
+
+// CallTool implements mcp.ToolProvider (the engine calls callTool).
 func (fx *fixtures) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return asResult[mcp.CallToolResult](fx.runTool(ctx, r, p))
+}
+
+// runTool runs the tool p names: its result, or an InputRequiredResult.
+func (fx *fixtures) runTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParams) (any, error) {
+	if p.Name == transientTool && fx.toolRevision.Load() > 0 {
+		return textResult("The transient tool does nothing"), nil
+	}
 	for _, d := range fx.tools() {
-		if d.tool.Name == p.Name {
+		switch {
+		case d.tool.Name != p.Name:
+		case d.ask != nil:
+			return asToolResult(fx.ask(ctx, r, "tool "+p.Name, p.Retry, d.ask))
+		default:
 			return d.run(ctx, r, p.Arguments)
 		}
 	}
 	return nil, &fault.Error{Code: fault.ToolNotFound, What: fmt.Sprintf("unknown tool %q", p.Name),
 		Why: "the conformance server has only the suite's fixture tools", How: "pick a name from tools/list"}
+}
+
+// asResult narrows a handler's result to T; an InputRequiredResult, which
+// the provider interfaces cannot carry, is an error.
+func asResult[T any](res any, err error) (*T, error) {
+	if err != nil {
+		return nil, err
+	}
+	if v, ok := res.(*T); ok {
+		return v, nil
+	}
+	return nil, &fault.Error{Code: fault.Internal, What: fmt.Sprintf("a %T where a %T was expected", res, new(T)),
+		Why: "the request needs the client's input", How: "call it through the engine, which can return an input_required result"}
+}
+
+func toolXMCPHeader(_ context.Context, _ *mcp.Request, raw json.RawMessage) (*mcp.CallToolResult, error) {
+	var args struct {
+		Region string `json:"region"`
+		Level  *int   `json:"level"`
+	}
+	if bad := decodeArgs(raw, &args); bad != nil {
+		return bad, nil
+	}
+	return textResult("region=" + args.Region), nil
+}
+
+func toolMissingCapability(_ context.Context, r *mcp.Request, _ json.RawMessage) (*mcp.CallToolResult, error) {
+	if !r.ClientCapabilities().Has("sampling") {
+		return nil, &fault.Error{Code: mcp.CodeMissingCapability,
+			What:    "test_missing_capability needs the client's sampling capability",
+			Why:     "the request's client capabilities do not declare sampling",
+			How:     "declare sampling in the client capabilities (params._meta, or at initialize) and retry",
+			Details: map[string]any{"requiredCapabilities": map[string]any{"sampling": map[string]any{}}}}
+	}
+	return textResult("the client declared sampling"), nil
+}
+
+func (fx *fixtures) triggerToolChange(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	n := fx.toolRevision.Add(1)
+	fx.notify(mcp.NotificationToolsListChanged, nil)
+	return textResult(fmt.Sprintf("tools_list_changed published (change %d)", n)), nil
+}
+
+func (fx *fixtures) triggerPromptChange(context.Context, *mcp.Request, json.RawMessage) (*mcp.CallToolResult, error) {
+	n := fx.promptRevision.Add(1)
+	fx.notify(mcp.NotificationPromptsListChanged, nil)
+	return textResult(fmt.Sprintf("prompts_list_changed published (change %d)", n)), nil
 }
 
 func textResult(text string) *mcp.CallToolResult {
@@ -338,9 +493,12 @@ func elicitForm(message string, schema json.RawMessage) toolFunc {
 
 // ---- prompts ----
 
+// promptDef is a prompt and what renders it: get for one rendered at once,
+// ask for one that needs the client's input first (see inputs.go).
 type promptDef struct {
 	prompt mcp.Prompt
 	get    func(args map[string]string) []mcp.PromptMessage
+	ask    asker
 }
 
 func required(name, description string) mcp.PromptArgument {
@@ -348,49 +506,79 @@ func required(name, description string) mcp.PromptArgument {
 }
 
 var prompts = []promptDef{
-	{mcp.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments",
+	{prompt: mcp.Prompt{Name: "test_simple_prompt", Title: "Simple Test Prompt", Description: "A simple prompt without arguments",
 		Arguments: []mcp.PromptArgument{}},
-		func(map[string]string) []mcp.PromptMessage {
+		get: func(map[string]string) []mcp.PromptMessage {
 			return []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("This is a simple prompt for testing.")}}
 		}},
-	{mcp.Prompt{Name: "test_prompt_with_arguments", Title: "Prompt With Arguments", Description: "A prompt with required arguments",
+	{prompt: mcp.Prompt{Name: "test_prompt_with_arguments", Title: "Prompt With Arguments", Description: "A prompt with required arguments",
 		Arguments: []mcp.PromptArgument{required("arg1", "First test argument"), required("arg2", "Second test argument")}},
-		func(a map[string]string) []mcp.PromptMessage {
+		get: func(a map[string]string) []mcp.PromptMessage {
 			return []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(
 				fmt.Sprintf("Prompt with arguments: arg1='%s', arg2='%s'", a["arg1"], a["arg2"]))}}
 		}},
-	{mcp.Prompt{Name: "test_prompt_with_embedded_resource", Title: "Prompt With Embedded Resource",
+	{prompt: mcp.Prompt{Name: "test_prompt_with_embedded_resource", Title: "Prompt With Embedded Resource",
 		Description: "A prompt that includes an embedded resource",
 		Arguments:   []mcp.PromptArgument{required("resourceUri", "URI of the resource to embed")}},
-		func(a map[string]string) []mcp.PromptMessage {
+		get: func(a map[string]string) []mcp.PromptMessage {
 			return []mcp.PromptMessage{
 				{Role: "user", Content: mcp.Content{Type: "resource", Resource: &mcp.ResourceContents{
 					URI: a["resourceUri"], MimeType: "text/plain", Text: "Embedded resource content for testing."}}},
 				{Role: "user", Content: mcp.TextContent("Please process the embedded resource above.")},
 			}
 		}},
-	{mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content",
+	{prompt: mcp.Prompt{Name: "test_prompt_with_image", Title: "Prompt With Image", Description: "A prompt that includes image content",
 		Arguments: []mcp.PromptArgument{}},
-		func(map[string]string) []mcp.PromptMessage {
+		get: func(map[string]string) []mcp.PromptMessage {
 			return []mcp.PromptMessage{
 				{Role: "user", Content: mcp.Content{Type: "image", Data: testImagePNG, MimeType: "image/png"}},
 				{Role: "user", Content: mcp.TextContent("Please analyze the image above.")},
 			}
 		}},
+	{prompt: mcp.Prompt{Name: "test_input_required_result_prompt", Title: "Prompt Asking For Context",
+		Description: "Asks the user for context (elicitation, key user_context) before it renders (SEP-2322)",
+		Arguments:   []mcp.PromptArgument{}},
+		ask: askContext},
 }
 
 // ListPrompts implements mcp.PromptProvider.
 func (fx *fixtures) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, error) {
-	out := make([]mcp.Prompt, len(prompts))
+	out := make([]mcp.Prompt, len(prompts), len(prompts)+1)
 	for i, d := range prompts {
 		out[i] = d.prompt
+	}
+	if n := fx.promptRevision.Load(); n > 0 {
+		out = append(out, mcp.Prompt{Name: transientPrompt, Arguments: []mcp.PromptArgument{},
+			Description: fmt.Sprintf("Added by test_trigger_prompt_change (change %d)", n)})
 	}
 	return out, nil
 }
 
-// GetPrompt implements mcp.PromptProvider.
-func (fx *fixtures) GetPrompt(_ context.Context, _ *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+// getPrompt serves prompts/get.
+func (fx *fixtures) getPrompt(ctx context.Context, r *mcp.Request) (any, error) {
+	var p mcp.GetPromptParams
+	if err := r.Decode(&p); err != nil {
+		return nil, err
+	}
+	return fx.renderPrompt(ctx, r, &p)
+}
+
+// GetPrompt implements mcp.PromptProvider (the engine calls getPrompt).
+func (fx *fixtures) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	return asResult[mcp.GetPromptResult](fx.renderPrompt(ctx, r, p))
+}
+
+// renderPrompt renders the prompt p names: its result, or an
+// InputRequiredResult.
+func (fx *fixtures) renderPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptParams) (any, error) {
+	if p.Name == transientPrompt && fx.promptRevision.Load() > 0 {
+		return &mcp.GetPromptResult{Description: "The transient prompt",
+			Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent("This prompt was added by test_trigger_prompt_change.")}}}, nil
+	}
 	d, ok := findPrompt(p.Name)
+	if ok && d.ask != nil {
+		return fx.ask(ctx, r, "prompt "+p.Name, p.Retry, d.ask)
+	}
 	if !ok {
 		return nil, &fault.Error{Code: mcp.CodeInvalidParams, What: fmt.Sprintf("unknown prompt %q", p.Name),
 			Why: "the conformance server has only the suite's fixture prompts", How: "pick a name from prompts/list"}

@@ -22,8 +22,8 @@ func connect(t *testing.T, caps map[string]any) (*mcptest.Client, *mcp.Engine, *
 	oldStep, oldReconnect := stepDelay, reconnectDelay
 	stepDelay, reconnectDelay = time.Millisecond, time.Millisecond
 	t.Cleanup(func() { stepDelay, reconnectDelay = oldStep, oldReconnect })
-	fx := &fixtures{}
-	e := mcp.NewEngine(newServer(fx), mcp.EngineOptions{})
+	fx := newFixtures()
+	e := newEngine(fx, mcp.EngineOptions{})
 	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 	c := mcptest.Connect(t, e)
 	c.InitializeWith(t, mcp.LatestVersion, caps)
@@ -82,10 +82,20 @@ func TestListingsMeetSuiteRules(t *testing.T) {
 	for _, want := range []string{"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
 		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress", "test_error_handling",
 		"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
-		"json_schema_2020_12_tool", "test_reconnection"} {
+		"json_schema_2020_12_tool", "test_reconnection", "test_x_mcp_header",
+		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool", "test_trigger_tool_change", "test_trigger_prompt_change",
+		"test_input_required_result_elicitation", "test_input_required_result_sampling", "test_input_required_result_list_roots",
+		"test_input_required_result_request_state", "test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
+		"test_input_required_result_tampered_state", "test_input_required_result_capabilities"} {
 		if !names[want] {
 			t.Errorf("tools/list lacks %s", want)
 		}
+	}
+	// http-header-validation calls the first tool with no arguments and
+	// wants it to succeed.
+	first := c.Request(t, 3, "tools/call", map[string]any{"name": tools.Tools[0].Name, "arguments": map[string]any{}})
+	if first.Error != nil || strings.Contains(string(first.Result), `"isError":true`) {
+		t.Errorf("the first tool, %s, fails with no arguments: %s", tools.Tools[0].Name, first.Raw)
 	}
 	var prompts mcp.ListPromptsResult
 	if err := json.Unmarshal(c.Request(t, 2, "prompts/list", nil).Result, &prompts); err != nil {
@@ -118,6 +128,9 @@ func TestSimpleToolResults(t *testing.T) {
 		{"test_reconnection", map[string]any{}, `{"content":[{"type":"text","text":"Reconnection test completed successfully. ` +
 			`If you received this, the client properly reconnected after stream closure."}]}`},
 		{"test_sampling", map[string]any{}, `{"content":[{"type":"text","text":"invalid arguments: prompt is required"}],"isError":true}`},
+		{"test_x_mcp_header", map[string]any{"region": "eu-west", "level": 3}, `{"content":[{"type":"text","text":"region=eu-west"}]}`},
+		{"test_x_mcp_header", map[string]any{}, `{"content":[{"type":"text","text":"region="}]}`},
+		{"test_streaming_elicitation", map[string]any{}, `{"content":[{"type":"text","text":"stream observed: result frames only, no top-level requests"}]}`},
 		{"test_elicitation", map[string]any{"message": 3}, `{"content":[{"type":"text","text":"invalid arguments: json: cannot unmarshal ` +
 			`number into Go struct field .message of type string"}],"isError":true}`},
 	}

@@ -1,10 +1,14 @@
 // Command conformance-server serves the fixtures that the official MCP
 // conformance suite (@modelcontextprotocol/conformance, `conformance
-// server --url http://127.0.0.1:PORT/mcp --suite all`) expects of a server:
-// the test_* tools, prompts and resources, completion and logging. It runs
-// them on flowyprompt's own protocol core and HTTP transports, so the
-// suite's score is the score of the engine and transports that serve
-// templates, not of a fixture-only stack. It exists for tests only.
+// server --url http://127.0.0.1:PORT/mcp --suite all` for the 2025
+// revisions, `--requirements 2026-07-28` for the modern one) expects of a
+// server: the test_* tools, prompts and resources, completion and logging,
+// and for 2026-07-28 the SEP-2575 diagnostic tools, the input-required
+// tools and prompt (SEP-2322, see inputs.go) and a tool that mirrors an
+// argument in a header (SEP-2243). It runs them on flowyprompt's own
+// protocol core and HTTP transports, so the suite's score is the score of
+// the engine and transports that serve templates, not of a fixture-only
+// stack. It exists for tests only.
 //
 // Usage:
 //
@@ -111,8 +115,8 @@ func run(ctx context.Context, args []string, stderr io.Writer, ready chan<- stri
 	bound := ln.Addr().(*net.TCPAddr)
 	base := "http://" + net.JoinHostPort(urlHost(cfg.addr), strconv.Itoa(bound.Port))
 
-	fx := &fixtures{}
-	e := mcp.NewEngine(newServer(fx), mcp.EngineOptions{Logger: log, IdleTimeout: 30 * time.Minute})
+	fx := newFixtures()
+	e := newEngine(fx, mcp.EngineOptions{Logger: log, IdleTimeout: 30 * time.Minute})
 	// The suite scores only streamed answers in server-sse-multiple-streams
 	// (JSON ones are INFO), so --answers sse asks the transport for them.
 	hs, err := httpserver.New(e, httpserver.Options{Addr: bound.String(), Logger: log, PreferStreams: cfg.answers == answersSSE})

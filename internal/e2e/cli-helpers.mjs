@@ -1,16 +1,16 @@
 // Shared helpers for the tests that drive the Node 22 command-line clients
 // from node_modules: the MCP Inspector CLI (inspector.test.mjs,
-// http.inspector.test.mjs) and the conformance suite (conformance.test.mjs,
-// conformance-all.test.mjs).
+// http.inspector.test.mjs) and, through conformance-helpers.mjs, the
+// conformance suite.
 //
 // It does not import helpers.mjs, which insists on the flowyprompt binary at
-// load time: conformance-all.test.mjs runs another binary and must load
-// without it.
+// load time: the conformance tests against cmd/conformance-server run
+// another binary and must load without it.
 //
 // This file is not a test file (node --test only picks up *.test.mjs here).
 
 import assert from "node:assert/strict";
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -21,7 +21,6 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 // package installs one here.
 export const NODE22 = join(HERE, "node_modules", "node", "bin", "node");
 export const INSPECTOR = join(HERE, "node_modules", ".bin", "inspector");
-export const CONFORMANCE = join(HERE, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 
 export const NODE22_WHAT = "Node 22 (npm package node@22)";
 
@@ -97,36 +96,4 @@ export function errorEnvelope(stderr) {
   const line = stderr.trim().split("\n").findLast((l) => l.startsWith("{"));
   assert.ok(line, `an error envelope on stderr: ${stderr}`);
   return JSON.parse(line).error;
-}
-
-/**
- * Runs `conformance ARGS` under Node 22, killing it after ms; resolves to
- * { code, output } with stdout and stderr merged and stripped of colour.
- * what names the run in the time-out error.
- */
-export function runConformance(args, ms, what) {
-  return new Promise((res, rej) => {
-    const child = spawn(NODE22, [CONFORMANCE, ...args], {
-      cwd: HERE,
-      stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, NO_COLOR: "1" },
-    });
-    let output = "";
-    child.stdout.setEncoding("utf8");
-    child.stderr.setEncoding("utf8");
-    child.stdout.on("data", (c) => (output += c));
-    child.stderr.on("data", (c) => (output += c));
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
-      rej(new Error(`${what} did not finish within ${ms} ms:\n${stripAnsi(output)}`));
-    }, ms);
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      rej(err);
-    });
-    child.once("close", (code) => {
-      clearTimeout(timer);
-      res({ code, output: stripAnsi(output) });
-    });
-  });
 }

@@ -21,140 +21,36 @@
 // - The DNS rebinding scenario needs a loopback URL, hence 127.0.0.1.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, isAbsolute, join, resolve } from "node:path";
 import { describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
 
-import { CONFORMANCE, NODE22, NODE22_WHAT, runConformance } from "./cli-helpers.mjs";
+import { badChecks, CONFORMANCE, requireFiles, runOnFixture, startFixture } from "./conformance-helpers.mjs";
 
-const HERE = dirname(fileURLToPath(import.meta.url));
-
-const START_MS = 15_000; // the server binding its port
 const RUN_MS = 180_000; // one whole suite run (about 5 s here)
-const TEST_MS = RUN_MS + START_MS + 15_000;
+const TEST_MS = RUN_MS + 30_000; // the run, the server's start and stop
 
 // The Go SDK scores 44 with `--suite all`: the three checks of
 // server-sse-polling stay warnings there. With resumable streams we score
 // all 47.
 const MIN_PASSED = 47;
 
-const BIN = (() => {
-  const env = process.env.FLOWYPROMPT_CONFORMANCE_BIN;
-  if (env && !isAbsolute(env)) {
-    throw new Error(`FLOWYPROMPT_CONFORMANCE_BIN must be an absolute path, got ${env}`);
-  }
-  return env || resolve(HERE, "..", "..", "bin", "conformance-server");
-})();
-
-/** Checks that the binaries exist, with a message that says how to get them. */
-function requireFiles() {
-  for (const [what, path, how] of [
-    ["conformance server binary", BIN, "go build -o bin/conformance-server ./cmd/conformance-server, or set FLOWYPROMPT_CONFORMANCE_BIN"],
-    [NODE22_WHAT, NODE22, "run `npm ci` in internal/e2e"],
-    ["@modelcontextprotocol/conformance", CONFORMANCE, "run `npm ci` in internal/e2e"],
-  ]) {
-    assert.ok(existsSync(path), `${what} not found at ${path}: ${how}`);
-  }
-}
-
-/**
- * Starts the conformance server on a free loopback port (it binds port 0
- * and logs the address it got) and resolves to { url, stop, stderr() }.
- */
-function startServer(args) {
-  const child = spawn(BIN, ["--addr", "127.0.0.1:0", "--watch-interval", "500ms", ...args], {
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  const exited = new Promise((res) => child.once("exit", (code, signal) => res({ code, signal })));
-  const url = new Promise((res, rej) => {
-    const timer = setTimeout(() => rej(new Error(`server did not log its address within ${START_MS} ms:\n${stderr}`)), START_MS);
-    child.stderr.setEncoding("utf8");
-    child.stderr.on("data", (chunk) => {
-      stderr += chunk;
-      const m = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(stderr);
-      if (m) {
-        clearTimeout(timer);
-        res(m[1]);
-      }
-    });
-    child.once("error", (err) => {
-      clearTimeout(timer);
-      rej(err);
-    });
-    exited.then(({ code, signal }) => {
-      clearTimeout(timer);
-      rej(new Error(`server exited (code ${code}, signal ${signal}) before listening:\n${stderr}`));
-    });
-  });
-  const stop = async () => {
-    if (child.exitCode !== null || child.signalCode !== null) return exited;
-    child.kill("SIGTERM");
-    const kill = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    const status = await exited;
-    clearTimeout(kill);
-    return status;
-  };
-  return { url, stop, stderr: () => stderr };
-}
-
-/** Runs the whole suite against url; resolves to { code, output, outDir }. */
-function runSuite(url, outDir) {
-  return runConformance(["server", "--url", `${url}/mcp`, "--suite", "all", "-o", outDir], RUN_MS, "the conformance suite");
-}
-
-/** Every non-SUCCESS check the suite saved under outDir, by scenario. */
-function notableChecks(outDir) {
-  const out = [];
-  for (const dir of readdirSync(outDir).sort()) {
-    const file = join(outDir, dir, "checks.json");
-    if (!existsSync(file)) continue;
-    const scenario = dir.replace(/^server-/, "").replace(/-\d{4}-\d\d-\d\dT.*$/, "");
-    for (const c of JSON.parse(readFileSync(file, "utf8"))) {
-      if (c.status !== "SUCCESS") out.push({ scenario, status: c.status, id: c.id, message: c.errorMessage ?? c.details?.message ?? "" });
-    }
-  }
-  return out;
-}
-
 /**
  * Runs the suite against a fresh server started with serverArgs and
  * checks its closing line; returns the warnings for the caller to judge.
  */
 async function conform(t, serverArgs, minPassed) {
-  requireFiles();
-  const outDir = mkdtempSync(join(tmpdir(), "flowyprompt-conformance-"));
-  const server = startServer(serverArgs);
-  let result;
-  try {
-    const url = await server.url;
-    result = await runSuite(url, outDir);
-  } finally {
-    const status = await server.stop();
-    if (result) {
-      assert.equal(status.code, 0, `the server should exit 0 on SIGTERM (got ${JSON.stringify(status)}):\n${server.stderr()}`);
-    }
-  }
-  try {
-    const total = /^Total: (\d+) passed, (\d+) failed\s*$/m.exec(result.output);
-    const explain = `\n--- conformance output ---\n${result.output}\n--- server stderr ---\n${server.stderr()}`;
-    assert.ok(total, `no "Total: N passed, M failed" line${explain}`);
-    const [passed, failed] = [Number(total[1]), Number(total[2])];
-    assert.equal(failed, 0, `${failed} conformance checks failed${explain}`);
-    assert.ok(passed >= minPassed, `only ${passed} checks passed, want at least ${minPassed}${explain}`);
-    assert.equal(result.code, 0, `the suite exited ${result.code}${explain}`);
-    const notable = notableChecks(outDir);
-    assert.deepEqual(notable.filter((c) => c.status === "FAILURE"), [], "saved checks hold no failure");
-    t.diagnostic(`${passed} conformance checks passed`);
-    const warnings = notable.filter((c) => c.status === "WARNING");
-    for (const w of warnings) t.diagnostic(`warning: ${w.scenario} ${w.id}: ${w.message}`);
-    return warnings;
-  } finally {
-    rmSync(outDir, { recursive: true, force: true });
-  }
+  const result = await runOnFixture(CONFORMANCE, serverArgs, ["--suite", "all"], RUN_MS);
+  const total = /^Total: (\d+) passed, (\d+) failed\s*$/m.exec(result.output);
+  assert.ok(total, `no "Total: N passed, M failed" line${result.explain}`);
+  const [passed, failed] = [Number(total[1]), Number(total[2])];
+  assert.equal(failed, 0, `${failed} conformance checks failed${result.explain}`);
+  assert.ok(passed >= minPassed, `only ${passed} checks passed, want at least ${minPassed}${result.explain}`);
+  assert.equal(result.code, 0, `the suite exited ${result.code}${result.explain}`);
+  const bad = badChecks(result.results);
+  assert.deepEqual(bad.filter((c) => c.status === "FAILURE"), [], "saved checks hold no failure");
+  t.diagnostic(`${passed} conformance checks passed`);
+  const warnings = bad.filter((c) => c.status === "WARNING");
+  for (const w of warnings) t.diagnostic(`warning: ${w.scenario} ${w.id}: ${w.message}`);
+  return warnings;
 }
 
 describe("official MCP conformance suite, --suite all", { timeout: 2 * TEST_MS }, () => {
@@ -174,10 +70,10 @@ describe("official MCP conformance suite, --suite all", { timeout: 2 * TEST_MS }
 
 describe("resumable streams with the TypeScript SDK client", { timeout: TEST_MS }, () => {
   it("gets test_reconnection's answer after the server ends the stream mid-call", { timeout: TEST_MS }, async () => {
-    requireFiles();
+    requireFiles(CONFORMANCE);
     const { Client } = await import("@modelcontextprotocol/sdk/client/index.js");
     const { StreamableHTTPClientTransport } = await import("@modelcontextprotocol/sdk/client/streamableHttp.js");
-    const server = startServer([]);
+    const server = startFixture();
     const client = new Client({ name: "flowyprompt-e2e-resume", version: "1.0.0" });
     const transport = new StreamableHTTPClientTransport(new URL(`${await server.url}/mcp`));
     const resumed = [];
