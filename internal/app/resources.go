@@ -98,13 +98,6 @@ func (a *App) ListResourceTemplates(context.Context, *mcp.Request) ([]mcp.Resour
 // ReadResource returns a template's JSON.
 func (a *App) ReadResource(ctx context.Context, _ *mcp.Request, uri string) (*mcp.ReadResourceResult, error) {
 	c, err := a.resourceContents(ctx, a.lib.Catalog(), uri, false)
-	if f := fault.As(err); f != nil && f.Code == fault.ResourceNotFound {
-		// Clients read the uri they asked for from error.data.uri.
-		if f.Details == nil {
-			f.Details = map[string]any{}
-		}
-		f.Details["uri"] = uri
-	}
 	if err != nil {
 		return nil, err
 	}
