@@ -364,10 +364,17 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 		}
 		_, rec.Pattern = mux.Handler(r2)
 		r2.Pattern = rec.Pattern
-		defer func() {
+		recorded := false
+		record := func() {
 			s.mu.Lock()
 			s.requests = append(s.requests, rec)
 			s.mu.Unlock()
+			recorded = true
+		}
+		defer func() {
+			if !recorded {
+				record()
+			}
 		}()
 
 		s.mu.Lock()
@@ -378,6 +385,9 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 		s.mu.Unlock()
 
 		if down {
+			// Recorded before the connection drops: a client that has seen
+			// the drop finds its request in Requests.
+			record()
 			if hj, ok := w.(http.Hijacker); ok {
 				if conn, _, err := hj.Hijack(); err == nil {
 					conn.Close()
