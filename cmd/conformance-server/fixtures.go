@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
@@ -47,13 +48,13 @@ type fixtures struct {
 	watchedRevision atomic.Int64
 	toolRevision    atomic.Int64
 	promptRevision  atomic.Int64
-	states          *sealer
+	states          *seal.Sealer
 	// notify is the engine's Notify, set by newEngine.
 	notify func(method string, params any)
 }
 
 func newFixtures() *fixtures {
-	return &fixtures{states: newSealer(), notify: func(string, any) {}}
+	return &fixtures{states: seal.Random(), notify: func(string, any) {}}
 }
 
 func newServer(fx *fixtures) *mcp.Server {

@@ -10,15 +10,12 @@ package main
 
 import (
 	"context"
-	"crypto/hmac"
-	"crypto/rand"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -44,6 +41,9 @@ type asking struct {
 // *mcp.GetPromptResult), or what to ask next.
 type asker func(rd round) (result any, next *asking, err error)
 
+// stateTTL is how long a client has to retry with a requestState.
+const stateTTL = time.Hour
+
 // maxRounds bounds how many times a legacy request asks its client before
 // giving up on answers that never satisfy the asker.
 const maxRounds = 8
@@ -62,10 +62,10 @@ func (e *errAskClient) Unwrap() error { return e.err }
 func (fx *fixtures) ask(ctx context.Context, r *mcp.Request, scope string, rt mcp.Retry, a asker) (any, error) {
 	rd := round{answers: rt.InputResponses, caps: r.ClientCapabilities()}
 	if rt.RequestState != "" {
-		payload, ok := fx.states.open(scope, rt.RequestState)
-		if !ok {
-			return nil, &fault.Error{Code: mcp.CodeInvalidParams, What: "invalid requestState",
-				Why: "it is not a requestState " + scope + " issued, or it was altered",
+		var payload json.RawMessage
+		if err := fx.states.Open(scope, rt.RequestState, &payload); err != nil {
+			return nil, &fault.Error{Code: mcp.CodeInvalidParams, What: "invalid requestState", Err: err,
+				Why: "it is not a requestState " + scope + " issued, or it was altered, or it expired",
 				How: "echo the requestState of the last input_required result unchanged, or start again without one"}
 		}
 		rd.state = payload
@@ -77,11 +77,11 @@ func (fx *fixtures) ask(ctx context.Context, r *mcp.Request, scope string, rt mc
 		}
 		out := &mcp.InputRequiredResult{InputRequests: next.requests}
 		if next.state != nil {
-			payload, err := json.Marshal(next.state)
+			state, err := fx.states.Seal(scope, next.state, stateTTL)
 			if err != nil {
 				return nil, fmt.Errorf("encode requestState: %w", err)
 			}
-			out.RequestState = fx.states.seal(scope, payload)
+			out.RequestState = state
 		}
 		return out, nil
 	}
@@ -137,54 +137,6 @@ func askClient(ctx context.Context, r *mcp.Request, requests map[string]mcp.Inpu
 		answers[k] = raw
 	}
 	return answers, nil
-}
-
-// ---- requestState ----
-
-// sealer makes requestState tamper-proof: the payload travels in the clear
-// (base64url) with an HMAC-SHA256 of it and of the scope that issued it,
-// under a key drawn when the process starts. A client can echo a state,
-// not forge or alter one; a state outlives no restart.
-type sealer struct{ key []byte }
-
-func newSealer() *sealer {
-	key := make([]byte, 32)
-	if _, err := rand.Read(key); err != nil {
-		panic(fmt.Sprintf("requestState key: %v", err)) // crypto/rand does not fail on supported platforms
-	}
-	return &sealer{key: key}
-}
-
-var b64 = base64.RawURLEncoding
-
-func (s *sealer) mac(scope string, payload []byte) []byte {
-	h := hmac.New(sha256.New, s.key)
-	h.Write([]byte(scope))
-	h.Write([]byte{0})
-	h.Write(payload)
-	return h.Sum(nil)
-}
-
-// seal returns the requestState carrying payload for scope.
-func (s *sealer) seal(scope string, payload []byte) string {
-	return b64.EncodeToString(payload) + "." + b64.EncodeToString(s.mac(scope, payload))
-}
-
-// open returns the payload of a requestState scope sealed, or false.
-func (s *sealer) open(scope, state string) ([]byte, bool) {
-	p, m, ok := strings.Cut(state, ".")
-	if !ok {
-		return nil, false
-	}
-	payload, err := b64.DecodeString(p)
-	if err != nil {
-		return nil, false
-	}
-	mac, err := b64.DecodeString(m)
-	if err != nil || !hmac.Equal(mac, s.mac(scope, payload)) {
-		return nil, false
-	}
-	return payload, true
 }
 
 // ---- questions and answers ----
