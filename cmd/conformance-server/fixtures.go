@@ -66,12 +66,11 @@ func newServer(fx *fixtures) *mcp.Server {
 		Tools:      fx,
 		Resources:  fx,
 		Completion: fx,
-		// tools/call and prompts/get are served here rather than by the
-		// providers, whose results cannot be an InputRequiredResult.
-		Methods: map[string]mcp.Handler{
-			mcp.MethodToolsCall:  fx.callTool,
-			mcp.MethodPromptsGet: fx.getPrompt,
-		},
+		// prompts/get is served as a method of its own, not by the
+		// provider: test_input_required_result_prompt asks a 2025 client
+		// with server→client requests, and the engine runs only its own
+		// prompts/get (which never asks) on a transport's goroutine.
+		Methods: map[string]mcp.Handler{mcp.MethodPromptsGet: fx.getPrompt},
 	}
 }
 
@@ -232,16 +231,7 @@ func (fx *fixtures) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error)
 	return out, nil
 }
 
-// callTool serves tools/call.
-func (fx *fixtures) callTool(ctx context.Context, r *mcp.Request) (any, error) {
-	var p mcp.CallToolParams
-	if err := r.Decode(&p); err != nil {
-		return nil, err
-	}
-	return fx.runTool(ctx, r, &p)
-}
-
-// CallTool implements mcp.ToolProvider (the engine calls callTool).
+// CallTool implements mcp.ToolProvider.
 func (fx *fixtures) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
 	return asResult[mcp.CallToolResult](fx.runTool(ctx, r, p))
 }
@@ -264,14 +254,17 @@ func (fx *fixtures) runTool(ctx context.Context, r *mcp.Request, p *mcp.CallTool
 		Why: "the conformance server has only the suite's fixture tools", How: "pick a name from tools/list"}
 }
 
-// asResult narrows a handler's result to T; an InputRequiredResult, which
-// the provider interfaces cannot carry, is an error.
+// asResult narrows a fixture's result to T; an InputRequiredResult goes to
+// the engine as mcp.InputRequired, which it answers with.
 func asResult[T any](res any, err error) (*T, error) {
 	if err != nil {
 		return nil, err
 	}
 	if v, ok := res.(*T); ok {
 		return v, nil
+	}
+	if ir, ok := res.(*mcp.InputRequiredResult); ok {
+		return nil, &mcp.InputRequired{Result: *ir}
 	}
 	return nil, &fault.Error{Code: fault.Internal, What: fmt.Sprintf("a %T where a %T was expected", res, new(T)),
 		Why: "the request needs the client's input", How: "call it through the engine, which can return an input_required result"}
@@ -555,16 +548,16 @@ func (fx *fixtures) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, er
 	return out, nil
 }
 
-// getPrompt serves prompts/get.
+// getPrompt serves prompts/get (see newServer).
 func (fx *fixtures) getPrompt(ctx context.Context, r *mcp.Request) (any, error) {
 	var p mcp.GetPromptParams
 	if err := r.Decode(&p); err != nil {
 		return nil, err
 	}
-	return fx.renderPrompt(ctx, r, &p)
+	return fx.GetPrompt(ctx, r, &p)
 }
 
-// GetPrompt implements mcp.PromptProvider (the engine calls getPrompt).
+// GetPrompt implements mcp.PromptProvider.
 func (fx *fixtures) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	return asResult[mcp.GetPromptResult](fx.renderPrompt(ctx, r, p))
 }
