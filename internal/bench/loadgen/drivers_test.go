@@ -121,14 +121,8 @@ func TestSSE(t *testing.T) {
 				URL: srv.URL + "/sse", Sessions: 4, PID: os.Getpid(),
 				Work: Work{Method: tt.method, Params: []byte(`{}`), Requests: 25, Warmup: warmup, Expect: expect},
 			})
-			if tt.wantFailed != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantFailed)
-				}
+			if stopped(t, err, tt.wantFailed) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if st.Requests != 100 || st.Errors != tt.wantErrs {
 				t.Fatalf("requests=%d errors=%d, want 100 and %d (%v)", st.Requests, st.Errors, tt.wantErrs, st)
@@ -177,14 +171,8 @@ func TestStreamable(t *testing.T) {
 				URL: srv.URL + "/mcp", Clients: 3,
 				Work: Work{Method: tt.method, Params: []byte(`{"a":1}`), Requests: 20},
 			})
-			if tt.wantFailed != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantFailed)
-				}
+			if stopped(t, err, tt.wantFailed) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if st.Requests != 60 || st.Errors != tt.wantErrs {
 				t.Fatalf("requests=%d errors=%d, want 60 and %d", st.Requests, st.Errors, tt.wantErrs)
@@ -230,14 +218,8 @@ func TestStateless(t *testing.T) {
 				URL: srv.URL + "/mcp", Clients: 3, PID: os.Getpid(),
 				Work: Work{Method: tt.method, Params: []byte(tt.params), Requests: 20},
 			})
-			if tt.wantFailed != "" {
-				if err == nil || !strings.Contains(err.Error(), tt.wantFailed) {
-					t.Fatalf("err = %v, want one containing %q", err, tt.wantFailed)
-				}
+			if stopped(t, err, tt.wantFailed) {
 				return
-			}
-			if err != nil {
-				t.Fatal(err)
 			}
 			if st.Requests != 60 || st.Errors != tt.wantErrs || !strings.Contains(st.FirstError, tt.wantFirst) {
 				t.Fatalf("requests=%d errors=%d first=%q, want 60, %d and %q", st.Requests, st.Errors, st.FirstError, tt.wantErrs, tt.wantFirst)
@@ -318,4 +300,21 @@ func TestIdleOpenFailure(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("err = %v, want a 404 opening the stream", err)
 	}
+}
+
+// stopped checks a run's error: with wantFailed set, that the run failed
+// saying so (and then the test has nothing more to check); without, that it
+// did not fail.
+func stopped(t *testing.T, err error, wantFailed string) bool {
+	t.Helper()
+	if wantFailed != "" {
+		if err == nil || !strings.Contains(err.Error(), wantFailed) {
+			t.Fatalf("err = %v, want one containing %q", err, wantFailed)
+		}
+		return true
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return false
 }
