@@ -276,3 +276,39 @@ func TestLegacyOnlyTransport(t *testing.T) {
 		t.Fatalf("after falling back: %s", p.Raw)
 	}
 }
+
+// FuzzParseInbound: any bytes are read or refused without a panic; a
+// message read as modern either prepares or is refused with one of the
+// era's codes, never a code of our own making.
+func FuzzParseInbound(f *testing.F) {
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{` + meta("") + `}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"hello",` + meta(`"io.modelcontextprotocol/logLevel":"debug"`) + `}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":null}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://y","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}}`))
+	e, _ := testServer(f, mcp.EngineOptions{})
+	codes := map[string]bool{mcp.CodeInvalidParams: true, mcp.CodeUnsupportedVersion: true, mcp.CodeMethodNotFound: true, mcp.CodeInvalidRequest: true}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		in, err := mcp.ParseInbound(data)
+		if err != nil {
+			return
+		}
+		name, named := in.Name()
+		if named && !mcp.NamedMethod(in.Method()) || !named && name != "" {
+			t.Fatalf("Name() = %q, %v for %s", name, named, in.Method())
+		}
+		if !in.Modern() {
+			return
+		}
+		if _, err := e.Prepare(in); err != nil {
+			var obj struct {
+				Error struct {
+					Data mcp.ErrorData `json:"data"`
+				} `json:"error"`
+			}
+			if json.Unmarshal(e.ErrorResponse(in.ID(), err, true), &obj) != nil || !codes[obj.Error.Data.Code] {
+				t.Fatalf("Prepare refused %q with %v", data, err)
+			}
+		}
+	})
+}

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -197,5 +199,76 @@ func TestModernListen(t *testing.T) {
 		"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen")
 	if r.status == 200 && !strings.Contains(r.body, `"error"`) {
 		t.Fatalf("listen answered as JSON: %d %s", r.status, r.body)
+	}
+}
+
+// mirrorTools has one tool whose input schema mirrors three arguments in
+// Mcp-Param-* headers.
+type mirrorTools struct{}
+
+func (mirrorTools) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error) {
+	return []mcp.Tool{{Name: "route", Description: "mirrors its arguments", InputSchema: json.RawMessage(`{"type":"object","properties":{` +
+		`"region":{"type":"string","x-mcp-header":"Region"},"level":{"type":"integer","x-mcp-header":"Level"},` +
+		`"flag":{"type":"boolean","x-mcp-header":"Flag"},"note":{"type":"string"}}}`)}}, nil
+}
+
+func (mirrorTools) CallTool(_ context.Context, _ *mcp.Request, p *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(string(p.Arguments))}}, nil
+}
+
+// TestModernParamHeaders: an argument a tool's schema marks with
+// x-mcp-header must be mirrored, when present, in Mcp-Param-<name>, and
+// match: strings as they are or in Base64, numbers numerically, booleans
+// as true or false.
+func TestModernParamHeaders(t *testing.T) {
+	e := mcp.NewEngine(&mcp.Server{Info: mcp.Implementation{Name: "t", Version: "0"}, Tools: mirrorTools{}},
+		mcp.EngineOptions{Logger: transporttest.Quiet})
+	ts := httptest.NewServer(streamable.New(e, streamable.Options{}))
+	t.Cleanup(func() { ts.Close(); _ = e.Shutdown(context.Background()) })
+	tests := []struct {
+		name   string
+		args   string
+		header []string
+		want   int
+	}{
+		{"all mirrored", `{"region":"us-west1","level":42,"flag":true}`, []string{"Mcp-Param-Region", "us-west1", "Mcp-Param-Level", "42", "Mcp-Param-Flag", "true"}, 200},
+		{"a number written otherwise", `{"level":42}`, []string{"Mcp-Param-Level", "42.0"}, 200},
+		{"in Base64", `{"region":"Hello, 世界"}`, []string{"Mcp-Param-Region", "=?base64?SGVsbG8sIOS4lueVjA==?="}, 200},
+		{"absent from the arguments, absent from the headers", `{"note":"x"}`, nil, 200},
+		{"null is absent", `{"region":null}`, nil, 200},
+		{"not wrapped is literal", `{"region":"SGVsbG8="}`, []string{"Mcp-Param-Region", "SGVsbG8="}, 200},
+		{"missing", `{"region":"us-west1"}`, nil, 400},
+		{"different", `{"region":"us-west1"}`, []string{"Mcp-Param-Region", "eu-west1"}, 400},
+		{"another number", `{"level":42}`, []string{"Mcp-Param-Level", "43"}, 400},
+		{"a boolean in other case", `{"flag":true}`, []string{"Mcp-Param-Flag", "True"}, 400},
+		{"Base64 without padding", `{"region":"Hello"}`, []string{"Mcp-Param-Region", "=?base64?SGVsbG8?="}, 400},
+		{"Base64 with bad characters", `{"region":"Hello"}`, []string{"Mcp-Param-Region", "=?base64?SGVs!!!bG8=?="}, 400},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, ts.URL+"/mcp", strings.NewReader(body(1, "tools/call", `"name":"route","arguments":`+tc.args)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for k, v := range map[string]string{"Content-Type": "application/json", "Accept": acceptBoth,
+				"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "route"} {
+				req.Header.Set(k, v)
+			}
+			for i := 0; i+1 < len(tc.header); i += 2 {
+				req.Header.Set(tc.header[i], tc.header[i+1])
+			}
+			resp, err := ts.Client().Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.want {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, tc.want, b)
+			}
+			if tc.want == 400 && !strings.Contains(string(b), `"code":-32020`) {
+				t.Fatalf("want a -32020 HeaderMismatch: %s", b)
+			}
+		})
 	}
 }

@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"context"
+	"encoding/base64"
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
@@ -241,4 +242,24 @@ func TestSessionEndLetsGoOfStreams(t *testing.T) {
 		}
 		rt.mu.Unlock()
 	}
+}
+
+// FuzzDecodeHeaderValue: a value wrapped as the revision says decodes to
+// what was wrapped; anything not wrapped is itself; nothing panics.
+func FuzzDecodeHeaderValue(f *testing.F) {
+	for _, s := range []string{"us-west1", "Hello, 世界", " padded ", "line1\nline2", "=?base64?literal?=", "", "=?base64?SGVsbG8?=", "=?base64?SGVsbG8="} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, v string) {
+		wrapped := "=?base64?" + base64.StdEncoding.EncodeToString([]byte(v)) + "?="
+		if got, err := decodeHeaderValue(wrapped); err != nil || got != v {
+			t.Fatalf("decode(%q) = %q, %v; want %q", wrapped, got, err, v)
+		}
+		got, err := decodeHeaderValue(v)
+		if !strings.HasPrefix(v, "=?base64?") || !strings.HasSuffix(v, "?=") || len(v) < len("=?base64??=") {
+			if err != nil || got != v {
+				t.Fatalf("a value not wrapped, %q, decoded to %q, %v", v, got, err)
+			}
+		}
+	})
 }
