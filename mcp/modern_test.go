@@ -170,9 +170,11 @@ func waitListeners(t *testing.T, e *mcp.Engine, n int) {
 	}
 }
 
-// route collects what an Exchange pushes.
+// route collects what an Exchange pushes; with limit set, it takes at most
+// that many notifications, as a stream whose client stopped reading.
 type route struct {
 	events bool
+	limit  int
 	mu     sync.Mutex
 	got    []mcp.Outgoing
 	done   chan struct{}
@@ -181,11 +183,11 @@ type route struct {
 func newRoute(events bool) *route { return &route{events: events, done: make(chan struct{})} }
 
 func (r *route) Push(m mcp.Outgoing) bool {
-	if m.Kind == mcp.KindMessage && !r.events {
-		return false
-	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if m.Kind == mcp.KindMessage && (!r.events || r.limit > 0 && len(r.got) >= r.limit) {
+		return false
+	}
 	r.got = append(r.got, m)
 	if m.Kind == mcp.KindResponse || m.Kind == mcp.KindUnanswered {
 		close(r.done)
@@ -311,4 +313,35 @@ func FuzzParseInbound(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestListenBehind: a subscription whose stream cannot take another
+// notification (its client stopped reading) ends with an error, rather
+// than losing notifications without a word; the client listens again.
+func TestListenBehind(t *testing.T) {
+	e, _ := testServer(t, mcp.EngineOptions{})
+	in, err := mcp.ParseInbound([]byte(`{"jsonrpc":"2.0","id":3,"method":"subscriptions/listen","params":{` + meta("") +
+		`,"notifications":{"promptsListChanged":true}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	x, err := e.Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt := &route{events: true, limit: 2, done: make(chan struct{})}
+	go x.Run(context.Background(), rt)
+	waitListeners(t, e, 1)
+	e.Notify(mcp.NotificationPromptsListChanged, nil) // taken: the acknowledgement and this one fill it
+	e.Notify(mcp.NotificationPromptsListChanged, nil) // refused: the subscription ends
+	select {
+	case <-rt.done:
+	case <-time.After(mcptest.Wait):
+		t.Fatal("the subscription did not end")
+	}
+	last := rt.got[len(rt.got)-1]
+	if len(rt.got) != 3 || last.Kind != mcp.KindResponse || last.ErrorCode == 0 || !strings.Contains(string(last.Data), "stopped reading") {
+		t.Fatalf("pushed %d messages, the last %s; want the acknowledgement, one notification and an error response", len(rt.got), last.Data)
+	}
+	waitListeners(t, e, 0)
 }

@@ -84,9 +84,12 @@ type Sink interface {
 // KindUnanswered) has nowhere to go and is dropped by the route.
 type Route interface {
 	// Push hands over one message of the request. It reports false, for a
-	// KindMessage only, when the route carries no notifications (a POST
-	// answered with JSON): the session then sends the message through its
-	// Sink instead. For the other kinds its result is ignored.
+	// KindMessage only, when the route cannot carry it: it carries no
+	// notifications (a POST answered with JSON), or its client has let too
+	// many pile up. The session then sends the message through its Sink
+	// instead; a request with no session drops it, and a subscription
+	// ends (its client listens again). For the other kinds its result is
+	// ignored.
 	Push(m Outgoing) bool
 	// Resumable reports whether the stream carrying the route may be
 	// closed before the response and resumed by the client, so that

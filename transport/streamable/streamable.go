@@ -260,22 +260,17 @@ func (rt *route) Resumable() bool { return rt.resumable }
 // dropped.
 const maxRouteBacklog = 1024
 
-// Push hands m to the POST (see mcp.Route); false means it should go to
-// the GET stream instead (a notification for a client that takes JSON
-// only).
+// Push hands m to the POST (see mcp.Route); false, for a notification,
+// means this POST cannot carry it: its client takes JSON only, or has
+// maxRouteBacklog of them unread.
 func (rt *route) Push(m mcp.Outgoing) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.gone {
 		return true // nobody will write it
 	}
-	if m.Kind == mcp.KindMessage {
-		if !rt.events {
-			return false
-		}
-		if len(rt.msgs) >= maxRouteBacklog {
-			return true
-		}
+	if m.Kind == mcp.KindMessage && (!rt.events || len(rt.msgs) >= maxRouteBacklog) {
+		return false
 	}
 	rt.msgs = append(rt.msgs, m)
 	select {

@@ -263,3 +263,26 @@ func FuzzDecodeHeaderValue(f *testing.F) {
 		}
 	})
 }
+
+// TestRouteRefusesWhenBehind: a POST's route takes notifications up to
+// its backlog and refuses the next (so a subscription ends and a session
+// sends it on its stream instead), while the response always gets through.
+func TestRouteRefusesWhenBehind(t *testing.T) {
+	rt := &route{events: true, wake: make(chan struct{}, 1)}
+	msg := mcp.Outgoing{Kind: mcp.KindMessage, Data: []byte(`{}`)}
+	for i := range maxRouteBacklog {
+		if !rt.Push(msg) {
+			t.Fatalf("notification %d refused below the backlog", i+1)
+		}
+	}
+	if rt.Push(msg) {
+		t.Fatal("a notification past the backlog was taken (and would be lost)")
+	}
+	rt.Push(mcp.Outgoing{Kind: mcp.KindResponse, Data: []byte(`{}`)})
+	if got := rt.take(); len(got) != maxRouteBacklog+1 || got[len(got)-1].Kind != mcp.KindResponse {
+		t.Fatalf("route holds %d messages, want the backlog and the response", len(got))
+	}
+	if (&route{events: false}).Push(msg) {
+		t.Fatal("a JSON-only route took a notification")
+	}
+}
