@@ -17,12 +17,18 @@ export GOWORK := off
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.buildVersion=$(VERSION)
 
-.PHONY: all build test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers fuzz clean
+.PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers fuzz clean
 
 all: build
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/flowyprompt
+
+## install: build bin/flowyprompt (version stamped from git) and copy it into
+## $(PREFIX)/bin, or $(go env GOPATH)/bin without PREFIX
+install: build
+	@dir="$(if $(PREFIX),$(PREFIX)/bin,$$($(GO) env GOPATH)/bin)"; \
+	  mkdir -p "$$dir" && install -m 0755 $(BIN) "$$dir/flowyprompt" && echo "installed $$dir/flowyprompt ($(VERSION))"
 
 # The fixture server of the official conformance suite and the fake GitHub
 # API, which the end-to-end tests start as processes.

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
@@ -125,17 +126,34 @@ func printURLs(w io.Writer, local string, cfg *config.Config) {
 	}
 }
 
-// catalogStatus feeds /healthz from the template library.
+// invalidFile is one file /healthz reports as left out of the library.
+type invalidFile struct {
+	Path    string `json:"path"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	// Kept: the file's last valid version is still served.
+	Kept bool `json:"kept,omitempty"`
+}
+
+// catalogStatus feeds /healthz from the template library: besides the
+// counts, each invalid file with its error code, so that an operator sees
+// what to fix without reading the log.
 func catalogStatus(lib *templates.Library) func() any {
 	return func() any {
 		c := lib.Catalog()
+		inv := c.Invalid()
+		files := make([]invalidFile, 0, len(inv))
+		for _, i := range inv {
+			files = append(files, invalidFile{Path: i.Path, Code: fault.CodeOf(i.Err), Message: i.Err.Error(), Kept: i.Kept})
+		}
 		st := map[string]any{
-			"status":    "ok",
-			"templates": c.Len(),
-			"invalid":   len(c.Invalid()),
-			"source":    c.Info(),
-			"loaded_at": c.LoadedAt(),
-			"stale":     c.Stale(),
+			"status":        "ok",
+			"templates":     c.Len(),
+			"invalid":       len(inv),
+			"invalid_files": files,
+			"source":        c.Info(),
+			"loaded_at":     c.LoadedAt(),
+			"stale":         c.Stale(),
 		}
 		if c.Stale() != nil {
 			st["status"] = "stale"

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestMakeInstall: `make install` builds with the version stamped from
+// git and installs into PREFIX/bin; the README tells a newcomer about it
+// under "Install" and keeps its two set-up commands at the top; the
+// repository carries its licence.
+func TestMakeInstall(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	root := filepath.Join("..", "..")
+	prefix := t.TempDir()
+	out, err := exec.Command("make", "-C", root, "-n", "install", "PREFIX="+prefix, "VERSION=v9.9.9-test").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n install: %v\n%s", err, out)
+	}
+	for _, want := range []string{"-X main.buildVersion=v9.9.9-test", "-o bin/flowyprompt", prefix + "/bin", "install -m 0755 bin/flowyprompt"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make -n install does not run %q:\n%s", want, out)
+		}
+	}
+	readme, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := string(readme)
+	top, install, ok := strings.Cut(r, "## Install")
+	if !ok {
+		t.Fatal("README has no Install section")
+	}
+	install, _, _ = strings.Cut(install, "\n## ")
+	if !strings.Contains(install, "make install") {
+		t.Error("README's Install section does not mention make install")
+	}
+	if !strings.Contains(top, "make run ") || !strings.Contains(top, "make test ") {
+		t.Error("README's top lost its two set-up commands, make run and make test")
+	}
+	lic, err := os.ReadFile(filepath.Join(root, "LICENSE"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(lic), "MIT License") || !strings.Contains(string(lic), "The flowyprompt authors") {
+		t.Errorf("LICENSE is not MIT by the flowyprompt authors:\n%.200s", lic)
+	}
+}
