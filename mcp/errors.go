@@ -88,6 +88,7 @@ var rpcCodes = map[string]int64{
 	fault.TemplateTooLarge:        jsonrpc2.CodeInvalidParams,
 	fault.WriteDisabled:           jsonrpc2.CodeInvalidRequest,
 	fault.WriteConflict:           jsonrpc2.CodeInternalError,
+	fault.NameNotAllowed:          jsonrpc2.CodeInvalidParams,
 	fault.GitHubAuthFailed:        jsonrpc2.CodeInternalError,
 	fault.GitHubRateLimited:       jsonrpc2.CodeInternalError,
 	fault.GitHubNotFound:          jsonrpc2.CodeInternalError,

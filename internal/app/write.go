@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path"
+	"strconv"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -22,22 +23,39 @@ type TemplateWriter interface {
 const saveToolName = "flowyprompt_save_template"
 
 // saveTool is the opt-in save tool; its description and schemas are in
-// the tools folder (see toolFS).
+// the tools folder (see toolFS). It is destructive: an update replaces
+// the template's file (guarded by expected_version).
 func (a *App) saveTool() *tool {
-	return toolFromFiles(saveToolName, "Save a template",
-		&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)},
-		a.saveTemplate)
+	annotations := &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)}
+	if limit := a.opts.MaxFileSize; limit > 0 && limit != templates.DefaultMaxFileSize {
+		// The schema advertises the default limit; an operator's own
+		// limit replaces it.
+		t := toolTexts()[saveToolName]
+		input := strings.Replace(t.input, `"maxLength": 102400`, fmt.Sprintf(`"maxLength": %d`, limit), 1)
+		input = strings.Replace(input, "At most 102,400 bytes", fmt.Sprintf("At most %d bytes", limit), 1)
+		return newTool(saveToolName, "Save a template", t.description, input, t.output, annotations, a.saveTemplate)
+	}
+	return toolFromFiles(saveToolName, "Save a template", annotations, a.saveTemplate)
+}
+
+// saveNotice is a safety notice of a successful save: a validation
+// warning, or a version that did not change.
+type saveNotice struct {
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Pointer string `json:"pointer,omitempty"`
 }
 
 func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
-		Template string `json:"template"`
-		Message  string `json:"message"`
+		Template        string  `json:"template"`
+		Message         string  `json:"message"`
+		ExpectedVersion *string `json:"expected_version"`
 	}
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
-	t, _, err := templates.Parse([]byte(args.Template), templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize})
+	t, warnings, err := templates.Parse([]byte(args.Template), templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize})
 	if err != nil {
 		f := fault.As(err)
 		if f != nil && len(templates.Problems(err)) > 0 {
@@ -52,11 +70,49 @@ func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*t
 	}
 	name := t.Metadata.Name
 	if !a.nameAllowed(name) {
-		return nil, &fault.Error{Code: fault.WriteDisabled, What: fmt.Sprintf("saving %q is not allowed", name),
+		f := &fault.Error{Code: fault.NameNotAllowed, What: fmt.Sprintf("saving %q is not allowed", name),
 			Why: fmt.Sprintf("the server only allows names matching %s", strings.Join(a.opts.WritePatterns, ", ")),
 			How: "rename the template (metadata.name) to match one of the patterns, or ask the operator to allow it (--write-allow)"}
+		if ex := a.allowedExample(name); ex != "" {
+			f.How = fmt.Sprintf("rename the template (metadata.name) to match one of the patterns, e.g. %q, or ask the operator to allow it (--write-allow)", ex)
+			f.Suggestions = []string{ex}
+		}
+		return nil, f
 	}
-	_, existed := a.lib.Catalog().Lookup(name)
+	prev, existed := a.lib.Catalog().Lookup(name)
+	replaced := ""
+	if existed {
+		replaced = prev.Template.Metadata.Version
+	}
+	switch {
+	case existed && args.ExpectedVersion == nil:
+		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s exists (v%s): saving would replace it", name, replaced),
+			Why: "an update must say which version it replaces, so that a change made meanwhile is not overwritten",
+			How: fmt.Sprintf("check it with flowyprompt_get_template(name=%q), then save again with expected_version=%q", name, replaced)}
+	case existed && *args.ExpectedVersion != replaced:
+		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s is at v%s, not v%s", name, replaced, *args.ExpectedVersion),
+			Why: "it changed since you read it, or expected_version is wrong",
+			How: fmt.Sprintf("read the current version with flowyprompt_get_template(name=%q), merge, and save with expected_version=%q", name, replaced)}
+	case !existed && args.ExpectedVersion != nil:
+		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s does not exist, so it cannot be at v%s", name, *args.ExpectedVersion),
+			Why: "expected_version is for updates; it was removed or renamed meanwhile, or the name is misspelt",
+			How: "leave out expected_version to create it, or check the name with flowyprompt_list_templates"}
+	}
+	var notices []saveNotice
+	for _, w := range warnings {
+		notices = append(notices, saveNotice{Kind: w.Kind, Message: w.Message, Pointer: w.Pointer})
+	}
+	if existed {
+		switch c := compareSemver(t.Metadata.Version, replaced); {
+		case c < 0:
+			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("version %s is lower than the version it replaces, %s", t.Metadata.Version, replaced),
+				Why: "a save must not move a template back to an older version number, which clients and caches would take for the older template",
+				How: fmt.Sprintf("set metadata.version higher than %s, e.g. %q (a rollback is a new version too)", replaced, bumpPatch(replaced))}
+		case c == 0:
+			notices = append(notices, saveNotice{Kind: "version_unchanged", Pointer: "/metadata/version",
+				Message: fmt.Sprintf("the version stays %s although the content is replaced; raise metadata.version so that clients can tell the two apart", replaced)})
+		}
+	}
 	loc, err := a.opts.Writer.SaveTemplate(ctx, name, []byte(args.Template), args.Message)
 	if err != nil {
 		return nil, err
@@ -66,13 +122,91 @@ func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*t
 	if _, err := a.lib.Refresh(ctx); err != nil {
 		a.log.Warn("saved the template but could not reload the library", "template", name, "err", err)
 	}
-	verb := "Created"
+	var b strings.Builder
 	if existed {
-		verb = "Updated"
+		fmt.Fprintf(&b, "## Result\nUpdated template %s v%s (replaced v%s).\n", name, t.Metadata.Version, replaced)
+	} else {
+		fmt.Fprintf(&b, "## Result\nCreated template %s v%s.\n", name, t.Metadata.Version)
 	}
-	text := fmt.Sprintf("## Result\n%s template %s v%s.\n\n## Saved to\n%s\n\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})",
-		verb, name, t.Metadata.Version, loc, name, name)
-	return &toolResult{text: text, structured: map[string]any{"name": name, "location": loc, "created": !existed}}, nil
+	fmt.Fprintf(&b, "\n## Saved to\n%s\n", loc)
+	if len(notices) > 0 {
+		b.WriteString("\n## Safety notices\nSaved, but check these:\n")
+		for _, n := range notices {
+			if n.Pointer != "" {
+				fmt.Fprintf(&b, "- %s: %s\n", n.Pointer, n.Message)
+			} else {
+				fmt.Fprintf(&b, "- %s\n", n.Message)
+			}
+		}
+	}
+	fmt.Fprintf(&b, "\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})\n- Update it later: flowyprompt_save_template(template=..., message=..., expected_version=%q)",
+		name, name, t.Metadata.Version)
+	structured := map[string]any{"name": name, "version": t.Metadata.Version, "location": loc, "created": !existed, "notices": notices}
+	if notices == nil {
+		structured["notices"] = []saveNotice{}
+	}
+	if existed {
+		structured["replaced_version"] = replaced
+	}
+	return &toolResult{text: b.String(), structured: structured}, nil
+}
+
+// allowedExample is a name the allow-list accepts, made from name and the
+// first pattern that yields one ("team_*" and "other": "team_other").
+func (a *App) allowedExample(name string) string {
+	for _, p := range a.opts.WritePatterns {
+		ex := strings.ReplaceAll(strings.ReplaceAll(p, "*", name), "?", "x")
+		if ok, err := path.Match(p, ex); err == nil && ok {
+			return ex
+		}
+	}
+	return ""
+}
+
+// compareSemver compares two semantic versions (as templates validate
+// them) by major, minor and patch, then a release above its pre-releases;
+// pre-releases compare as strings.
+func compareSemver(x, y string) int {
+	core := func(v string) ([3]int, string) {
+		v, _, _ = strings.Cut(v, "+")
+		v, pre, _ := strings.Cut(v, "-")
+		var n [3]int
+		for i, p := range strings.SplitN(v, ".", 3) {
+			n[i], _ = strconv.Atoi(p)
+		}
+		return n, pre
+	}
+	xn, xp := core(x)
+	yn, yp := core(y)
+	for i := range xn {
+		if xn[i] != yn[i] {
+			if xn[i] < yn[i] {
+				return -1
+			}
+			return 1
+		}
+	}
+	switch {
+	case xp == yp:
+		return 0
+	case xp == "":
+		return 1
+	case yp == "":
+		return -1
+	}
+	return strings.Compare(xp, yp)
+}
+
+// bumpPatch is v with its patch number raised ("1.0.0": "1.0.1").
+func bumpPatch(v string) string {
+	v, _, _ = strings.Cut(v, "+")
+	v, _, _ = strings.Cut(v, "-")
+	parts := strings.SplitN(v, ".", 3)
+	if len(parts) != 3 {
+		return v
+	}
+	n, _ := strconv.Atoi(parts[2])
+	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
 }
 
 // nameAllowed applies the operator's allow-list of name patterns.

@@ -79,11 +79,12 @@ func TestSaveTool(t *testing.T) {
 		contains string
 	}{
 		{"created", map[string]string{"template": saveTemplate, "message": "add"}, false, "Created template team_hello"},
-		{"updated", map[string]string{"template": strings.Replace(saveTemplate, "1.0.0", "1.1.0", 1), "message": "bump"}, false, "Updated template team_hello v1.1.0"},
+		{"updated", map[string]string{"template": strings.Replace(saveTemplate, "1.0.0", "1.1.0", 1), "message": "bump", "expected_version": "1.0.0"}, false, "Updated template team_hello v1.1.0"},
 		{"name not allowed", map[string]string{"template": strings.Replace(saveTemplate, "team_hello", "other", 1), "message": "m"}, true, "team_*"},
 		{"invalid template", map[string]string{"template": `{"metadata":{"name":"team_x"}}`, "message": "m"}, true, "/metadata/version"},
 		{"missing message", map[string]string{"template": saveTemplate}, true, "message"},
-		{"too large", map[string]string{"template": strings.Replace(saveTemplate, "Hello.", strings.Repeat("x", 110_000), 1), "message": "m"}, true, "TEMPLATE_TOO_LARGE"},
+		{"too large", map[string]string{"template": strings.Replace(saveTemplate, "Hello.", strings.Repeat("x", 110_000), 1), "message": "m"}, true, "102400"},
+		{"too large in bytes", map[string]string{"template": strings.Replace(saveTemplate, "Hello.", strings.Repeat("회", 40_000), 1), "message": "m"}, true, "TEMPLATE_TOO_LARGE"},
 	}
 	for i, tt := range tests {
 		text, isErr := callText(t, c, 10+i, "flowyprompt_save_template", tt.args)
@@ -105,5 +106,116 @@ func TestSaveToolConflict(t *testing.T) {
 	text, isErr := callText(t, c, 1, "flowyprompt_save_template", map[string]string{"template": saveTemplate, "message": "m"})
 	if !isErr || !strings.Contains(text, "WRITE_CONFLICT") || !strings.Contains(text, "merge and save again") {
 		t.Fatalf("got %s", text)
+	}
+}
+
+// callResult calls a tool and returns its whole result.
+func callResult(t *testing.T, c *mcptest.Client, id int, name string, args any) (text string, structured map[string]any, isErr bool) {
+	t.Helper()
+	m := c.Request(t, id, "tools/call", map[string]any{"name": name, "arguments": args})
+	var res struct {
+		Content           []struct{ Text string } `json:"content"`
+		StructuredContent map[string]any          `json:"structuredContent"`
+		IsError           bool                    `json:"isError"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil || m.Error != nil || len(res.Content) == 0 {
+		t.Fatalf("%s", m.Raw)
+	}
+	return res.Content[0].Text, res.StructuredContent, res.IsError
+}
+
+// TestSaveToolDefinition: the save tool may overwrite a template, so it is
+// marked destructive, and its schema advertises the real size limit.
+func TestSaveToolDefinition(t *testing.T) {
+	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true})
+	m := c.Request(t, 1, "tools/list", nil)
+	var res struct {
+		Tools []struct {
+			Name        string
+			InputSchema struct {
+				Properties map[string]struct {
+					MaxLength int `json:"maxLength"`
+				} `json:"properties"`
+			} `json:"inputSchema"`
+			Annotations map[string]any `json:"annotations"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name != "flowyprompt_save_template" {
+			continue
+		}
+		if tool.Annotations["destructiveHint"] != true {
+			t.Errorf("destructiveHint = %v, want true", tool.Annotations["destructiveHint"])
+		}
+		if got := tool.InputSchema.Properties["template"].MaxLength; got != templates.DefaultMaxFileSize {
+			t.Errorf("template maxLength = %d, want %d", got, templates.DefaultMaxFileSize)
+		}
+		if _, ok := tool.InputSchema.Properties["expected_version"]; !ok {
+			t.Error("no expected_version argument")
+		}
+		return
+	}
+	t.Fatal("save tool not listed")
+}
+
+// TestSaveToolSafety: an update must name the version it replaces, a
+// downgrade is refused, warnings come back as safety notices, and a
+// refused name has its own code with an allowed example.
+func TestSaveToolSafety(t *testing.T) {
+	dir := t.TempDir()
+	c := saveEngine(t, dir, app.Options{AllowWrite: true, WritePatterns: []string{"team_*"}})
+	v := func(version string) string { return strings.Replace(saveTemplate, "1.0.0", version, 1) }
+	tests := []struct {
+		name     string
+		args     map[string]string
+		isErr    bool
+		contains []string
+		want     map[string]any // members of structuredContent
+	}{
+		{"create", map[string]string{"template": saveTemplate, "message": "add"}, false,
+			[]string{"Created template team_hello v1.0.0"}, map[string]any{"created": true}},
+		{"update without expected_version", map[string]string{"template": v("1.1.0"), "message": "bump"}, true,
+			[]string{"WRITE_CONFLICT", "expected_version", "1.0.0"}, nil},
+		{"update with a stale expected_version", map[string]string{"template": v("1.1.0"), "message": "bump", "expected_version": "0.9.0"}, true,
+			[]string{"WRITE_CONFLICT", "0.9.0", "1.0.0"}, nil},
+		{"expected_version for a new template", map[string]string{"template": strings.Replace(saveTemplate, "team_hello", "team_new", 1), "message": "m", "expected_version": "1.0.0"}, true,
+			[]string{"WRITE_CONFLICT", "team_new", "does not exist"}, nil},
+		{"downgrade", map[string]string{"template": v("0.0.1"), "message": "oops", "expected_version": "1.0.0"}, true,
+			[]string{"INVALID_ARGUMENT", "0.0.1", "lower than", "1.0.0"}, nil},
+		{"update", map[string]string{"template": v("1.1.0"), "message": "bump", "expected_version": "1.0.0"}, false,
+			[]string{"Updated template team_hello v1.1.0", "replaced v1.0.0"}, map[string]any{"created": false, "replaced_version": "1.0.0", "version": "1.1.0"}},
+		{"warnings are safety notices", map[string]string{"template": strings.Replace(v("1.2.0"), "Hello.", "Hello {{who}}.", 1), "message": "m", "expected_version": "1.1.0"}, false,
+			[]string{"## Safety notices", "who"}, map[string]any{"replaced_version": "1.1.0"}},
+		{"name not allowed", map[string]string{"template": strings.Replace(saveTemplate, "team_hello", "other", 1), "message": "m"}, true,
+			[]string{"NAME_NOT_ALLOWED", "team_*", "team_other"}, nil},
+	}
+	for i, tt := range tests {
+		text, sc, isErr := callResult(t, c, 10+i, "flowyprompt_save_template", tt.args)
+		if isErr != tt.isErr {
+			t.Errorf("%s: isError=%v: %s", tt.name, isErr, text)
+			continue
+		}
+		for _, s := range tt.contains {
+			if !strings.Contains(text, s) {
+				t.Errorf("%s: no %q in:\n%s", tt.name, s, text)
+			}
+		}
+		for k, want := range tt.want {
+			if sc[k] != want {
+				t.Errorf("%s: structuredContent[%s] = %v, want %v", tt.name, k, sc[k], want)
+			}
+		}
+		if tt.name == "warnings are safety notices" {
+			if n, _ := sc["notices"].([]any); len(n) == 0 {
+				t.Errorf("%s: no notices in structuredContent: %v", tt.name, sc)
+			}
+		}
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "team_hello.json"))
+	if err != nil || !strings.Contains(string(data), "1.2.0") {
+		t.Fatalf("file: %v %s", err, data)
 	}
 }

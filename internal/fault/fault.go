@@ -22,6 +22,7 @@ const (
 	NetworkError            = "NETWORK_ERROR"
 	WriteDisabled           = "WRITE_DISABLED"
 	WriteConflict           = "WRITE_CONFLICT"
+	NameNotAllowed          = "NAME_NOT_ALLOWED"
 	ToolNotFound            = "TOOL_NOT_FOUND"
 	ResourceNotFound        = "RESOURCE_NOT_FOUND"
 	RequestTimeout          = "REQUEST_TIMEOUT"
