@@ -285,56 +285,30 @@ type searchMatch struct {
 
 // score ranks a template for the query words: every word must match
 // somewhere; matches in the name weigh most, then tags, description,
-// category and the section text.
+// category and the section text. A Korean word that matches nothing as
+// written is tried without its last syllables, down to two ("이메일을":
+// "이메일"; "작성해줘": "작성"), so particles, endings and compounds do not
+// hide a template; such a match weighs less.
 func score(t *templates.Template, words []string) (float64, []string, string) {
-	name := strings.ToLower(t.Metadata.Name)
-	desc := strings.ToLower(t.Metadata.Description)
-	category := strings.ToLower(t.Metadata.Category)
 	var total float64
 	matched := map[string]bool{}
 	snippet := ""
 	for _, w := range words {
-		ws := 0.0
-		if name == w {
-			ws += 100
-		}
-		if strings.Contains(name, w) || strings.Contains(strings.ReplaceAll(name, "_", " "), w) {
-			ws += 40
-			matched["name"] = true
-		}
-		for _, tag := range t.Metadata.Tags {
-			if strings.ToLower(tag) == w {
-				ws += 25
-				matched["tags"] = true
-			} else if strings.Contains(strings.ToLower(tag), w) {
-				ws += 10
-				matched["tags"] = true
-			}
-		}
-		if strings.Contains(desc, w) {
-			ws += 15
-			matched["description"] = true
-			if snippet == "" {
-				snippet = snippetAround(t.Metadata.Description, w)
-			}
-		}
-		if category != "" && strings.Contains(category, w) {
-			ws += 8
-			matched["category"] = true
-		}
-		for _, s := range t.Sections() {
-			if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
-				ws += 3 + float64(min(n, 5))
-				matched["content"] = true
-				if snippet == "" {
-					snippet = snippetAround(s.Content, w)
+		var ws float64
+		for i, form := range wordForms(w) {
+			fields := map[string]bool{}
+			snip := ""
+			if ws = wordScore(t, form, fields, &snip); ws > 0 {
+				if i > 0 {
+					ws *= 0.7
 				}
-			}
-		}
-		for _, v := range t.Variables {
-			if strings.Contains(strings.ToLower(v.Name), w) || strings.Contains(strings.ToLower(v.Description), w) {
-				ws += 2
-				matched["variables"] = true
+				for f := range fields {
+					matched[f] = true
+				}
+				if snippet == "" {
+					snippet = snip
+				}
+				break
 			}
 		}
 		if ws == 0 {
@@ -351,6 +325,72 @@ func score(t *templates.Template, words []string) (float64, []string, string) {
 		snippet = truncateRunes(t.Metadata.Description, 160)
 	}
 	return total, fields, snippet
+}
+
+// wordForms is w, then, for a word ending in Hangul, w shortened by one
+// syllable at a time down to two syllables.
+func wordForms(w string) []string {
+	forms := []string{w}
+	r := []rune(w)
+	for n := len(r) - 1; n >= 2 && isHangul(r[n]); n-- {
+		forms = append(forms, string(r[:n]))
+	}
+	return forms
+}
+
+// isHangul reports whether r is a Hangul syllable.
+func isHangul(r rune) bool { return r >= 0xAC00 && r <= 0xD7A3 }
+
+// wordScore scores one query word against t, noting the fields it matched
+// and the first snippet.
+func wordScore(t *templates.Template, w string, matched map[string]bool, snippet *string) float64 {
+	name := strings.ToLower(t.Metadata.Name)
+	desc := strings.ToLower(t.Metadata.Description)
+	category := strings.ToLower(t.Metadata.Category)
+	ws := 0.0
+	if name == w {
+		ws += 100
+	}
+	if strings.Contains(name, w) || strings.Contains(strings.ReplaceAll(name, "_", " "), w) {
+		ws += 40
+		matched["name"] = true
+	}
+	for _, tag := range t.Metadata.Tags {
+		if strings.ToLower(tag) == w {
+			ws += 25
+			matched["tags"] = true
+		} else if strings.Contains(strings.ToLower(tag), w) {
+			ws += 10
+			matched["tags"] = true
+		}
+	}
+	if strings.Contains(desc, w) {
+		ws += 15
+		matched["description"] = true
+		if *snippet == "" {
+			*snippet = snippetAround(t.Metadata.Description, w)
+		}
+	}
+	if category != "" && strings.Contains(category, w) {
+		ws += 8
+		matched["category"] = true
+	}
+	for _, s := range t.Sections() {
+		if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
+			ws += 3 + float64(min(n, 5))
+			matched["content"] = true
+			if *snippet == "" {
+				*snippet = snippetAround(s.Content, w)
+			}
+		}
+	}
+	for _, v := range t.Variables {
+		if strings.Contains(strings.ToLower(v.Name), w) || strings.Contains(strings.ToLower(v.Description), w) {
+			ws += 2
+			matched["variables"] = true
+		}
+	}
+	return ws
 }
 
 // snippetAround returns about 160 characters of text around the first
@@ -383,8 +423,8 @@ func snippetAround(text, w string) string {
 
 func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
-		Query, Tag string
-		Limit      int
+		Query, Tag, Category string
+		Limit                int
 	}
 	if err := in.decode(&args); err != nil {
 		return nil, err
@@ -404,6 +444,9 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		if args.Tag != "" && !hasTag(t.Metadata.Tags, args.Tag) {
 			continue
 		}
+		if args.Category != "" && !strings.EqualFold(t.Metadata.Category, args.Category) {
+			continue
+		}
 		s, fields, snip := score(t, words)
 		if s == 0 {
 			continue
@@ -421,12 +464,16 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	var out strings.Builder
 	note, staleData := staleNote(cat)
 	if len(matches) == 0 {
-		fmt.Fprintf(&out, "## Result\nNo templates match %q.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n- List everything: flowyprompt_list_templates()\n", args.Query)
+		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n", args.Query, describeFilter(args.Category, args.Tag))
+		if args.Category != "" || args.Tag != "" {
+			fmt.Fprintf(&out, "- Search without the category and tag filters: flowyprompt_search_templates(query=%q)\n", args.Query)
+		}
+		out.WriteString("- List everything: flowyprompt_list_templates()\n")
 		if sugg := cat.Suggest(args.Query, 3); len(sugg) > 0 {
 			fmt.Fprintf(&out, "- Similar names: %s\n", strings.Join(sugg, ", "))
 		}
 	} else {
-		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q.\n\n## Matches\n", total, args.Query)
+		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q%s.\n\n## Matches\n", total, args.Query, describeFilter(args.Category, args.Tag))
 		for i, m := range matches {
 			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
 			if m.Snippet != "" && m.Snippet != m.Description {
