@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -46,13 +47,14 @@ type templateSummary struct {
 	Description string       `json:"description"`
 	Version     string       `json:"version"`
 	Category    string       `json:"category,omitempty"`
+	LastUpdated string       `json:"lastUpdated,omitempty"`
 	Tags        []string     `json:"tags"`
 	Arguments   []argSummary `json:"arguments"`
 }
 
 func summarize(t *templates.Template) templateSummary {
 	s := templateSummary{Name: t.Metadata.Name, Description: t.Metadata.Description, Version: t.Metadata.Version,
-		Category: t.Metadata.Category, Tags: nonNilStrings(t.Metadata.Tags), Arguments: []argSummary{}}
+		Category: t.Metadata.Category, LastUpdated: t.Metadata.LastUpdated, Tags: nonNilStrings(t.Metadata.Tags), Arguments: []argSummary{}}
 	for _, v := range t.Variables {
 		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: v.Description, Required: v.Required, Default: v.Default, Enum: v.Enum})
 	}
@@ -70,6 +72,9 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 	fmt.Fprintf(b, "%d. **%s** (v%s)", i, s.Name, s.Version)
 	if s.Category != "" {
 		fmt.Fprintf(b, " [%s]", s.Category)
+	}
+	if s.LastUpdated != "" {
+		fmt.Fprintf(b, " updated %s", s.LastUpdated)
 	}
 	// A list entry is a pointer to the template, not the template: a
 	// description as long as a file could be would crowd out the page.
@@ -121,6 +126,7 @@ func truncateRunes(s string, n int) string {
 func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Category, Tag, Cursor string
+		UpdatedSince          string `json:"updated_since"`
 		Limit                 int
 	}
 	if err := in.decode(&args); err != nil {
@@ -128,6 +134,13 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	if args.Limit == 0 {
 		args.Limit = 20
+	}
+	var since time.Time
+	if args.UpdatedSince != "" {
+		var err error
+		if since, err = parseSince(args.UpdatedSince, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	cat := a.lib.Catalog()
 	var matching []*templates.Entry
@@ -137,6 +150,9 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 			continue
 		}
 		if args.Tag != "" && !hasTag(m.Tags, args.Tag) {
+			continue
+		}
+		if !updatedSince(e.Template, since) {
 			continue
 		}
 		matching = append(matching, e)
@@ -178,7 +194,7 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		next = encodeCursor(end, matching[end].Template.Metadata.Name)
 	}
 	var out strings.Builder
-	filter := describeFilter(args.Category, args.Tag)
+	filter := describeFilter(args.Category, args.Tag) + describeSince(args.UpdatedSince)
 	if len(items) == 0 {
 		fmt.Fprintf(&out, "## Result\nNo templates%s.\n", filter)
 	} else {
@@ -223,6 +239,14 @@ func describeFilter(category, tag string) string {
 		return ""
 	}
 	return " with " + strings.Join(parts, " and ")
+}
+
+// describeSince names the updated_since filter for a Result line.
+func describeSince(since string) string {
+	if since == "" {
+		return ""
+	}
+	return fmt.Sprintf(", updated since %s", since)
 }
 
 func describe(info templates.SourceInfo) string {
@@ -424,6 +448,7 @@ func snippetAround(text, w string) string {
 func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Query, Tag, Category string
+		UpdatedSince         string `json:"updated_since"`
 		Limit                int
 	}
 	if err := in.decode(&args); err != nil {
@@ -431,6 +456,13 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	}
 	if args.Limit == 0 {
 		args.Limit = 10
+	}
+	var since time.Time
+	if args.UpdatedSince != "" {
+		var err error
+		if since, err = parseSince(args.UpdatedSince, time.Now()); err != nil {
+			return nil, err
+		}
 	}
 	words := strings.Fields(strings.ToLower(args.Query))
 	if len(words) == 0 {
@@ -445,6 +477,9 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 			continue
 		}
 		if args.Category != "" && !strings.EqualFold(t.Metadata.Category, args.Category) {
+			continue
+		}
+		if !updatedSince(t, since) {
 			continue
 		}
 		s, fields, snip := score(t, words)
@@ -464,16 +499,16 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	var out strings.Builder
 	note, staleData := staleNote(cat)
 	if len(matches) == 0 {
-		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n", args.Query, describeFilter(args.Category, args.Tag))
-		if args.Category != "" || args.Tag != "" {
-			fmt.Fprintf(&out, "- Search without the category and tag filters: flowyprompt_search_templates(query=%q)\n", args.Query)
+		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n", args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
+		if args.Category != "" || args.Tag != "" || args.UpdatedSince != "" {
+			fmt.Fprintf(&out, "- Search without the filters: flowyprompt_search_templates(query=%q)\n", args.Query)
 		}
 		out.WriteString("- List everything: flowyprompt_list_templates()\n")
 		if sugg := cat.Suggest(args.Query, 3); len(sugg) > 0 {
 			fmt.Fprintf(&out, "- Similar names: %s\n", strings.Join(sugg, ", "))
 		}
 	} else {
-		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q%s.\n\n## Matches\n", total, args.Query, describeFilter(args.Category, args.Tag))
+		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q%s.\n\n## Matches\n", total, args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
 		for i, m := range matches {
 			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
 			if m.Snippet != "" && m.Snippet != m.Description {
