@@ -165,9 +165,6 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			s.log.Warn("watching the template source stopped", "err", err)
 		}
 	}()
-	info := s.lib.Catalog().Info()
-	s.log.Info("flowyprompt serving", "transport", s.cfg.Transport, "version", version(),
-		"source", info.Kind, "location", info.Location, "templates", s.lib.Catalog().Len(), "invalid", len(s.lib.Catalog().Invalid()))
 	switch s.cfg.Transport {
 	case "http":
 		return serveHTTP(ctx, s, e, stderr)
@@ -190,6 +187,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				"cause", context.Cause(ctx), "grace", stdioDrain)
 		})
 		defer stopLog()
+		logServing(s)
 		err = stdio.Serve(ctx, e, in, out, stdio.Options{DrainTimeout: stdioDrain})
 		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer scancel()
@@ -200,6 +198,15 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		s.log.Info("stdio session ended")
 		return nil
 	}
+}
+
+// logServing says that the server is up: over HTTP once its listener
+// is, so that a server that could not listen never claims to serve.
+func logServing(s *setup) {
+	c := s.lib.Catalog()
+	info := c.Info()
+	s.log.Info("flowyprompt serving", "transport", s.cfg.Transport, "version", version(),
+		"source", info.Kind, "location", info.Location, "templates", c.Len(), "invalid", len(c.Invalid()))
 }
 
 // stdioDrain bounds how long a stdio session's requests in flight may
