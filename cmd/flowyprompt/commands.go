@@ -47,7 +47,10 @@ const (
 	serveFlags                    // serve: all of those, and the server's own
 )
 
-func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups) (*setup, error) {
+// load parses the flags and loads the templates. problems says whether
+// the library logs the templates' problems (warnings, invalid files):
+// render, which reads one template, logs that one's alone.
+func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool) (*setup, error) {
 	s := &setup{}
 	envErr := config.RegisterSource(fs, &s.cfg, config.Env(lookup))
 	if groups >= toolFlags {
@@ -73,7 +76,11 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		return nil, err
 	}
 	s.src = src
-	s.lib = templates.NewLibrary(src, s.log)
+	libLog := s.log
+	if !problems {
+		libLog = slog.New(slog.DiscardHandler)
+	}
+	s.lib = templates.NewLibrary(src, libLog)
 	if err := s.lib.Load(ctx); err != nil {
 		return nil, explain(err)
 	}
@@ -140,7 +147,7 @@ func newApp(s *setup) *app.App {
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("serve", "serve [flags]", stderr)
-	s, err := load(ctx, fs, args, stderr, lookup, serveFlags)
+	s, err := load(ctx, fs, args, stderr, lookup, serveFlags, true)
 	if err != nil {
 		return err
 	}
@@ -216,7 +223,7 @@ const stdioDrain = 10 * time.Second
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("list", "list [--json] [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, err := load(ctx, fs, args, stderr, lookup, sourceFlags)
+	s, err := load(ctx, fs, args, stderr, lookup, sourceFlags, true)
 	if err != nil {
 		return err
 	}
@@ -296,7 +303,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
 	}
-	s, err := load(ctx, fs, rest, stderr, lookup, sourceFlags)
+	s, err := load(ctx, fs, rest, stderr, lookup, sourceFlags, false)
 	if err != nil {
 		return err
 	}
@@ -325,6 +332,9 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	e, ok := cat.Lookup(name)
 	if !ok {
 		return explain(templates.NotFound(name, cat))
+	}
+	for _, w := range e.Warnings {
+		s.log.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
 	}
 	text, err := render.Prompt(e.Template, vals)
 	if err != nil {
@@ -458,7 +468,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 		rest = rest[1:]
 	}
-	s, err := load(ctx, fs, rest, stderr, lookup, toolFlags)
+	s, err := load(ctx, fs, rest, stderr, lookup, toolFlags, true)
 	if err != nil {
 		return err
 	}

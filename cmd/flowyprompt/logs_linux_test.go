@@ -10,11 +10,17 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"net"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
 
 // runBinary runs the built flowyprompt with args and env as its whole
@@ -80,4 +86,175 @@ func TestBinaryServingMeansServing(t *testing.T) {
 		out := s.Output()
 		return strings.Contains(out, `msg="flowyprompt serving"`), out
 	})
+}
+
+// Template files for the log tests: one valid, one valid with a warning
+// (an undefined placeholder), one invalid.
+const (
+	helloJSON = `{"metadata":{"name":"Hello","description":"Greets","version":"1.0.0"},"variables":[{"name":"who","type":"string","description":"Who","required":true}],"results":[{"name":"G","content":"Hello {{who}}!"}]}`
+	warnJSON  = `{"metadata":{"name":"Warn","description":"x","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"uses {{ghost}}"}]}`
+	badJSON   = `{"metadata":`
+)
+
+// templateDir writes files (name → content) into a new folder.
+func templateDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, data := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestBinaryProblemsLoggedOnce: a one-shot command reports each problem
+// of the templates once, and render only those of the template it renders.
+func TestBinaryProblemsLoggedOnce(t *testing.T) {
+	dir := templateDir(t, map[string]string{"Hello.json": helloJSON, "Warn.json": warnJSON, "Bad.json": badJSON})
+	tests := []struct {
+		name string
+		args []string
+		code int
+		// count is how many times each string appears in stdout and
+		// stderr together.
+		count map[string]int
+	}{
+		{name: "render another template", args: []string{"render", "Hello", "--arg", "who=Ada", "--templates", dir},
+			count: map[string]int{"Hello Ada!": 1, "Warn.json": 0, "Bad.json": 0, "ghost": 0}},
+		{name: "render the template with a warning", args: []string{"render", "Warn", "--templates", dir},
+			count: map[string]int{`msg="template warning"`: 1, "Bad.json": 0}},
+		{name: "check", args: []string{"check", "--templates", dir}, code: 1,
+			count: map[string]int{"malformed JSON": 1, "2 valid, 1 invalid": 1}},
+		{name: "list", args: []string{"list", "--templates", dir},
+			count: map[string]int{`msg="template warning"`: 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, nil, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			for s, n := range tt.count {
+				if got := strings.Count(stdout+stderr, s); got != n {
+					t.Errorf("%q appears %d times, want %d\nstdout: %s\nstderr: %s", s, got, n, stdout, stderr)
+				}
+			}
+		})
+	}
+}
+
+// TestBinaryCheckNetworkErrorOnce: check against a GitHub that fails
+// reports the network error once (the report and the exit message may
+// both describe it, but it is not logged as well).
+func TestBinaryCheckNetworkErrorOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		warm bool // a passing check fills the disk cache first
+	}{
+		{name: "nothing cached"},
+		{name: "templates cached", warm: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake := fakegithub.New("acme", "prompts")
+			t.Cleanup(fake.Close)
+			fake.SetToken(cliToken)
+			fake.PutFile("templates/Hello.json", fakegithub.ValidTemplate("Hello", "Hello {{subject}}"))
+			var env []string
+			for k, v := range githubEnv(fake, t.TempDir(), nil) {
+				env = append(env, k+"="+v)
+			}
+			if tt.warm {
+				if stdout, stderr, code := runBinary(t, env, "check"); code != 0 {
+					t.Fatalf("warming check: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+				}
+			}
+			fake.SetFault(503)
+			stdout, stderr, code := runBinary(t, env, "check")
+			if code != 1 {
+				t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", code, stdout, stderr)
+			}
+			if n := strings.Count(stdout+stderr, "503"); n != 1 {
+				t.Errorf("the error (503) appears %d times, want 1\nstdout: %s\nstderr: %s", n, stdout, stderr)
+			}
+			if !strings.Contains(stderr, "NETWORK_ERROR") || !strings.Contains(stderr, "how to fix") {
+				t.Errorf("stderr lacks the error's code or fix:\n%s", stderr)
+			}
+		})
+	}
+}
+
+// TestBinaryWatchLogsChangesOnce: a server watching a folder logs each
+// problem when it appears and when it is resolved, never again on a
+// rebuild, and a half-written file as kept rather than as left out too.
+func TestBinaryWatchLogsChangesOnce(t *testing.T) {
+	dir := templateDir(t, map[string]string{"Hello.json": helloJSON, "Warn.json": warnJSON, "Bad.json": badJSON})
+	cmd := exec.Command(binary(t), "serve", "--templates", dir)
+	cmd.Env = serverEnv(t)
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logs := &tail{max: 1 << 20}
+	cmd.Stdout, cmd.Stderr = io.Discard, logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		stdin.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	})
+	waitLog := func(what string, n int) {
+		t.Helper()
+		waitFor(t, 10*time.Second, fmt.Sprintf("%d × %s", n, what), func() (bool, string) {
+			out := string(logs.Bytes())
+			return strings.Count(out, what) >= n, out
+		})
+	}
+	write := func(name, data string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitLog(`msg="flowyprompt serving"`, 1)
+	// A change elsewhere in the folder: nothing about the others again.
+	write("Other.json", strings.ReplaceAll(helloJSON, `"Hello"`, `"Other"`))
+	waitLog(`msg="templates changed"`, 1)
+	// A save half-way through: the last valid version is served.
+	write("Hello.json", helloJSON[:40])
+	waitLog(`serving its last valid version`, 1)
+	// Saved whole, with the warning fixed and the bad file too.
+	write("Hello.json", helloJSON)
+	write("Warn.json", strings.Replace(warnJSON, `"variables":[]`, `"variables":[{"name":"ghost","type":"string","description":"g"}]`, 1))
+	write("Bad.json", strings.ReplaceAll(helloJSON, `"Hello"`, `"Bad"`))
+	waitLog(`msg="template warning resolved"`, 1)
+	waitLog(`msg="template file is valid again" path=Bad.json`, 1)
+	waitLog(`msg="template file is valid again" path=Hello.json`, 1)
+	// One more rebuild, to be sure that nothing is logged again.
+	write("Other2.json", strings.ReplaceAll(helloJSON, `"Hello"`, `"Other2"`))
+	waitLog(`added=[Other2]`, 1)
+
+	out := string(logs.Bytes())
+	for s, n := range map[string]int{
+		`msg="template warning" template=Warn`:               1,
+		`msg="invalid template left out" path=Bad.json`:      1,
+		`msg="invalid template left out" path=Hello.json`:    0,
+		`serving its last valid version`:                     1,
+		`msg="template warning resolved"`:                    1,
+		`msg="template file is valid again" path=Bad.json`:   1,
+		`msg="template file is valid again" path=Hello.json`: 1,
+	} {
+		if got := strings.Count(out, s); got != n {
+			t.Errorf("%q logged %d times, want %d\nlog:\n%s", s, got, n, out)
+		}
+	}
 }
