@@ -311,8 +311,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 		name = fs.Arg(0)
 	}
 	if name == "" {
-		fs.Usage()
-		return usageError("render needs a template NAME (see flowyprompt list)")
+		return cmdUsageError("render", "render needs a template NAME: flowyprompt list shows them")
 	}
 	for k, v := range vals {
 		if strings.HasPrefix(v, "@") {
@@ -331,7 +330,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	cat := s.lib.Catalog()
 	e, ok := cat.Lookup(name)
 	if !ok {
-		return explain(templates.NotFound(name, cat))
+		return explain(cliNotFound(templates.NotFound(name, cat)))
 	}
 	for _, w := range e.Warnings {
 		s.log.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
@@ -341,7 +340,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 		return explain(err)
 	}
 	if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
-		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
+		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", unknownArgs(unknown, e.Template.Variables))
 	}
 	fmt.Fprintln(stdout, text)
 	return nil
@@ -359,8 +358,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		return &exitError{code: 2, err: envErr}
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return usageError("validate needs at least one file or folder")
+		return cmdUsageError("validate", "validate needs at least one file or folder")
 	}
 	// A file is read here only when it is named; a folder's files are
 	// read as the server reads them, so what it refuses (a link leading
@@ -480,14 +478,13 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 	}
 	if tool == "" {
-		fs.Usage()
-		return usageError("call needs a TOOL name (flowyprompt call flowyprompt_list_templates)")
+		return cmdUsageError("call", "call needs a TOOL name, e.g. flowyprompt call flowyprompt_list_templates")
 	}
 	if argJSON == "" {
 		argJSON = "{}"
 	}
-	if !json.Valid([]byte(argJSON)) {
-		return usageError("the arguments are not valid JSON: %s", argJSON)
+	if err := checkJSON(argJSON); err != nil {
+		return usageError("the arguments are not valid JSON: %v; quote them for the shell, e.g. '{\"name\":\"Commit_Message\"}'", err)
 	}
 	a := newApp(s)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{Logger: s.log})
@@ -582,4 +579,78 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// cliNotFound turns a "template not found" fault's fix into command-line
+// terms: the suggestions stay (explain prints them once), the fix names
+// flowyprompt list instead of the MCP tool.
+func cliNotFound(err error) error {
+	f := fault.As(err)
+	if f == nil {
+		return err
+	}
+	cp := *f
+	cp.How = "run flowyprompt list to see the names; names are case-sensitive"
+	return &cp
+}
+
+// unknownArgs lists arguments that name no variable, each with the
+// variable it most likely meant.
+func unknownArgs(unknown []string, vars []templates.Variable) string {
+	out := make([]string, 0, len(unknown))
+	for _, u := range unknown {
+		best, bestD := "", 0
+		for _, v := range vars {
+			d := editDistance(strings.ToLower(u), strings.ToLower(v.Name))
+			if d <= max(1, len(v.Name)/3) && (best == "" || d < bestD) {
+				best, bestD = v.Name, d
+			}
+		}
+		if best != "" {
+			u += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		out = append(out, u)
+	}
+	return strings.Join(out, ", ")
+}
+
+// editDistance is the Damerau-Levenshtein (optimal string alignment)
+// distance between a and b: a swap of two letters counts once.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// checkJSON reports where s stops being JSON, by line and column.
+func checkJSON(s string) error {
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	before := s[:min(int(se.Offset), len(s))]
+	line := strings.Count(before, "\n") + 1
+	col := len([]rune(before[strings.LastIndex(before, "\n")+1:]))
+	return fmt.Errorf("line %d, column %d: %v", line, col, se)
 }

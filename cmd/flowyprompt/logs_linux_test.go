@@ -258,3 +258,65 @@ func TestBinaryWatchLogsChangesOnce(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryCommandLineErrors: the command line's mistakes are answered in
+// command-line terms, in one line that points at the command's -h, and
+// -h prints the usage.
+func TestBinaryCommandLineErrors(t *testing.T) {
+	dir := templateDir(t, map[string]string{"Hello.json": helloJSON})
+	tests := []struct {
+		name    string
+		args    []string
+		code    int
+		stderr  []string // substrings
+		not     []string // substrings stderr must not hold
+		once    string   // appears exactly once in stderr
+		oneLine bool     // stderr is a single line
+	}{
+		{name: "render unknown template", args: []string{"render", "Nope"}, code: 1,
+			stderr: []string{"flowyprompt list"}, not: []string{"tools/list", "flowyprompt_list_templates", "prompts/list"}},
+		{name: "render typo", args: []string{"render", "Helo", "--templates", dir}, code: 1,
+			stderr: []string{"Hello"}, once: "did you mean"},
+		{name: "argument typo", args: []string{"render", "Commit_Message", "--arg", "diff=x", "--arg", "styel=plain"},
+			stderr: []string{"styel", `did you mean "style"`}},
+		{name: "call bad JSON", args: []string{"call", "flowyprompt_list_templates", "{\"limit\":\n  x}"}, code: 2,
+			stderr: []string{"not valid JSON", "line 2, column 3"}},
+		{name: "render -h", args: []string{"render", "-h"}, stderr: []string{"Usage: flowyprompt render", "Flags:"}},
+		{name: "unknown flag", args: []string{"render", "Hello", "--bogus"}, code: 2, oneLine: true,
+			stderr: []string{"-bogus", "see flowyprompt render -h"}},
+		{name: "render without a name", args: []string{"render"}, code: 2, oneLine: true,
+			stderr: []string{"template NAME", "see flowyprompt render -h"}},
+		{name: "validate without a path", args: []string{"validate"}, code: 2, oneLine: true,
+			stderr: []string{"at least one", "see flowyprompt validate -h"}},
+		{name: "call without a tool", args: []string{"call"}, code: 2, oneLine: true,
+			stderr: []string{"TOOL", "see flowyprompt call -h"}},
+		{name: "version with an argument", args: []string{"version", "now"}, code: 2, oneLine: true,
+			stderr: []string{"no arguments", "see flowyprompt version -h"}},
+		{name: "bad flag value", args: []string{"list", "--cache-ttl", "soon"}, code: 2, oneLine: true,
+			stderr: []string{"cache-ttl", "see flowyprompt list -h"}},
+		{name: "unknown command", args: []string{"frobnicate"}, code: 2, oneLine: true,
+			stderr: []string{`unknown command "frobnicate"`, "see flowyprompt -h"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runBinary(t, nil, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, tt.code, stderr)
+			}
+			checkOutput(t, "", stderr, nil, tt.stderr)
+			for _, s := range tt.not {
+				if strings.Contains(stderr, s) {
+					t.Errorf("stderr holds %q:\n%s", s, stderr)
+				}
+			}
+			if tt.once != "" {
+				if n := strings.Count(stderr, tt.once); n != 1 {
+					t.Errorf("%q appears %d times, want once:\n%s", tt.once, n, stderr)
+				}
+			}
+			if lines := strings.Count(strings.TrimRight(stderr, "\n"), "\n") + 1; tt.oneLine && lines != 1 {
+				t.Errorf("stderr has %d lines, want 1:\n%s", lines, stderr)
+			}
+		})
+	}
+}
