@@ -60,6 +60,9 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	if serve {
 		envErr = errors.Join(envErr, config.RegisterServe(fs, &s.cfg, config.Env(lookup)))
 	}
+	if !serve {
+		oneShotHelp(fs, "warn", lookup)
+	}
 	if err := parse(fs, args); err != nil {
 		return nil, err
 	}

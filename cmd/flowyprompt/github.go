@@ -90,6 +90,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	asJSON := fs.Bool("json", false, "print JSON")
 	var cfg config.Config
 	envErr := config.RegisterSource(fs, &cfg, config.Env(lookup))
+	oneShotHelp(fs, "error", lookup)
 	if err := parse(fs, args); err != nil {
 		return err
 	}

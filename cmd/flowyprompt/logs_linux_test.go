@@ -320,3 +320,34 @@ func TestBinaryCommandLineErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestBinaryHelp: each command's -h tells its own defaults: the log
+// level it really uses, a folder that is watched only by serve, and the
+// GitHub variables that are not flags.
+func TestBinaryHelp(t *testing.T) {
+	tests := []struct {
+		cmd  string
+		want []string
+		not  []string
+	}{
+		{cmd: "serve", want: []string{`(default "info")`, "watched for changes", "GITHUB_PAT", "GITHUB_REPO_URL"}},
+		{cmd: "list", want: []string{`(default "warn")`, "GITHUB_PAT"}, not: []string{"watched", `(default "info")`}},
+		{cmd: "render", want: []string{`(default "warn")`}, not: []string{"watched", `(default "info")`}},
+		{cmd: "call", want: []string{`(default "warn")`}, not: []string{"watched", `(default "info")`}},
+		{cmd: "check", want: []string{`(default "error")`, "GITHUB_PAT"}, not: []string{"watched", `(default "info")`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.cmd, func(t *testing.T) {
+			_, stderr, code := runBinary(t, nil, tt.cmd, "-h")
+			if code != 0 {
+				t.Fatalf("exit %d\nstderr: %s", code, stderr)
+			}
+			checkOutput(t, "", stderr, nil, tt.want)
+			for _, s := range tt.not {
+				if strings.Contains(stderr, s) {
+					t.Errorf("%s -h says %q:\n%s", tt.cmd, s, stderr)
+				}
+			}
+		})
+	}
+}

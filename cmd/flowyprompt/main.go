@@ -224,8 +224,35 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 			fmt.Fprint(stderr, "\nFlags:\n")
 			fs.PrintDefaults()
 		}
+		if fs.Lookup("github-repo") != nil {
+			fmt.Fprint(stderr, githubEnvHelp)
+		}
 	}
 	return fs
+}
+
+// githubEnvHelp names, for the commands that read GitHub, the settings
+// that are variables only.
+const githubEnvHelp = `
+Environment:
+  GITHUB_REPO_URL  the GitHub repository to read templates from (or -github-repo)
+  GITHUB_PAT       the GitHub token, for a private repository and a higher rate
+                   limit; a variable only, since a command line is visible to
+                   every user of the machine
+`
+
+// oneShotHelp makes a one-shot command's -h say what it does: its own
+// default log level (level, unless LOG_LEVEL sets one), and a template
+// folder that is read once, not watched.
+func oneShotHelp(fs *flag.FlagSet, level string, lookup env) {
+	if f := fs.Lookup("log-level"); f != nil {
+		if _, fromEnv := lookup("LOG_LEVEL"); !fromEnv {
+			f.DefValue = level
+		}
+	}
+	if f := fs.Lookup("templates"); f != nil {
+		f.Usage = "read the templates in `folder` DIR (env TEMPLATES_DIR); default: the built-in examples"
+	}
 }
 
 // parse parses flags; -h prints the usage and is a success, a bad flag a
