@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -333,7 +334,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	cat := s.lib.Catalog()
 	e, ok := cat.Lookup(name)
 	if !ok {
-		return explain(cliNotFound(templates.NotFound(name, cat)))
+		return explain(cliNotFound(templates.NotFound(name, cat), name, cat))
 	}
 	for _, w := range e.Warnings {
 		s.log.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
@@ -586,14 +587,22 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 // cliNotFound turns a "template not found" fault's fix into command-line
 // terms: the suggestions stay (explain prints them once), the fix names
-// flowyprompt list instead of the MCP tool.
-func cliNotFound(err error) error {
+// flowyprompt list instead of the MCP tool. When the file NAME.json is
+// there but invalid, it says so: render logs nothing about other files.
+func cliNotFound(err error, name string, cat *templates.Catalog) error {
 	f := fault.As(err)
 	if f == nil {
 		return err
 	}
 	cp := *f
 	cp.How = "run flowyprompt list to see the names; names are case-sensitive"
+	for _, inv := range cat.Invalid() {
+		if path.Base(inv.Path) == name+".json" {
+			cp.Why = fmt.Sprintf("the file %s, which may hold it, is invalid: %v", inv.Path, inv.Err)
+			cp.How = fmt.Sprintf("fix %s (flowyprompt validate lists every problem of a file), or run flowyprompt list to see the names", inv.Path)
+			break
+		}
+	}
 	return &cp
 }
 

@@ -263,7 +263,7 @@ func TestBinaryWatchLogsChangesOnce(t *testing.T) {
 // command-line terms, in one line that points at the command's -h, and
 // -h prints the usage.
 func TestBinaryCommandLineErrors(t *testing.T) {
-	dir := templateDir(t, map[string]string{"Hello.json": helloJSON})
+	dir := templateDir(t, map[string]string{"Hello.json": helloJSON, "Bad.json": badJSON})
 	tests := []struct {
 		name    string
 		args    []string
@@ -277,6 +277,10 @@ func TestBinaryCommandLineErrors(t *testing.T) {
 			stderr: []string{"flowyprompt list"}, not: []string{"tools/list", "flowyprompt_list_templates", "prompts/list"}},
 		{name: "render typo", args: []string{"render", "Helo", "--templates", dir}, code: 1,
 			stderr: []string{"Hello"}, once: "did you mean"},
+		// render logs nothing about other files, so the file that would
+		// have been the template is named in the error.
+		{name: "render a template whose file is invalid", args: []string{"render", "Bad", "--templates", dir}, code: 1,
+			stderr: []string{"Bad.json", "malformed JSON", "flowyprompt validate"}},
 		{name: "argument typo", args: []string{"render", "Commit_Message", "--arg", "diff=x", "--arg", "styel=plain"},
 			stderr: []string{"styel", `did you mean "style"`}},
 		{name: "call bad JSON", args: []string{"call", "flowyprompt_list_templates", "{\"limit\":\n  x}"}, code: 2,
