@@ -40,7 +40,7 @@ test-bins:
 run: build
 	@echo "flowyprompt on http://$(ADDR)"
 	@echo "  Void IDE (~/.void-editor/mcp.json):  {\"mcpServers\":{\"flowyprompt\":{\"url\":\"http://$(ADDR)/sse\"}}}"
-	@echo "  MCP Inspector:                       npx @modelcontextprotocol/inspector  ->  Streamable HTTP, http://$(ADDR)/mcp"
+	@echo "  MCP Inspector:                       npx -y @modelcontextprotocol/inspector@2.12.0 (Node 22.19+)  ->  Streamable HTTP, http://$(ADDR)/mcp"
 	@echo "  Claude Desktop (stdio), in claude_desktop_config.json:"
 	@echo "    {\"mcpServers\":{\"flowyprompt\":{\"command\":\"$(CURDIR)/$(BIN)\",\"args\":[\"serve\"]}}}"
 	@echo "Ctrl-C stops it."

@@ -34,8 +34,10 @@ type BuildOptions struct {
 	MaxFileSize int
 	// Info says where the files came from.
 	Info SourceInfo
-	// Logger receives a Warn record per warning and per invalid file; nil
-	// means slog.Default().
+	// Logger is the logger of a source built with these options
+	// (folder.New). Build itself logs nothing: a problem (a warning, an
+	// invalid file) is logged by the Library that serves the catalog, once
+	// when it appears and once when it is resolved (LogProblems).
 	Logger *slog.Logger
 	// Now stamps LoadedAt; nil means time.Now. Tests inject a clock.
 	Now func() time.Time
@@ -80,10 +82,6 @@ type Catalog struct {
 // could escape its folder is refused. When two files declare the same
 // metadata.name, the first by path wins and the other is reported invalid.
 func Build(files []File, opts BuildOptions) *Catalog {
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.Default()
-	}
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
@@ -133,16 +131,81 @@ func Build(files []File, opts BuildOptions) *Catalog {
 	}
 	slices.SortFunc(c.entries, func(a, b *Entry) int { return strings.Compare(a.Template.Metadata.Name, b.Template.Metadata.Name) })
 	// Files are visited in path order, so invalid is already sorted.
+	return c
+}
 
-	for _, e := range c.entries {
-		for _, w := range e.Warnings {
-			logger.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
+// LogProblems logs what changed in the problems cur reports against old
+// (nil or empty for the first catalog): a Warn record for each template
+// warning and each invalid file that appeared, an Info record for each that
+// was resolved, and nothing for those that stay. A file that turned invalid
+// while its last valid version is kept (Invalid.Kept) is logged as that,
+// once, rather than as left out.
+func LogProblems(logger *slog.Logger, old, cur *Catalog) {
+	type warnKey struct{ path, template, variable, kind, message string }
+	type invKey struct {
+		path, err string
+		kept      bool
+	}
+	warnings := func(c *Catalog) map[warnKey]bool {
+		m := map[warnKey]bool{}
+		for _, e := range c.Templates() {
+			for _, w := range e.Warnings {
+				m[warnKey{e.Path, w.Template, w.Variable, w.Kind, w.Message}] = true
+			}
+		}
+		return m
+	}
+	invalid := func(c *Catalog) (map[invKey]bool, map[string]bool) {
+		m, paths := map[invKey]bool{}, map[string]bool{}
+		for _, inv := range c.Invalid() {
+			m[invKey{inv.Path, inv.Err.Error(), inv.Kept}] = true
+			paths[inv.Path] = true
+		}
+		return m, paths
+	}
+	oldW, curW := warnings(old), warnings(cur)
+	oldI, _ := invalid(old)
+	_, curInvalidPaths := invalid(cur)
+	servedAt := map[string]*Entry{}
+	for _, e := range cur.Templates() {
+		servedAt[e.Path] = e
+	}
+
+	for _, inv := range old.Invalid() {
+		if curInvalidPaths[inv.Path] {
+			continue // still invalid; a new reason is logged below
+		}
+		if e, ok := servedAt[inv.Path]; ok {
+			logger.Info("template file is valid again", "path", inv.Path, "template", e.Template.Metadata.Name)
+		} else {
+			logger.Info("invalid template file is gone", "path", inv.Path)
 		}
 	}
-	for _, inv := range c.invalid {
+	for _, e := range old.Templates() {
+		for _, w := range e.Warnings {
+			if !curW[warnKey{e.Path, w.Template, w.Variable, w.Kind, w.Message}] {
+				logger.Info("template warning resolved", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path)
+			}
+		}
+	}
+	for _, e := range cur.Templates() {
+		for _, w := range e.Warnings {
+			if !oldW[warnKey{e.Path, w.Template, w.Variable, w.Kind, w.Message}] {
+				logger.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
+			}
+		}
+	}
+	for _, inv := range cur.Invalid() {
+		if oldI[invKey{inv.Path, inv.Err.Error(), inv.Kept}] {
+			continue
+		}
+		if e, ok := servedAt[inv.Path]; ok && inv.Kept {
+			logger.Warn("template file is invalid; serving its last valid version",
+				"path", inv.Path, "template", e.Template.Metadata.Name, "code", fault.CodeOf(inv.Err), "error", inv.Err)
+			continue
+		}
 		logger.Warn("invalid template left out", "path", inv.Path, "code", fault.CodeOf(inv.Err), "error", inv.Err)
 	}
-	return c
 }
 
 // checkPath refuses paths that could name something outside the source's

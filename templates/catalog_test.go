@@ -151,34 +151,69 @@ func TestBuildEmptyNeverNil(t *testing.T) {
 	}
 }
 
-func TestBuildLogsWarningsAndInvalid(t *testing.T) {
-	var buf bytes.Buffer
-	logger := slog.New(slog.NewJSONHandler(&buf, nil))
-	files := []File{
-		{Path: "w.json", Data: []byte(`{"metadata":{"name":"w","description":"d","version":"1.0.0"},` +
-			`"variables":[{"name":"spare","type":"string","description":"d"}],"results":[{"name":"S","content":"c"}]}`)},
-		{Path: "bad.json", Data: []byte(`{"metadata":{}}`)},
+// TestLogProblems: a problem is logged when it appears and when it is
+// resolved, never for a catalog that still has it; Build logs nothing.
+func TestLogProblems(t *testing.T) {
+	warned := File{Path: "w.json", Data: []byte(`{"metadata":{"name":"w","description":"d","version":"1.0.0"},` +
+		`"variables":[{"name":"spare","type":"string","description":"d"}],"results":[{"name":"S","content":"c"}]}`)}
+	fixed := File{Path: "w.json", Data: []byte(`{"metadata":{"name":"w","description":"d","version":"1.0.0"},` +
+		`"variables":[],"results":[{"name":"S","content":"c"}]}`)}
+	bad := File{Path: "bad.json", Data: []byte(`{"metadata":{}}`)}
+	good := File{Path: "bad.json", Data: tmpl("bad", "x")}
+	other := File{Path: "o.json", Data: tmpl("o", "x")}
+	build := func(files ...File) *Catalog {
+		var buf bytes.Buffer
+		c := Build(files, BuildOptions{Logger: slog.New(slog.NewJSONHandler(&buf, nil))})
+		if buf.Len() > 0 {
+			t.Errorf("Build logged: %s", buf.String())
+		}
+		return c
 	}
-	Build(files, BuildOptions{Logger: logger})
 	type rec struct {
 		Level, Msg, Template, Variable, Kind, Path, Code string
 	}
-	var got []rec
-	for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
-		var r struct {
-			Level, Msg, Template, Variable, Kind, Path, Code string
-		}
-		if err := json.Unmarshal(line, &r); err != nil {
-			t.Fatal(err)
-		}
-		got = append(got, rec(r))
+	first := build(warned, bad)
+	kept := build(warned).WithInvalid([]Invalid{{Path: "w.json", Err: errors.New("half-written"), Kept: true}})
+	tests := []struct {
+		name     string
+		old, cur *Catalog
+		want     []rec
+	}{
+		{name: "first load", old: nil, cur: first, want: []rec{
+			{Level: "WARN", Msg: "template warning", Template: "w", Variable: "spare", Kind: WarnUnusedVariable, Path: "w.json"},
+			{Level: "WARN", Msg: "invalid template left out", Path: "bad.json", Code: fault.InvalidTemplate},
+		}},
+		{name: "an unrelated change", old: first, cur: build(warned, bad, other)},
+		{name: "resolved", old: first, cur: build(fixed, good), want: []rec{
+			{Level: "INFO", Msg: "template file is valid again", Template: "bad", Path: "bad.json"},
+			{Level: "INFO", Msg: "template warning resolved", Template: "w", Variable: "spare", Kind: WarnUnusedVariable, Path: "w.json"},
+		}},
+		{name: "invalid file deleted", old: first, cur: build(warned), want: []rec{
+			{Level: "INFO", Msg: "invalid template file is gone", Path: "bad.json"},
+		}},
+		{name: "half-written, last version kept", old: build(warned), cur: kept, want: []rec{
+			{Level: "WARN", Msg: "template file is invalid; serving its last valid version", Template: "w", Path: "w.json", Code: fault.Internal},
+		}},
 	}
-	want := []rec{
-		{Level: "WARN", Msg: "template warning", Template: "w", Variable: "spare", Kind: WarnUnusedVariable, Path: "w.json"},
-		{Level: "WARN", Msg: "invalid template left out", Path: "bad.json", Code: fault.InvalidTemplate},
-	}
-	if diff := cmp.Diff(want, got); diff != "" {
-		t.Errorf("log mismatch (-want +got):\n%s", diff)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var buf bytes.Buffer
+			LogProblems(slog.New(slog.NewJSONHandler(&buf, nil)), tt.old, tt.cur)
+			var got []rec
+			for _, line := range bytes.Split(bytes.TrimSpace(buf.Bytes()), []byte("\n")) {
+				if len(line) == 0 {
+					continue
+				}
+				var r rec
+				if err := json.Unmarshal(line, &r); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, r)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("log mismatch (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

@@ -159,6 +159,7 @@ func (l *Library) swap(c *Catalog) Changes {
 	if old == c {
 		return Changes{}
 	}
+	LogProblems(l.logger, old, c)
 	ch := Diff(old, c)
 	if ch.Empty() && !reportChanged(old, c) {
 		return ch

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"path"
 	"path/filepath"
 	"runtime"
 	"runtime/pprof"
@@ -47,7 +48,10 @@ const (
 	serveFlags                    // serve: all of those, and the server's own
 )
 
-func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups) (*setup, error) {
+// load parses the flags and loads the templates. problems says whether
+// the library logs the templates' problems (warnings, invalid files):
+// render, which reads one template, logs that one's alone.
+func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool) (*setup, error) {
 	s := &setup{}
 	envErr := config.RegisterSource(fs, &s.cfg, config.Env(lookup))
 	if groups >= toolFlags {
@@ -56,6 +60,9 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	serve := groups == serveFlags
 	if serve {
 		envErr = errors.Join(envErr, config.RegisterServe(fs, &s.cfg, config.Env(lookup)))
+	}
+	if !serve {
+		oneShotHelp(fs, "warn", lookup)
 	}
 	if err := parse(fs, args); err != nil {
 		return nil, err
@@ -73,7 +80,11 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		return nil, err
 	}
 	s.src = src
-	s.lib = templates.NewLibrary(src, s.log)
+	libLog := s.log
+	if !problems {
+		libLog = slog.New(slog.DiscardHandler)
+	}
+	s.lib = templates.NewLibrary(src, libLog)
 	if err := s.lib.Load(ctx); err != nil {
 		return nil, explain(err)
 	}
@@ -140,7 +151,7 @@ func newApp(s *setup) *app.App {
 
 func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("serve", "serve [flags]", stderr)
-	s, err := load(ctx, fs, args, stderr, lookup, serveFlags)
+	s, err := load(ctx, fs, args, stderr, lookup, serveFlags, true)
 	if err != nil {
 		return err
 	}
@@ -165,9 +176,6 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			s.log.Warn("watching the template source stopped", "err", err)
 		}
 	}()
-	info := s.lib.Catalog().Info()
-	s.log.Info("flowyprompt serving", "transport", s.cfg.Transport, "version", version(),
-		"source", info.Kind, "location", info.Location, "templates", s.lib.Catalog().Len(), "invalid", len(s.lib.Catalog().Invalid()))
 	switch s.cfg.Transport {
 	case "http":
 		return serveHTTP(ctx, s, e, stderr)
@@ -190,6 +198,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 				"cause", context.Cause(ctx), "grace", stdioDrain)
 		})
 		defer stopLog()
+		logServing(s)
 		err = stdio.Serve(ctx, e, in, out, stdio.Options{DrainTimeout: stdioDrain})
 		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer scancel()
@@ -202,6 +211,15 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}
 }
 
+// logServing says that the server is up: over HTTP once its listener
+// is, so that a server that could not listen never claims to serve.
+func logServing(s *setup) {
+	c := s.lib.Catalog()
+	info := c.Info()
+	s.log.Info("flowyprompt serving", "transport", s.cfg.Transport, "version", version(),
+		"source", info.Kind, "location", info.Location, "templates", c.Len(), "invalid", len(c.Invalid()))
+}
+
 // stdioDrain bounds how long a stdio session's requests in flight may
 // finish once stdin closes or a signal arrives.
 const stdioDrain = 10 * time.Second
@@ -209,7 +227,7 @@ const stdioDrain = 10 * time.Second
 func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("list", "list [--json] [flags]", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	s, err := load(ctx, fs, args, stderr, lookup, sourceFlags)
+	s, err := load(ctx, fs, args, stderr, lookup, sourceFlags, true)
 	if err != nil {
 		return err
 	}
@@ -289,7 +307,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
 		name, rest = args[0], args[1:]
 	}
-	s, err := load(ctx, fs, rest, stderr, lookup, sourceFlags)
+	s, err := load(ctx, fs, rest, stderr, lookup, sourceFlags, false)
 	if err != nil {
 		return err
 	}
@@ -297,8 +315,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 		name = fs.Arg(0)
 	}
 	if name == "" {
-		fs.Usage()
-		return usageError("render needs a template NAME (see flowyprompt list)")
+		return cmdUsageError("render", "render needs a template NAME: flowyprompt list shows them")
 	}
 	for k, v := range vals {
 		if strings.HasPrefix(v, "@") {
@@ -317,14 +334,17 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	cat := s.lib.Catalog()
 	e, ok := cat.Lookup(name)
 	if !ok {
-		return explain(templates.NotFound(name, cat))
+		return explain(cliNotFound(templates.NotFound(name, cat), name, cat))
+	}
+	for _, w := range e.Warnings {
+		s.log.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
 	}
 	text, err := render.Prompt(e.Template, vals)
 	if err != nil {
 		return explain(err)
 	}
 	if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
-		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
+		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", unknownArgs(unknown, e.Template.Variables))
 	}
 	fmt.Fprintln(stdout, text)
 	return nil
@@ -342,8 +362,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		return &exitError{code: 2, err: envErr}
 	}
 	if fs.NArg() == 0 {
-		fs.Usage()
-		return usageError("validate needs at least one file or folder")
+		return cmdUsageError("validate", "validate needs at least one file or folder")
 	}
 	// A file is read here only when it is named; a folder's files are
 	// read as the server reads them, so what it refuses (a link leading
@@ -451,7 +470,7 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 		rest = rest[1:]
 	}
-	s, err := load(ctx, fs, rest, stderr, lookup, toolFlags)
+	s, err := load(ctx, fs, rest, stderr, lookup, toolFlags, true)
 	if err != nil {
 		return err
 	}
@@ -463,14 +482,13 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 	}
 	if tool == "" {
-		fs.Usage()
-		return usageError("call needs a TOOL name (flowyprompt call flowyprompt_list_templates)")
+		return cmdUsageError("call", "call needs a TOOL name, e.g. flowyprompt call flowyprompt_list_templates")
 	}
 	if argJSON == "" {
 		argJSON = "{}"
 	}
-	if !json.Valid([]byte(argJSON)) {
-		return usageError("the arguments are not valid JSON: %s", argJSON)
+	if err := checkJSON(argJSON); err != nil {
+		return usageError("the arguments are not valid JSON: %v; quote them for the shell, e.g. '{\"name\":\"Commit_Message\"}'", err)
 	}
 	a := newApp(s)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{Logger: s.log})
@@ -565,4 +583,86 @@ func startCPUProfile(path string) (stop func(), err error) {
 		pprof.StopCPUProfile()
 		f.Close()
 	}, nil
+}
+
+// cliNotFound turns a "template not found" fault's fix into command-line
+// terms: the suggestions stay (explain prints them once), the fix names
+// flowyprompt list instead of the MCP tool. When the file NAME.json is
+// there but invalid, it says so: render logs nothing about other files.
+func cliNotFound(err error, name string, cat *templates.Catalog) error {
+	f := fault.As(err)
+	if f == nil {
+		return err
+	}
+	cp := *f
+	cp.How = "run flowyprompt list to see the names; names are case-sensitive"
+	for _, inv := range cat.Invalid() {
+		if path.Base(inv.Path) == name+".json" {
+			cp.Why = fmt.Sprintf("the file %s, which may hold it, is invalid: %v", inv.Path, inv.Err)
+			cp.How = fmt.Sprintf("fix %s (flowyprompt validate lists every problem of a file), or run flowyprompt list to see the names", inv.Path)
+			break
+		}
+	}
+	return &cp
+}
+
+// unknownArgs lists arguments that name no variable, each with the
+// variable it most likely meant.
+func unknownArgs(unknown []string, vars []templates.Variable) string {
+	out := make([]string, 0, len(unknown))
+	for _, u := range unknown {
+		best, bestD := "", 0
+		for _, v := range vars {
+			d := editDistance(strings.ToLower(u), strings.ToLower(v.Name))
+			if d <= max(1, len(v.Name)/3) && (best == "" || d < bestD) {
+				best, bestD = v.Name, d
+			}
+		}
+		if best != "" {
+			u += fmt.Sprintf(" (did you mean %q?)", best)
+		}
+		out = append(out, u)
+	}
+	return strings.Join(out, ", ")
+}
+
+// editDistance is the Damerau-Levenshtein (optimal string alignment)
+// distance between a and b: a swap of two letters counts once.
+func editDistance(a, b string) int {
+	ra, rb := []rune(a), []rune(b)
+	d := make([][]int, len(ra)+1)
+	for i := range d {
+		d[i] = make([]int, len(rb)+1)
+		d[i][0] = i
+	}
+	for j := range d[0] {
+		d[0][j] = j
+	}
+	for i := 1; i <= len(ra); i++ {
+		for j := 1; j <= len(rb); j++ {
+			cost := 1
+			if ra[i-1] == rb[j-1] {
+				cost = 0
+			}
+			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
+			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
+				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
+			}
+		}
+	}
+	return d[len(ra)][len(rb)]
+}
+
+// checkJSON reports where s stops being JSON, by line and column.
+func checkJSON(s string) error {
+	var v any
+	err := json.Unmarshal([]byte(s), &v)
+	var se *json.SyntaxError
+	if !errors.As(err, &se) {
+		return err
+	}
+	before := s[:min(int(se.Offset), len(s))]
+	line := strings.Count(before, "\n") + 1
+	col := len([]rune(before[strings.LastIndex(before, "\n")+1:]))
+	return fmt.Errorf("line %d, column %d: %v", line, col, se)
 }

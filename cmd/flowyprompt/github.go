@@ -90,6 +90,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	asJSON := fs.Bool("json", false, "print JSON")
 	var cfg config.Config
 	envErr := config.RegisterSource(fs, &cfg, config.Env(lookup))
+	oneShotHelp(fs, "error", lookup)
 	if err := parse(fs, args); err != nil {
 		return err
 	}
@@ -97,7 +98,10 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 		return &exitError{code: 2, err: fmt.Errorf("bad configuration:\n%w", err)}
 	}
 	if _, fromEnv := lookup("LOG_LEVEL"); !fromEnv && !flagSet(fs, "log-level") {
-		cfg.LogLevel = "warn"
+		// check reports every problem it finds (invalid files, GitHub
+		// failing) on its own, once: a warning logged as well would
+		// say it twice.
+		cfg.LogLevel = "error"
 	}
 	log := cfg.Logger(stderr)
 	if cfg.GitHubRepoURL == "" {
@@ -115,7 +119,12 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 			return encErr
 		}
 	} else if rep != nil {
-		fmt.Fprintln(stdout, rep.String())
+		// The error, with its code and fix, goes to stderr below, once.
+		text := *rep
+		if err != nil {
+			text.Error, text.Fix = "", ""
+		}
+		fmt.Fprintln(stdout, text.String())
 	}
 	if err != nil {
 		return explain(err)

@@ -42,12 +42,12 @@ func TestCheckGitHub(t *testing.T) {
 	}{
 		{name: "passes", code: 0, stdout: []string{"1 valid, 0 invalid", "rate limit:"}},
 		{name: "token refused", breakIt: revoke, code: 1,
-			stdout: []string{"error:", "fix:"}, stderr: []string{"GITHUB_AUTH_FAILED", "how to fix: check GITHUB_PAT"}},
+			stderr: []string{"GITHUB_AUTH_FAILED", "how to fix: check GITHUB_PAT"}},
 		{name: "GitHub failing", breakIt: fail, code: 1, stderr: []string{"NETWORK_ERROR", "503", "how to fix:"}},
 		{name: "pinned on a warm cache passes", pinned: true, warm: true, code: 0, stdout: []string{"1 valid, 0 invalid", "rate limit:"}},
 		// Serving needs nothing from GitHub here; check must still ask.
 		{name: "pinned on a warm cache, token revoked", pinned: true, warm: true, breakIt: revoke, code: 1,
-			stdout: []string{"1 valid", "error:", "fix:"}, stderr: []string{"GITHUB_AUTH_FAILED", "how to fix: check GITHUB_PAT"}},
+			stdout: []string{"1 valid"}, stderr: []string{"GITHUB_AUTH_FAILED", "how to fix: check GITHUB_PAT"}},
 		{name: "pinned on a warm cache, GitHub failing", pinned: true, warm: true, breakIt: fail, code: 1,
 			stderr: []string{"NETWORK_ERROR", "how to fix:"}},
 	}

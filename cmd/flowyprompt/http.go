@@ -72,6 +72,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 			"addr", cfg.Addr, "auth_token", cfg.AuthToken != "",
 			"how", "see docs/http.md: set --auth-token (MCP_AUTH_TOKEN), --allowed-hosts and --allowed-origins, or bind 127.0.0.1")
 	}
+	logServing(s)
 	printURLs(stderr, srv.URL(), cfg)
 
 	served := make(chan error, 1)

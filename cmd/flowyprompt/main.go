@@ -35,6 +35,12 @@ func usageError(format string, args ...any) error {
 	return &exitError{code: 2, err: fmt.Errorf(format, args...)}
 }
 
+// cmdUsageError is a mistake on command cmd's line: one line saying what
+// is wrong, and where the usage is (usage itself is for -h).
+func cmdUsageError(cmd, format string, args ...any) error {
+	return usageError("%s (see flowyprompt %s -h)", fmt.Sprintf(format, args...), cmd)
+}
+
 const usage = `flowyprompt serves prompt templates to MCP clients.
 
 Usage:
@@ -136,8 +142,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
-	return usageError("unknown command %q", cmd)
+	return usageError("unknown command %q (see flowyprompt -h)", cmd)
 }
 
 // buildVersion is set by `make build` (-ldflags -X), for builds where the
@@ -186,8 +191,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if fs.NArg() > 0 {
-		fs.Usage()
-		return usageError("version takes no arguments, got %q", fs.Arg(0))
+		return cmdUsageError("version", "version takes no arguments, got %q", fs.Arg(0))
 	}
 	fmt.Fprintf(stdout, "flowyprompt %s\n", version())
 	return nil
@@ -220,17 +224,52 @@ func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {
 			fmt.Fprint(stderr, "\nFlags:\n")
 			fs.PrintDefaults()
 		}
+		if fs.Lookup("github-repo") != nil {
+			fmt.Fprint(stderr, githubEnvHelp)
+		}
 	}
 	return fs
 }
 
-// parse parses flags; -h is a success, a bad flag a usage error.
-func parse(fs *flag.FlagSet, args []string) error {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return &exitError{code: 0}
+// githubEnvHelp names, for the commands that read GitHub, the settings
+// that are variables only.
+const githubEnvHelp = `
+Environment:
+  GITHUB_REPO_URL  the GitHub repository to read templates from (or -github-repo)
+  GITHUB_PAT       the GitHub token, for a private repository and a higher rate
+                   limit; a variable only, since a command line is visible to
+                   every user of the machine
+`
+
+// oneShotHelp makes a one-shot command's -h say what it does: its own
+// default log level (level, unless LOG_LEVEL sets one), and a template
+// folder that is read once, not watched.
+func oneShotHelp(fs *flag.FlagSet, level string, lookup env) {
+	if f := fs.Lookup("log-level"); f != nil {
+		if _, fromEnv := lookup("LOG_LEVEL"); !fromEnv {
+			f.DefValue = level
 		}
-		return &exitError{code: 2, err: nil}
 	}
-	return nil
+	if f := fs.Lookup("templates"); f != nil {
+		f.Usage = "read the templates in `folder` DIR (env TEMPLATES_DIR); default: the built-in examples"
+	}
+}
+
+// parse parses flags; -h prints the usage and is a success, a bad flag a
+// one-line usage error (the flag package would print the whole usage).
+func parse(fs *flag.FlagSet, args []string) error {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.Usage()
+		return &exitError{code: 0}
+	}
+	return cmdUsageError(fs.Name(), "%v", err)
 }

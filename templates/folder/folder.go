@@ -143,16 +143,13 @@ func (d *Source) keepPrevious(c *templates.Catalog, files []templates.File) *tem
 				replaced[i] = templates.File{Path: inv.Path, Data: prev.Raw}
 			}
 		}
+		// templates.LogProblems logs it, once, as kept.
 		kept = append(kept, templates.Invalid{Path: inv.Path, Err: inv.Err, Kept: true})
-		d.logger.Warn("template file is invalid; serving its last valid version",
-			"path", inv.Path, "template", prev.Template.Metadata.Name, "error", inv.Err)
 	}
 	if len(kept) == 0 {
 		return c
 	}
-	// Everything was logged by the first Build; the second only swaps in
-	// the old versions.
-	rebuilt := templates.Build(replaced, d.quietOptions())
+	rebuilt := templates.Build(replaced, d.opts)
 	return rebuilt.WithInvalid(kept)
 }
 
