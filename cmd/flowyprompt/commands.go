@@ -314,20 +314,36 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 			vals[k] = string(data)
 		}
 	}
-	cat := s.lib.Catalog()
-	e, ok := cat.Lookup(name)
-	if !ok {
-		return explain(templates.NotFound(name, cat))
-	}
-	text, err := render.Prompt(e.Template, vals)
+	// The app renders it as prompts/get does, with the resources the
+	// template attaches.
+	res, err := newApp(s).GetPrompt(ctx, nil, &mcp.GetPromptParams{Name: name, Arguments: vals})
 	if err != nil {
 		return explain(err)
 	}
-	if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
-		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
+	if e, ok := s.lib.Catalog().Lookup(name); ok {
+		if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
+			fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", strings.Join(unknown, ", "))
+		}
 	}
-	fmt.Fprintln(stdout, text)
+	for i, m := range res.Messages {
+		printMessage(stdout, i, m.Content)
+	}
 	return nil
+}
+
+// printMessage prints one message of a rendered prompt: the text as it
+// is, an attached resource after a line naming it.
+func printMessage(w io.Writer, i int, c mcp.Content) {
+	switch {
+	case c.Type == "text" && i == 0:
+		fmt.Fprintln(w, c.Text)
+	case c.Type == "text":
+		fmt.Fprintf(w, "\n%s\n", c.Text)
+	case c.Resource != nil && c.Resource.Blob != "":
+		fmt.Fprintf(w, "\n===== attached resource %s (%s, %d bytes base64, not shown) =====\n", c.Resource.URI, c.Resource.MimeType, len(c.Resource.Blob))
+	case c.Resource != nil:
+		fmt.Fprintf(w, "\n===== attached resource %s (%s) =====\n%s\n", c.Resource.URI, c.Resource.MimeType, c.Resource.Text)
+	}
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {

@@ -165,16 +165,41 @@ func isText(mimeType string, data []byte) bool {
 	return textual && utf8.Valid(data)
 }
 
-// embeddedResources turns a template's `resources` into prompt messages
-// that follow the text (seed 001: embedded resource context).
-func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]mcp.PromptMessage, error) {
-	msgs := make([]mcp.PromptMessage, 0, len(t.Resources))
+// attachment is one entry of a template's resources, read for a prompt.
+type attachment struct {
+	uri      string               // the absolute URI: template://NAME or template-file:///PATH
+	contents mcp.ResourceContents // its contents
+}
+
+// attachments reads a template's resources, in the order it lists them.
+func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]attachment, error) {
+	out := make([]attachment, 0, len(t.Resources))
 	for _, uri := range t.Resources {
 		c, err := a.resourceContents(ctx, cat, uri, true)
 		if err != nil {
 			return nil, fmt.Errorf("resource %q of template %s: %w", uri, t.Metadata.Name, err)
 		}
-		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.Content{Type: "resource", Resource: &c}})
+		out = append(out, attachment{uri: c.URI, contents: c})
+	}
+	return out, nil
+}
+
+// embeddedResources turns a template's `resources` into prompt messages
+// that follow the text (seed 001: embedded resource context).
+func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]mcp.PromptMessage, error) {
+	att, err := a.attachments(ctx, cat, t)
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]mcp.PromptMessage, 0, len(att))
+	for _, at := range att {
+		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.Content{Type: "resource", Resource: &at.contents}})
 	}
 	return msgs, nil
+}
+
+// size is how much of a result's budget an attached resource takes: its
+// characters, or its base64 bytes.
+func (at attachment) size() int {
+	return runeCount(at.contents.Text) + len(at.contents.Blob)
 }
