@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -368,6 +369,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		file string
 		data []byte
 		err  error
+		root string // the folder its resources are relative to
 	}
 	var inputs []input
 	for _, p := range fs.Args() {
@@ -377,7 +379,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 		if !st.IsDir() {
 			data, err := os.ReadFile(p)
-			inputs = append(inputs, input{p, data, err})
+			inputs = append(inputs, input{p, data, err, filepath.Dir(p)})
 			continue
 		}
 		files, err := folder.New(p, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)}).Files(ctx)
@@ -385,7 +387,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
 		}
 		for _, f := range files {
-			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err})
+			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err, p})
 		}
 	}
 	type fileReport struct {
@@ -405,6 +407,16 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			}
 		} else {
 			rep = templates.Validate(in.data, filepath.Base(f), cfg.MaxFileSize)
+			if rep.Valid {
+				// A listed file that is not there fails the prompt's
+				// attachments when served: it is an error here.
+				t, _, _ := templates.Parse(in.data, templates.ParseOptions{MaxFileSize: cfg.MaxFileSize})
+				rr := folder.New(in.root, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)})
+				if ps := resourceProblems(ctx, rr, t); len(ps) > 0 {
+					rep.Valid, rep.Code = false, fault.ResourceNotFound
+					rep.Errors = append(rep.Errors, ps...)
+				}
+			}
 		}
 		if rep.Valid {
 			if other, dup := names[rep.Name]; dup {
@@ -450,6 +462,35 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// resourceProblems reports each file t lists in its resources that rr
+// cannot read (missing, unreadable, outside the folder), at its JSON
+// pointer.
+func resourceProblems(ctx context.Context, rr app.ResourceReader, t *templates.Template) []templates.Problem {
+	var out []templates.Problem
+	if t == nil || rr == nil {
+		return nil
+	}
+	for i, r := range t.Resources {
+		if strings.Contains(r, "://") {
+			continue
+		}
+		_, _, err := rr.ReadResource(ctx, r)
+		if err == nil {
+			continue
+		}
+		why := err.Error()
+		if f := fault.As(err); f != nil && f.Why != "" {
+			why = f.Why
+		}
+		msg := fmt.Sprintf("resource %q cannot be read (%s): clients would get the prompt without it; fix the file or the path", r, why)
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("resource %q does not exist: clients would get the prompt without it; add the file (the path is relative to the template folder) or fix the path", r)
+		}
+		out = append(out, templates.Problem{Pointer: fmt.Sprintf("/resources/%d", i), Message: msg})
+	}
+	return out
 }
 
 // cmdCall runs one tool through the same engine the server uses, over an

@@ -77,3 +77,40 @@ func TestRenderPrintsResources(t *testing.T) {
 		})
 	}
 }
+
+// TestMissingResourceReported: validate and check report a listed file
+// that is not there at its JSON pointer; validate counts it as an error.
+func TestMissingResourceReported(t *testing.T) {
+	dir := t.TempDir()
+	missing := strings.Replace(guideTemplate, `"guides/style.md"]`, `"guides/style.md","guides/missing.md"]`, 1)
+	writeFiles(t, dir, map[string]string{"Guided.json": missing, "guides/style.md": "# Style"})
+	okDir := t.TempDir()
+	writeFiles(t, okDir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style"})
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{name: "validate folder", args: []string{"validate", dir}, code: 1,
+			stdout: []string{"Guided.json: INVALID", "error   /resources/1:", `"guides/missing.md"`, "0 valid, 1 invalid"}},
+		{name: "validate file", args: []string{"validate", filepath.Join(dir, "Guided.json")}, code: 1,
+			stdout: []string{"Guided.json: INVALID", "/resources/1", "guides/missing.md"}},
+		{name: "validate json", args: []string{"validate", "--json", dir}, code: 1,
+			stdout: []string{`"pointer": "/resources/1"`, `"code": "RESOURCE_NOT_FOUND"`}},
+		{name: "validate present", args: []string{"validate", okDir}, stdout: []string{"Guided.json: ok", "1 valid, 0 invalid"}},
+		{name: "check", args: []string{"check", "--templates", dir}, code: 1,
+			stdout: []string{"Guided.json: /resources/1:", "guides/missing.md"}},
+		{name: "check present", args: []string{"check", "--templates", okDir}, stdout: []string{"1 valid, 0 invalid"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, nil, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
+		})
+	}
+}

@@ -1,15 +1,21 @@
 package app_test
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -116,5 +122,98 @@ func TestRenderToolAttachesResources(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// syncBuffer is a log sink the server may write to from any goroutine.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestMissingResourceDegrades: a listed file that is not there does not
+// fail the prompt: prompts/get and the render tool serve the text with a
+// note naming it, the server logs a warning, and resources/list does not
+// advertise the file.
+func TestMissingResourceDegrades(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes","version":"1.0.0"},"variables":[],` +
+			`"results":[{"name":"s","content":"Write it, following the attached guide."}],"resources":["guides/missing.md","here.md"]}`,
+		"here.md": "# Here",
+	})
+	var logs syncBuffer
+	lib := templates.NewLibrary(folder.New(dir, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := app.New(app.Options{Library: lib, Version: "test", Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{})
+	t.Cleanup(a.Attach(e))
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	const missing = "template-file:///guides/missing.md"
+
+	tests := []struct {
+		name   string
+		method string
+		params any
+		check  func(t *testing.T, m mcptest.Message)
+	}{
+		{name: "prompts/get", method: "prompts/get", params: map[string]any{"name": "Guided"}, check: func(t *testing.T, m mcptest.Message) {
+			var res mcp.GetPromptResult
+			if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || len(res.Messages) != 3 {
+				t.Fatalf("want the text, the file that is there and a note: %s", m.Raw)
+			}
+			if !strings.Contains(res.Messages[0].Content.Text, "Write it") {
+				t.Errorf("first message is not the prompt: %+v", res.Messages[0])
+			}
+			if r := res.Messages[1].Content.Resource; r == nil || r.URI != "template-file:///here.md" {
+				t.Errorf("second message is not here.md: %+v", res.Messages[1])
+			}
+			if note := res.Messages[2].Content.Text; !strings.Contains(note, "guides/missing.md") || !strings.Contains(note, "not attached") {
+				t.Errorf("no note naming the missing file: %+v", res.Messages[2])
+			}
+		}},
+		{name: "render tool", method: "tools/call", params: map[string]any{"name": "flowyprompt_render_template",
+			"arguments": map[string]any{"name": "Guided"}}, check: func(t *testing.T, m mcptest.Message) {
+			var res toolCallResult
+			if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.IsError || len(res.Content) != 2 {
+				t.Fatalf("want the text and here.md: %s", m.Raw)
+			}
+			if !strings.Contains(res.Content[0].Text, missing) || !strings.Contains(res.Content[0].Text, "Not attached") {
+				t.Errorf("text names no missing file:\n%s", res.Content[0].Text)
+			}
+			list, _ := res.StructuredContent["resources"].([]any)
+			if len(list) != 2 || list[0].(map[string]any)["uri"] != missing || list[0].(map[string]any)["included"] != false ||
+				list[0].(map[string]any)["error"] == nil {
+				t.Errorf("structuredContent.resources = %v, want the missing file not included, with its error", list)
+			}
+		}},
+		{name: "resources/list", method: "resources/list", check: func(t *testing.T, m mcptest.Message) {
+			if strings.Contains(string(m.Result), "missing.md") || !strings.Contains(string(m.Result), "template-file:///here.md") {
+				t.Errorf("resources/list advertises the missing file, or not the one there: %s", m.Result)
+			}
+		}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			tt.check(t, c.Request(t, 10+i, tt.method, tt.params))
+		})
+	}
+	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "guides/missing.md") {
+		t.Errorf("no warning logged about the missing file:\n%s", logs.String())
 	}
 }

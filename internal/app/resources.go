@@ -34,7 +34,7 @@ type ResourceReader interface {
 
 // ListResources lists every template as a resource, in name order, then
 // the files templates list, in path order.
-func (a *App) ListResources(context.Context, *mcp.Request) ([]mcp.Resource, error) {
+func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource, error) {
 	cat := a.lib.Catalog()
 	entries := cat.Templates()
 	out := make([]mcp.Resource, 0, len(entries))
@@ -43,7 +43,16 @@ func (a *App) ListResources(context.Context, *mcp.Request) ([]mcp.Resource, erro
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
 			Description: m.Description, MimeType: "application/json", Size: int64(len(e.Raw))})
 	}
+	rr, _ := a.lib.Source().(ResourceReader)
 	for _, p := range listedFiles(cat) {
+		// A file that is not there (or cannot be served) is not
+		// advertised: reading it would fail.
+		if rr == nil {
+			break
+		}
+		if _, _, err := rr.ReadResource(ctx, p); err != nil {
+			continue
+		}
 		var by []string
 		for _, e := range entries {
 			if slices.ContainsFunc(e.Template.Resources, func(r string) bool { return filePath(r) == p }) {
@@ -168,34 +177,53 @@ func isText(mimeType string, data []byte) bool {
 // attachment is one entry of a template's resources, read for a prompt.
 type attachment struct {
 	uri      string               // the absolute URI: template://NAME or template-file:///PATH
-	contents mcp.ResourceContents // its contents
+	contents mcp.ResourceContents // its contents, when err is nil
+	err      error                // why it could not be read
 }
 
 // attachments reads a template's resources, in the order it lists them.
-func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]attachment, error) {
+// One that cannot be read (a file that is not there, a template since
+// removed) does not fail the prompt: it comes back with its error, and
+// the server logs a warning, since the author has something to fix.
+func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templates.Template) []attachment {
 	out := make([]attachment, 0, len(t.Resources))
 	for _, uri := range t.Resources {
 		c, err := a.resourceContents(ctx, cat, uri, true)
 		if err != nil {
-			return nil, fmt.Errorf("resource %q of template %s: %w", uri, t.Metadata.Name, err)
+			abs := uri
+			if p := filePath(uri); p != "" {
+				abs = FileURIPrefix + p
+			}
+			a.log.Warn("a resource the template lists cannot be read: the prompt is served without it; fix the path in its resources or add the file",
+				"template", t.Metadata.Name, "resource", uri, "err", err)
+			out = append(out, attachment{uri: abs, err: err})
+			continue
 		}
 		out = append(out, attachment{uri: c.URI, contents: c})
 	}
-	return out, nil
+	return out
 }
 
 // embeddedResources turns a template's `resources` into prompt messages
-// that follow the text (seed 001: embedded resource context).
-func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]mcp.PromptMessage, error) {
-	att, err := a.attachments(ctx, cat, t)
-	if err != nil {
-		return nil, err
-	}
-	msgs := make([]mcp.PromptMessage, 0, len(att))
+// that follow the text (seed 001: embedded resource context). Those that
+// cannot be read are named in a last text message instead.
+func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) []mcp.PromptMessage {
+	att := a.attachments(ctx, cat, t)
+	msgs := make([]mcp.PromptMessage, 0, len(att)+1)
+	var missing []string
 	for _, at := range att {
+		if at.err != nil {
+			missing = append(missing, fmt.Sprintf("- %s: %v", at.uri, at.err))
+			continue
+		}
 		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.Content{Type: "resource", Resource: &at.contents}})
 	}
-	return msgs, nil
+	if len(missing) > 0 {
+		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.TextContent(
+			"Note: the prompt above refers to material that could not be attached (not attached):\n" + strings.Join(missing, "\n") +
+				"\nWork without it, and say so if the answer depends on it.")})
+	}
+	return msgs
 }
 
 // size is how much of a result's budget an attached resource takes: its

@@ -619,10 +619,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	var attached []mcp.ResourceContents
 	if len(t.Resources) > 0 {
 		var listed []map[string]any
-		attached, listed, note, err = a.attachWithin(ctx, cat, t, runeCount(text)+len(note), note)
-		if err != nil {
-			return nil, err
-		}
+		attached, listed, note = a.attachWithin(ctx, cat, t, runeCount(text)+len(note), note)
 		if extra == nil {
 			extra = map[string]any{}
 		}
@@ -646,17 +643,20 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 // structuredContent ({uri, mimeType, characters, included}), and note
 // with a line naming what is attached and one for each resource left out.
 func (a *App) attachWithin(ctx context.Context, cat *templates.Catalog, t *templates.Template, used int, note string) (
-	[]mcp.ResourceContents, []map[string]any, string, error) {
-	att, err := a.attachments(ctx, cat, t)
-	if err != nil {
-		return nil, nil, note, err
-	}
+	[]mcp.ResourceContents, []map[string]any, string) {
+	att := a.attachments(ctx, cat, t)
 	// The report around the prompt and the notes take at most this much.
 	room := ResultBudget - used - 2000 - 300*len(att)
 	var kept []mcp.ResourceContents
 	var names, left []string
 	listed := make([]map[string]any, 0, len(att))
 	for _, at := range att {
+		if at.err != nil {
+			msg := truncateRunes(at.err.Error(), 200)
+			left = append(left, fmt.Sprintf("- ⚠️ Not attached: %s cannot be read (%s); the prompt refers to it, so work without it and say so\n", at.uri, msg))
+			listed = append(listed, map[string]any{"uri": at.uri, "included": false, "error": msg})
+			continue
+		}
 		n := at.size()
 		fits := n <= room
 		if fits {
@@ -672,7 +672,7 @@ func (a *App) attachWithin(ctx context.Context, cat *templates.Catalog, t *templ
 	if len(names) > 0 {
 		note = "- Attached resources (after this text): " + strings.Join(names, ", ") + "\n" + note
 	}
-	return kept, listed, note + strings.Join(left, ""), nil
+	return kept, listed, note + strings.Join(left, "")
 }
 
 // promptBudget is the most of a rendered prompt the render tool returns,
