@@ -386,6 +386,10 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		if err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
 		}
+		if len(files) == 0 {
+			return &exitError{code: 1, err: fmt.Errorf("no template files in %s: validate reads the *.json files of a folder and of its "+
+				"subfolders one level down (not those whose names start with a dot); name a template file, or the folder that holds them", p)}
+		}
 		for _, f := range files {
 			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err, p})
 		}
@@ -401,7 +405,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		f := in.file
 		var rep templates.ValidationReport
 		if in.err != nil {
-			rep = templates.ValidationReport{Errors: []templates.Problem{{Message: in.err.Error()}}, Warnings: []string{}}
+			rep = templates.ValidationReport{Errors: []templates.Problem{templates.FaultProblem(in.err)}, Warnings: []string{}}
 			if flt := fault.As(in.err); flt != nil {
 				rep.Code = flt.Code
 			}

@@ -114,3 +114,51 @@ func TestMissingResourceReported(t *testing.T) {
 		})
 	}
 }
+
+// TestValidateWholeStory: validate shows every problem of a file at once,
+// warnings included, each at a JSON pointer, and says how to fix each.
+func TestValidateWholeStory(t *testing.T) {
+	dir := t.TempDir()
+	// An error (the version), an undefined placeholder, an unused variable
+	// and a file name that disagrees, all in one file.
+	writeFiles(t, dir, map[string]string{"Wrong_Name.json": `{"metadata":{"name":"Story","description":"d","version":"1"},` +
+		`"variables":[{"name":"unused","type":"string","description":"u"}],"results":[{"name":"s","content":"uses {{ghost}}"}]}`})
+	badName := t.TempDir()
+	writeFiles(t, badName, map[string]string{"Hyphen.json": `{"metadata":{"name":"Hyphen","description":"d","version":"1.0.0"},` +
+		`"variables":[{"name":"company-name","type":"string","description":"u"}],"results":[{"name":"s","content":"for {{company-name}}"}]}`})
+	large := t.TempDir()
+	writeFiles(t, large, map[string]string{"Large.json": `{"metadata":{"name":"Large","description":"` + strings.Repeat("x", 2000) +
+		`","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`})
+	empty := t.TempDir()
+	writeFiles(t, empty, map[string]string{"notes.md": "not a template"})
+	tests := []struct {
+		name   string
+		env    []string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{name: "warnings beside errors", args: []string{"validate", dir}, code: 1, stdout: []string{
+			"Wrong_Name.json: INVALID", "error   /metadata/version:",
+			"/results/0/content: placeholder {{ghost}}", "/variables/0/name: variable \"unused\"", "/metadata/name: file \"Wrong_Name.json\""}},
+		{name: "warnings beside errors, json", args: []string{"validate", "--json", dir}, code: 1, stdout: []string{
+			"/results/0/content: placeholder {{ghost}}", "/variables/0/name:", "/metadata/name:"}},
+		{name: "variable name as written", args: []string{"validate", badName}, code: 1, stdout: []string{
+			"/variables/0/name: \"company-name\" is not a valid variable name", "{{company-name}}", "company_name"}},
+		{name: "too large", env: []string{"MAX_FILE_SIZE=1000"}, args: []string{"validate", large}, code: 1, stdout: []string{
+			"Large.json: INVALID", "TEMPLATE_TOO_LARGE", "split the template", "resource file"}},
+		{name: "too large, named file", env: []string{"MAX_FILE_SIZE=1000"}, args: []string{"validate", filepath.Join(large, "Large.json")}, code: 1,
+			stdout: []string{"TEMPLATE_TOO_LARGE", "split the template", "resource file"}},
+		{name: "no templates", args: []string{"validate", empty}, code: 1, stderr: []string{"no template files", empty}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runBinary(t, tt.env, tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
+		})
+	}
+}
