@@ -421,3 +421,39 @@ func TestResourceCache(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckResource: CheckResource tells what ReadResource would, from the
+// commit's tree, without downloading a blob.
+func TestCheckResource(t *testing.T) {
+	h := newHarness(t, resourceLibrary())
+	s := resourceSource(h)
+	if _, err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path     string
+		wantCode string // "" when the file is there
+	}{
+		{path: "docs/guide.md"},
+		{path: "logo.png"},
+		{path: "missing.md", wantCode: fault.ResourceNotFound},
+		{path: "../README.md", wantCode: fault.ResourceNotFound},
+		{path: ".secret", wantCode: fault.ResourceNotFound},
+		{path: "big.txt", wantCode: fault.TemplateTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			h.fake.Reset()
+			err := s.CheckResource(ctxT(t), tt.path)
+			if tt.wantCode == "" && err != nil {
+				t.Fatalf("CheckResource(%q): %v", tt.path, err)
+			}
+			if tt.wantCode != "" {
+				checkFault(t, err, tt.wantCode)
+			}
+			if c := h.costs(); c.Total != 0 {
+				t.Errorf("requests: %v; want none", c)
+			}
+		})
+	}
+}

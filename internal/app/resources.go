@@ -32,6 +32,22 @@ type ResourceReader interface {
 	ReadResource(ctx context.Context, path string) (data []byte, mimeType string, err error)
 }
 
+// ResourceChecker is implemented by sources that can tell whether
+// ReadResource would find a file without reading it: resources/list uses
+// it to advertise only the files that are there.
+type ResourceChecker interface {
+	CheckResource(ctx context.Context, path string) error
+}
+
+// resourceThere reports whether the source can serve the listed file p.
+func resourceThere(ctx context.Context, rr ResourceReader, p string) bool {
+	if c, ok := rr.(ResourceChecker); ok {
+		return c.CheckResource(ctx, p) == nil
+	}
+	_, _, err := rr.ReadResource(ctx, p)
+	return err == nil
+}
+
 // ListResources lists every template as a resource, in name order, then
 // the files templates list, in path order.
 func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource, error) {
@@ -50,7 +66,7 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 		if rr == nil {
 			break
 		}
-		if _, _, err := rr.ReadResource(ctx, p); err != nil {
+		if !resourceThere(ctx, rr, p) {
 			continue
 		}
 		var by []string
