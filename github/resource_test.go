@@ -457,3 +457,43 @@ func TestCheckResource(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckReportsMissingResources: check names each listed file the
+// commit lacks at its JSON pointer, downloading no file to find out.
+func TestCheckReportsMissingResources(t *testing.T) {
+	tests := []struct {
+		name      string
+		resources []string
+		want      []MissingResource
+	}{
+		{name: "all there", resources: []string{"docs/guide.md", "logo.png"}, want: []MissingResource{}},
+		{name: "one missing", resources: []string{"docs/guide.md", "docs/missing.md"},
+			want: []MissingResource{{Path: "templates/Guide.json", Pointer: "/resources/1", Code: fault.ResourceNotFound}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lib := resourceLibrary()
+			lib.Files["templates/Guide.json"] = guideTemplate(tt.resources...)
+			h := newHarness(t, lib)
+			rep, err := resourceSource(h).Check(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range rep.MissingResources {
+				if !strings.Contains(rep.MissingResources[i].Reason, "missing.md") {
+					t.Errorf("reason %q does not name the file", rep.MissingResources[i].Reason)
+				}
+				rep.MissingResources[i].Reason = ""
+			}
+			if diff := cmp.Diff(tt.want, rep.MissingResources); diff != "" {
+				t.Errorf("missing resources (-want +got):\n%s", diff)
+			}
+			if len(tt.want) > 0 && !strings.Contains(rep.String(), "templates/Guide.json: /resources/1") {
+				t.Errorf("report does not name the entry:\n%s", rep.String())
+			}
+			if c := h.costs(); c.ByRoute["blob"] > 1 {
+				t.Errorf("requests: %v; want at most the template's blob", c)
+			}
+		})
+	}
+}

@@ -123,6 +123,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	if len(rep.Invalid) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d template file(s) are invalid", len(rep.Invalid))}
 	}
+	if len(rep.MissingResources) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d file(s) listed in templates' resources cannot be served: add them to the repository or fix the paths", len(rep.MissingResources))}
+	}
 	return nil
 }
 
