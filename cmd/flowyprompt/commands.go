@@ -570,10 +570,8 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 		fmt.Fprintln(stdout, buf.String())
 	} else {
-		for _, c := range result.Content {
-			if c.Type == "text" {
-				fmt.Fprintln(stdout, c.Text)
-			}
+		for i, c := range result.Content {
+			printMessage(stdout, i, c)
 		}
 	}
 	if result.IsError {

@@ -59,6 +59,8 @@ func TestRenderPrintsResources(t *testing.T) {
 	}{
 		{name: "text then resource", args: []string{"render", "Guided", "--templates", dir},
 			stdout: []string{"Write it, following the attached guide.", "template-file:///guides/style.md", "# Style\nBe brief."}},
+		{name: "call prints the tool's resources", args: []string{"call", "flowyprompt_render_template", `{"name":"Guided"}`, "--templates", dir},
+			stdout: []string{"Write it, following the attached guide.", "PROMPT>>>", "Attached resources", "template-file:///guides/style.md", "# Style\nBe brief."}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
