@@ -210,8 +210,10 @@ func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templa
 			if p := filePath(uri); p != "" {
 				abs = FileURIPrefix + p
 			}
-			a.log.Warn("a resource the template lists cannot be read: the prompt is served without it; fix the path in its resources or add the file",
-				"template", t.Metadata.Name, "resource", uri, "err", err)
+			if a.firstMissing(cat, t.Metadata.Name, uri) {
+				a.log.Warn("a resource the template lists cannot be read: the prompt is served without it; fix the path in its resources or add the file",
+					"template", t.Metadata.Name, "resource", uri, "err", err)
+			}
 			out = append(out, attachment{uri: abs, err: err})
 			continue
 		}
@@ -246,4 +248,20 @@ func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *
 // characters, or its base64 bytes.
 func (at attachment) size() int {
 	return runeCount(at.contents.Text) + len(at.contents.Blob)
+}
+
+// firstMissing reports whether the template's resource uri is found
+// unreadable for the first time in cat, so that it is logged once.
+func (a *App) firstMissing(cat *templates.Catalog, template, uri string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.missingFor != cat {
+		a.missingFor, a.missing = cat, map[string]bool{}
+	}
+	key := template + "\x00" + uri
+	if a.missing[key] {
+		return false
+	}
+	a.missing[key] = true
+	return true
 }
