@@ -238,8 +238,8 @@ func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *
 	}
 	if len(missing) > 0 {
 		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.TextContent(
-			"Note: the prompt above refers to material that could not be attached (not attached):\n" + strings.Join(missing, "\n") +
-				"\nWork without it, and say so if the answer depends on it.")})
+			"Note: the template lists these resources, but they were not attached because they cannot be read:\n" + strings.Join(missing, "\n") +
+				"\nWork without them, and say so where the answer depends on them.")})
 	}
 	return msgs
 }
