@@ -12,19 +12,23 @@ import (
 
 // Report is what `flowyprompt check` prints about the GitHub source.
 type Report struct {
-	Repository    string               `json:"repository"` // web URL, never with credentials
-	APIURL        string               `json:"apiUrl"`
-	Authenticated bool                 `json:"authenticated"`
-	Ref           string               `json:"ref"`              // as configured; "" is the default branch
-	Branch        string               `json:"branch,omitempty"` // the default branch's name, when Ref is "" and GitHub answered
-	Commit        string               `json:"commit,omitempty"`
-	Path          string               `json:"path"`
-	Valid         int                  `json:"valid"`
-	Invalid       []InvalidFile        `json:"invalid"`
-	Stale         *templates.Staleness `json:"stale,omitempty"`
-	RateLimit     *RateLimit           `json:"rateLimit,omitempty"`
-	Error         string               `json:"error,omitempty"` // why revalidation failed
-	Fix           string               `json:"fix,omitempty"`   // how to fix that
+	Repository    string        `json:"repository"` // web URL, never with credentials
+	APIURL        string        `json:"apiUrl"`
+	Authenticated bool          `json:"authenticated"`
+	Ref           string        `json:"ref"`              // as configured; "" is the default branch
+	Branch        string        `json:"branch,omitempty"` // the default branch's name, when Ref is "" and GitHub answered
+	Commit        string        `json:"commit,omitempty"`
+	Path          string        `json:"path"`
+	Valid         int           `json:"valid"`
+	Invalid       []InvalidFile `json:"invalid"`
+	// MissingResources are files templates list in their resources that
+	// the commit does not have (or that cannot be served): the templates
+	// are served without them.
+	MissingResources []MissingResource    `json:"missingResources"`
+	Stale            *templates.Staleness `json:"stale,omitempty"`
+	RateLimit        *RateLimit           `json:"rateLimit,omitempty"`
+	Error            string               `json:"error,omitempty"` // why revalidation failed
+	Fix              string               `json:"fix,omitempty"`   // how to fix that
 }
 
 // InvalidFile is a template file left out of the catalog.
@@ -32,6 +36,14 @@ type InvalidFile struct {
 	Path   string `json:"path"`
 	Code   string `json:"code"`
 	Reason string `json:"reason"`
+}
+
+// MissingResource is a listed resource file the source cannot serve.
+type MissingResource struct {
+	Path    string `json:"path"`    // the template file
+	Pointer string `json:"pointer"` // the entry, /resources/N
+	Code    string `json:"code"`
+	Reason  string `json:"reason"`
 }
 
 // Check revalidates now and reports the repository, the ref and its commit,
@@ -50,12 +62,13 @@ type InvalidFile struct {
 // for: it would only wait for the same network again.
 func (s *Source) Check(ctx context.Context) (*Report, error) {
 	r := &Report{
-		Repository:    s.cfg.webURL,
-		APIURL:        s.cfg.apiURL,
-		Authenticated: s.cfg.token != "",
-		Ref:           s.cfg.ref,
-		Path:          s.cfg.path,
-		Invalid:       []InvalidFile{},
+		Repository:       s.cfg.webURL,
+		APIURL:           s.cfg.apiURL,
+		Authenticated:    s.cfg.token != "",
+		Ref:              s.cfg.ref,
+		Path:             s.cfg.path,
+		Invalid:          []InvalidFile{},
+		MissingResources: []MissingResource{},
 	}
 	s.mu.Lock()
 	// Refresh of a pinned source holding a catalog returns it as it is;
@@ -70,6 +83,20 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 		r.Stale = cat.Stale()
 		for _, inv := range cat.Invalid() {
 			r.Invalid = append(r.Invalid, InvalidFile{Path: inv.Path, Code: fault.CodeOf(inv.Err), Reason: inv.Err.Error()})
+		}
+	}
+	if cat != nil && err == nil {
+		// From the commit's tree index: no file is downloaded.
+		for _, e := range cat.Templates() {
+			for i, res := range e.Template.Resources {
+				if strings.Contains(res, "://") {
+					continue
+				}
+				if cerr := s.CheckResource(ctx, res); cerr != nil {
+					r.MissingResources = append(r.MissingResources, MissingResource{Path: e.Path, Pointer: fmt.Sprintf("/resources/%d", i),
+						Code: fault.CodeOf(cerr), Reason: cerr.Error()})
+				}
+			}
 		}
 	}
 	if err == nil && s.cfg.ref == "" {
@@ -132,6 +159,12 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "templates:  %d valid, %d invalid\n", r.Valid, len(r.Invalid))
 	for _, inv := range r.Invalid {
 		fmt.Fprintf(&b, "  - %s [%s]: %s\n", inv.Path, inv.Code, inv.Reason)
+	}
+	if len(r.MissingResources) > 0 {
+		fmt.Fprintf(&b, "resources:  %d listed file(s) cannot be served (the templates are served without them)\n", len(r.MissingResources))
+		for _, m := range r.MissingResources {
+			fmt.Fprintf(&b, "  - %s: %s [%s]: %s\n", m.Path, m.Pointer, m.Code, m.Reason)
+		}
 	}
 	if r.RateLimit != nil {
 		fmt.Fprintf(&b, "rate limit: %d of %d requests left, resets %s\n",

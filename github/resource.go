@@ -53,6 +53,35 @@ func (s *Source) ReadResource(ctx context.Context, rel string) ([]byte, string, 
 	return data, typ, nil
 }
 
+// CheckResource reports whether ReadResource would find rel, from the
+// index of the commit's files, without downloading it. When the index
+// cannot be had (GitHub unreachable), it reports nil: a file is not hidden
+// for an outage.
+func (s *Source) CheckResource(ctx context.Context, rel string) error {
+	clean, err := templates.RelPath(rel)
+	if err != nil {
+		return &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("resource %q is outside the template folder", rel),
+			Why: "resources are read from the template folder (GITHUB_TEMPLATES_PATH) only, never from hidden files or folders",
+			How: "use a path relative to the template folder, to a file inside it"}
+	}
+	files, commit, err := s.resourceFiles(ctx)
+	if err != nil {
+		return nil
+	}
+	full := clean
+	if s.cfg.path != "" {
+		full = s.cfg.path + "/" + clean
+	}
+	e, ok := files[full]
+	switch {
+	case !ok:
+		return s.resourceNotFound(rel, full, commit)
+	case e.Size > s.cfg.maxFileSize:
+		return templates.TooLarge(rel, int64(e.Size), int64(s.cfg.maxFileSize))
+	}
+	return nil
+}
+
 // resourceFiles returns the files under the folder at the commit of the
 // current catalog, loading the catalog first if there is none. A catalog
 // restored from a cache written before resources were served has no such

@@ -421,3 +421,79 @@ func TestResourceCache(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckResource: CheckResource tells what ReadResource would, from the
+// commit's tree, without downloading a blob.
+func TestCheckResource(t *testing.T) {
+	h := newHarness(t, resourceLibrary())
+	s := resourceSource(h)
+	if _, err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		path     string
+		wantCode string // "" when the file is there
+	}{
+		{path: "docs/guide.md"},
+		{path: "logo.png"},
+		{path: "missing.md", wantCode: fault.ResourceNotFound},
+		{path: "../README.md", wantCode: fault.ResourceNotFound},
+		{path: ".secret", wantCode: fault.ResourceNotFound},
+		{path: "big.txt", wantCode: fault.TemplateTooLarge},
+	}
+	for _, tt := range tests {
+		t.Run(tt.path, func(t *testing.T) {
+			h.fake.Reset()
+			err := s.CheckResource(ctxT(t), tt.path)
+			if tt.wantCode == "" && err != nil {
+				t.Fatalf("CheckResource(%q): %v", tt.path, err)
+			}
+			if tt.wantCode != "" {
+				checkFault(t, err, tt.wantCode)
+			}
+			if c := h.costs(); c.Total != 0 {
+				t.Errorf("requests: %v; want none", c)
+			}
+		})
+	}
+}
+
+// TestCheckReportsMissingResources: check names each listed file the
+// commit lacks at its JSON pointer, downloading no file to find out.
+func TestCheckReportsMissingResources(t *testing.T) {
+	tests := []struct {
+		name      string
+		resources []string
+		want      []MissingResource
+	}{
+		{name: "all there", resources: []string{"docs/guide.md", "logo.png"}, want: []MissingResource{}},
+		{name: "one missing", resources: []string{"docs/guide.md", "docs/missing.md"},
+			want: []MissingResource{{Path: "templates/Guide.json", Pointer: "/resources/1", Code: fault.ResourceNotFound}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lib := resourceLibrary()
+			lib.Files["templates/Guide.json"] = guideTemplate(tt.resources...)
+			h := newHarness(t, lib)
+			rep, err := resourceSource(h).Check(ctxT(t))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range rep.MissingResources {
+				if !strings.Contains(rep.MissingResources[i].Reason, "missing.md") {
+					t.Errorf("reason %q does not name the file", rep.MissingResources[i].Reason)
+				}
+				rep.MissingResources[i].Reason = ""
+			}
+			if diff := cmp.Diff(tt.want, rep.MissingResources); diff != "" {
+				t.Errorf("missing resources (-want +got):\n%s", diff)
+			}
+			if len(tt.want) > 0 && !strings.Contains(rep.String(), "templates/Guide.json: /resources/1") {
+				t.Errorf("report does not name the entry:\n%s", rep.String())
+			}
+			if c := h.costs(); c.ByRoute["blob"] > 1 {
+				t.Errorf("requests: %v; want at most the template's blob", c)
+			}
+		})
+	}
+}

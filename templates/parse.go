@@ -120,6 +120,9 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 
 	problems := schemaProblems(doc)
 	problems = append(problems, codeProblems(doc)...)
+	// Warnings are worked out from the document, so that a file with
+	// errors shows them too: the whole story at once.
+	warnings = append(warnings, documentWarnings(doc, label, opts.FileName)...)
 	if len(problems) > 0 {
 		problems = sortProblems(problems)
 		return nil, warnings, invalid(opts.FileName, problems, nil)
@@ -127,19 +130,96 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 
 	t := fromDocument(doc.(map[string]any))
 	t.sections = compileSections(t)
-	warnings = append(warnings, consistencyWarnings(t)...)
-	if opts.FileName != "" {
-		base := path.Base(strings.ReplaceAll(opts.FileName, `\`, "/"))
-		if stem := strings.TrimSuffix(base, ".json"); stem != t.Metadata.Name {
-			warnings = append(warnings, Warning{
-				Template: t.Metadata.Name,
+	return t, warnings, nil
+}
+
+// documentWarnings reports, each at its JSON pointer, placeholders without
+// a variable, variables no section uses (the seed's Clarification #1:
+// warn, don't fail) and a file name that differs from metadata.name. It
+// reads the decoded document, valid or not, and skips what it cannot read.
+func documentWarnings(doc any, label, fileName string) []Warning {
+	top, ok := doc.(map[string]any)
+	if !ok {
+		return nil
+	}
+	vars, _ := top["variables"].([]any)
+	defined := map[string]bool{}
+	for _, v := range vars {
+		if m, ok := v.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				defined[n] = true
+			}
+		}
+	}
+	var out []Warning
+	used := map[string]bool{}
+	results, _ := top["results"].([]any)
+	for i, r := range results {
+		m, ok := r.(map[string]any)
+		if !ok {
+			continue
+		}
+		content, ok := m["content"].(string)
+		if !ok {
+			continue
+		}
+		for _, name := range ExtractPlaceholders(content) {
+			if used[name] {
+				continue
+			}
+			used[name] = true
+			if !defined[name] {
+				out = append(out, Warning{
+					Template: label,
+					Variable: name,
+					Kind:     WarnUndefinedVariable,
+					Pointer:  fmt.Sprintf("/results/%d/content", i),
+					Message: fmt.Sprintf("placeholder {{%s}} has no entry in variables: it stays as written unless an argument named %q is given",
+						name, name),
+				})
+			}
+		}
+	}
+	seen := map[string]bool{}
+	for i, v := range vars {
+		m, ok := v.(map[string]any)
+		if !ok {
+			continue
+		}
+		n, ok := m["name"].(string)
+		// A name that is not valid is an error already.
+		if !ok || n == "" || used[n] || seen[n] || strings.ContainsFunc(n, func(r rune) bool { return !isNameByte(byte(r)) || r > 127 }) {
+			continue
+		}
+		seen[n] = true
+		out = append(out, Warning{
+			Template: label,
+			Variable: n,
+			Kind:     WarnUnusedVariable,
+			Pointer:  fmt.Sprintf("/variables/%d/name", i),
+			Message:  fmt.Sprintf("variable %q is defined but no section uses {{%s}}", n, n),
+		})
+	}
+	if fileName != "" {
+		md, _ := top["metadata"].(map[string]any)
+		name, _ := md["name"].(string)
+		base := path.Base(strings.ReplaceAll(fileName, `\`, "/"))
+		// An invalid name is an error already: a file named after it
+		// would not help.
+		valid := name != "" && !strings.ContainsFunc(name, func(r rune) bool {
+			return !(r == '_' || r == '-' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9')
+		})
+		if stem := strings.TrimSuffix(base, ".json"); valid && stem != name {
+			out = append(out, Warning{
+				Template: label,
 				Kind:     WarnNameMismatch,
+				Pointer:  "/metadata/name",
 				Message: fmt.Sprintf("file %q holds template %q: clients see the name %q; rename the file to %s.json",
-					base, t.Metadata.Name, t.Metadata.Name, t.Metadata.Name),
+					base, name, name, name),
 			})
 		}
 	}
-	return t, warnings, nil
+	return out
 }
 
 // Problems returns the problems an INVALID_TEMPLATE error carries, or nil.
@@ -163,7 +243,8 @@ func TooLarge(file string, actual, limit int64) *fault.Error {
 		Code: fault.TemplateTooLarge,
 		What: fmt.Sprintf("%s is %d bytes, over the %d-byte limit", subject, actual, limit),
 		Why:  "larger files are refused so one file cannot exhaust memory or a client's context window",
-		How:  "split the template or raise MAX_FILE_SIZE",
+		How: "split the template into smaller ones, or move long reference text into a resource file the template lists in " +
+			"\"resources\" (it is sent with the prompt); MAX_FILE_SIZE raises the limit",
 		Details: map[string]any{
 			"actualSize": actual,
 			"maxSize":    limit,
@@ -381,7 +462,6 @@ func contextPointer(c *gojsonschema.JsonContext) string {
 // expression means little to a template author.
 var patternMessages = map[string]string{
 	`^[a-zA-Z0-9_-]+$`: "%s is not a valid template name: use only letters, digits, '_' and '-'",
-	`^[a-zA-Z0-9_]+$`:  "%s is not a valid variable name: use only letters, digits and '_' (it appears in content as {{name}})",
 	`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`: "%s is not a semantic version like 1.0.0",
 	`\S`: "must not be empty",
 }
@@ -408,6 +488,10 @@ func describe(e gojsonschema.ResultError) Problem {
 	case "number_gte", "number_lte":
 		msg = "must be between -1000000000 and 1000000000"
 	case "pattern":
+		if fmt.Sprint(d["pattern"]) == variableNamePattern {
+			msg = variableNameMessage(fmt.Sprint(e.Value()))
+			break
+		}
 		if f, ok := patternMessages[fmt.Sprint(d["pattern"])]; ok {
 			if strings.Contains(f, "%s") {
 				msg = fmt.Sprintf(f, strconv.Quote(fmt.Sprint(e.Value())))
@@ -417,6 +501,25 @@ func describe(e gojsonschema.ResultError) Problem {
 		}
 	}
 	return Problem{Pointer: ptr, Message: msg}
+}
+
+// variableNamePattern is the schema's pattern for variable names.
+const variableNamePattern = `^[a-zA-Z0-9_]+$`
+
+// variableNameMessage explains a bad variable name with the name as
+// written, the name it could be, and what becomes of its placeholder.
+func variableNameMessage(name string) string {
+	fix := strings.Map(func(r rune) rune {
+		if r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '_'
+	}, name)
+	if strings.Trim(fix, "_") == "" {
+		fix = "my_value"
+	}
+	return fmt.Sprintf("%q is not a valid variable name: use only letters, digits and '_', e.g. %q, and write its placeholder as {{%s}} "+
+		"(a placeholder written {{%s}} is not one: it stays as written)", name, fix, fix, name)
 }
 
 func article(typ string) string {
@@ -640,46 +743,6 @@ func strs(m map[string]any, key string) []string {
 	for _, v := range a {
 		if s, ok := v.(string); ok {
 			out = append(out, s)
-		}
-	}
-	return out
-}
-
-// consistencyWarnings reports placeholders without a variable and variables
-// no section uses (the seed's Clarification #1: warn, don't fail).
-func consistencyWarnings(t *Template) []Warning {
-	var used nameSet
-	undefined := map[string]bool{}
-	for _, s := range t.sections {
-		for _, p := range s.parts {
-			if p.IsPlaceholder() {
-				used.add(p.Name)
-				if p.Var < 0 {
-					undefined[p.Name] = true
-				}
-			}
-		}
-	}
-	var out []Warning
-	for _, name := range used.list {
-		if undefined[name] {
-			out = append(out, Warning{
-				Template: t.Metadata.Name,
-				Variable: name,
-				Kind:     WarnUndefinedVariable,
-				Message: fmt.Sprintf("placeholder {{%s}} has no entry in variables: it stays as written unless an argument named %q is given",
-					name, name),
-			})
-		}
-	}
-	for _, v := range t.Variables {
-		if !used.has(v.Name) {
-			out = append(out, Warning{
-				Template: t.Metadata.Name,
-				Variable: v.Name,
-				Kind:     WarnUnusedVariable,
-				Message:  fmt.Sprintf("variable %q is defined but no section uses {{%s}}", v.Name, v.Name),
-			})
 		}
 	}
 	return out

@@ -1,6 +1,10 @@
 package templates
 
-import "github.com/flowyprompt/flowyprompt/internal/fault"
+import (
+	"fmt"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
 
 // ValidationReport is the outcome of validating one template file, as the
 // validate tool and the validate command report it. Errors and Warnings
@@ -28,11 +32,26 @@ func Validate(data []byte, fileName string, maxSize int) ValidationReport {
 		rep.Code = fault.CodeOf(err)
 		rep.Errors = Problems(err)
 		if len(rep.Errors) == 0 {
-			rep.Errors = []Problem{{Message: err.Error()}}
+			rep.Errors = []Problem{FaultProblem(err)}
 		}
 		return rep
 	}
 	rep.Valid = true
 	rep.Name = t.Metadata.Name
 	return rep
+}
+
+// FaultProblem reports an error that points at no field (a file over the
+// size limit, one that cannot be read) as one problem of the whole
+// document: its code, what and why, and how to fix it.
+func FaultProblem(err error) Problem {
+	f := fault.As(err)
+	if f == nil {
+		return Problem{Message: err.Error()}
+	}
+	msg := fmt.Sprintf("%s: %s", f.Code, f.Error())
+	if f.How != "" {
+		msg += "; how to fix: " + f.How
+	}
+	return Problem{Message: msg}
 }

@@ -23,9 +23,9 @@ func TestValidate(t *testing.T) {
 				`"results":[{"name":"S","content":"Hi {{who}}."}],"extra":1}`,
 			want: ValidationReport{Valid: true, Name: "Hello", Errors: []Problem{}, Warnings: []string{
 				`Hello: /extra: unknown field "extra" is ignored`,
-				`Hello: placeholder {{who}} has no entry in variables: it stays as written unless an argument named "who" is given`,
-				`Hello: variable "unused" is defined but no section uses {{unused}}`,
-				`Hello: file "Greeting.json" holds template "Hello": clients see the name "Hello"; rename the file to Hello.json`,
+				`Hello: /results/0/content: placeholder {{who}} has no entry in variables: it stays as written unless an argument named "who" is given`,
+				`Hello: /variables/0/name: variable "unused" is defined but no section uses {{unused}}`,
+				`Hello: /metadata/name: file "Greeting.json" holds template "Hello": clients see the name "Hello"; rename the file to Hello.json`,
 			}}},
 		{name: "every problem at its pointer", fileName: "x.json",
 			data: `{"metadata":{"name":"bad name!","version":"one"},"variables":[],"results":[]}`,
@@ -42,7 +42,8 @@ func TestValidate(t *testing.T) {
 		// An error without problems is reported as one, the whole message.
 		{name: "too large", data: string(tmpl("Big", "x")), fileName: "big.json", maxSize: 10,
 			want: ValidationReport{Code: "TEMPLATE_TOO_LARGE", Warnings: []string{}, Errors: []Problem{
-				{Message: "template file big.json is 125 bytes, over the 10-byte limit: larger files are refused so one file cannot exhaust memory or a client's context window"},
+				{Message: "TEMPLATE_TOO_LARGE: template file big.json is 125 bytes, over the 10-byte limit: larger files are refused so one file cannot exhaust memory or a client's context window; " +
+					`how to fix: split the template into smaller ones, or move long reference text into a resource file the template lists in "resources" (it is sent with the prompt); MAX_FILE_SIZE raises the limit`},
 			}}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path"
@@ -339,15 +340,34 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	for _, w := range e.Warnings {
 		s.log.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
 	}
-	text, err := render.Prompt(e.Template, vals)
+	// The app renders it as prompts/get does, with the resources the
+	// template attaches.
+	res, err := newApp(s).GetPrompt(ctx, nil, &mcp.GetPromptParams{Name: name, Arguments: vals})
 	if err != nil {
 		return explain(err)
 	}
 	if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
 		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", unknownArgs(unknown, e.Template.Variables))
 	}
-	fmt.Fprintln(stdout, text)
+	for i, m := range res.Messages {
+		printMessage(stdout, i, m.Content)
+	}
 	return nil
+}
+
+// printMessage prints one message of a rendered prompt: the text as it
+// is, an attached resource after a line naming it.
+func printMessage(w io.Writer, i int, c mcp.Content) {
+	switch {
+	case c.Type == "text" && i == 0:
+		fmt.Fprintln(w, c.Text)
+	case c.Type == "text":
+		fmt.Fprintf(w, "\n%s\n", c.Text)
+	case c.Resource != nil && c.Resource.Blob != "":
+		fmt.Fprintf(w, "\n===== attached resource %s (%s, %d bytes base64, not shown) =====\n", c.Resource.URI, c.Resource.MimeType, len(c.Resource.Blob))
+	case c.Resource != nil:
+		fmt.Fprintf(w, "\n===== attached resource %s (%s) =====\n%s\n", c.Resource.URI, c.Resource.MimeType, c.Resource.Text)
+	}
 }
 
 func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
@@ -371,6 +391,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		file string
 		data []byte
 		err  error
+		root string // the folder its resources are relative to
 	}
 	var inputs []input
 	for _, p := range fs.Args() {
@@ -380,15 +401,19 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		}
 		if !st.IsDir() {
 			data, err := os.ReadFile(p)
-			inputs = append(inputs, input{p, data, err})
+			inputs = append(inputs, input{p, data, err, filepath.Dir(p)})
 			continue
 		}
 		files, err := folder.New(p, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)}).Files(ctx)
 		if err != nil {
 			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
 		}
+		if len(files) == 0 {
+			return &exitError{code: 1, err: fmt.Errorf("no template files in %s: validate reads the *.json files of a folder and of its "+
+				"subfolders one level down (not those whose names start with a dot); name a template file, or the folder that holds them", p)}
+		}
 		for _, f := range files {
-			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err})
+			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err, p})
 		}
 	}
 	type fileReport struct {
@@ -402,12 +427,22 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		f := in.file
 		var rep templates.ValidationReport
 		if in.err != nil {
-			rep = templates.ValidationReport{Errors: []templates.Problem{{Message: in.err.Error()}}, Warnings: []string{}}
+			rep = templates.ValidationReport{Errors: []templates.Problem{templates.FaultProblem(in.err)}, Warnings: []string{}}
 			if flt := fault.As(in.err); flt != nil {
 				rep.Code = flt.Code
 			}
 		} else {
 			rep = templates.Validate(in.data, filepath.Base(f), cfg.MaxFileSize)
+			if rep.Valid {
+				// A listed file that is not there fails the prompt's
+				// attachments when served: it is an error here.
+				t, _, _ := templates.Parse(in.data, templates.ParseOptions{MaxFileSize: cfg.MaxFileSize})
+				rr := folder.New(in.root, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)})
+				if ps := resourceProblems(ctx, rr, t); len(ps) > 0 {
+					rep.Valid, rep.Code = false, fault.ResourceNotFound
+					rep.Errors = append(rep.Errors, ps...)
+				}
+			}
 		}
 		if rep.Valid {
 			if other, dup := names[rep.Name]; dup {
@@ -453,6 +488,35 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// resourceProblems reports each file t lists in its resources that rr
+// cannot read (missing, unreadable, outside the folder), at its JSON
+// pointer.
+func resourceProblems(ctx context.Context, rr app.ResourceReader, t *templates.Template) []templates.Problem {
+	var out []templates.Problem
+	if t == nil || rr == nil {
+		return nil
+	}
+	for i, r := range t.Resources {
+		if strings.Contains(r, "://") {
+			continue
+		}
+		_, _, err := rr.ReadResource(ctx, r)
+		if err == nil {
+			continue
+		}
+		why := err.Error()
+		if f := fault.As(err); f != nil && f.Why != "" {
+			why = f.Why
+		}
+		msg := fmt.Sprintf("resource %q cannot be read (%s): clients would get the prompt without it; fix the file or the path", r, why)
+		if errors.Is(err, fs.ErrNotExist) {
+			msg = fmt.Sprintf("resource %q does not exist: clients would get the prompt without it; add the file (the path is relative to the template folder) or fix the path", r)
+		}
+		out = append(out, templates.Problem{Pointer: fmt.Sprintf("/resources/%d", i), Message: msg})
+	}
+	return out
 }
 
 // cmdCall runs one tool through the same engine the server uses, over an
@@ -527,10 +591,8 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		}
 		fmt.Fprintln(stdout, buf.String())
 	} else {
-		for _, c := range result.Content {
-			if c.Type == "text" {
-				fmt.Fprintln(stdout, c.Text)
-			}
+		for i, c := range result.Content {
+			printMessage(stdout, i, c)
 		}
 	}
 	if result.IsError {

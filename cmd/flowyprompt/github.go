@@ -132,6 +132,9 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	if len(rep.Invalid) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d template file(s) are invalid", len(rep.Invalid))}
 	}
+	if len(rep.MissingResources) > 0 {
+		return &exitError{code: 1, err: fmt.Errorf("%d file(s) listed in templates' resources cannot be served: add them to the repository or fix the paths", len(rep.MissingResources))}
+	}
 	return nil
 }
 
@@ -149,13 +152,27 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 		Path  string `json:"path"`
 		Error string `json:"error"`
 	}
+	type missing struct {
+		Path    string `json:"path"`
+		Pointer string `json:"pointer"`
+		Error   string `json:"error"`
+	}
 	rep := struct {
 		Source  templates.SourceInfo `json:"source"`
 		Valid   int                  `json:"valid"`
 		Invalid []invalid            `json:"invalid"`
-	}{Source: cat.Info(), Valid: cat.Len(), Invalid: []invalid{}}
+		// Missing are the listed resources that cannot be read: the
+		// templates are served without them.
+		Missing []missing `json:"missing_resources"`
+	}{Source: cat.Info(), Valid: cat.Len(), Invalid: []invalid{}, Missing: []missing{}}
 	for _, i := range cat.Invalid() {
 		rep.Invalid = append(rep.Invalid, invalid{i.Path, i.Err.Error()})
+	}
+	rr, _ := src.(app.ResourceReader)
+	for _, e := range cat.Templates() {
+		for _, p := range resourceProblems(ctx, rr, e.Template) {
+			rep.Missing = append(rep.Missing, missing{e.Path, p.Pointer, p.Message})
+		}
 	}
 	if asJSON {
 		enc := json.NewEncoder(stdout)
@@ -168,8 +185,14 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 		for _, i := range rep.Invalid {
 			fmt.Fprintf(stdout, "  %s: %s\n", i.Path, i.Error)
 		}
+		if len(rep.Missing) > 0 {
+			fmt.Fprintf(stdout, "resources: %d listed file(s) cannot be read (the templates are served without them):\n", len(rep.Missing))
+			for _, m := range rep.Missing {
+				fmt.Fprintf(stdout, "  %s: %s: %s\n", m.Path, m.Pointer, m.Error)
+			}
+		}
 	}
-	if len(rep.Invalid) > 0 {
+	if len(rep.Invalid) > 0 || len(rep.Missing) > 0 {
 		return &exitError{code: 1}
 	}
 	return nil

@@ -7,9 +7,6 @@ package main
 // sees.
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -22,29 +19,6 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
-
-// runBinary runs the built flowyprompt with args and env as its whole
-// environment, stdin empty, and returns its stdout, stderr and exit code.
-func runBinary(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Env = serverEnv(t, env...)
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("flowyprompt %v did not exit within 30s\nstderr: %s", args, errOut.String())
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatal(err)
-	}
-	return out.String(), errOut.String(), code
-}
 
 // TestBinaryServingMeansServing: "serving" is logged only once the HTTP
 // listener is up; an address without a host, or a port another process

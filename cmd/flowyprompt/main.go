@@ -206,7 +206,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"render":   {"Render a template with its arguments and print the prompt on stdout.", "flowyprompt render Commit_Message --arg diff=@change.diff --arg style=plain"},
 	"validate": {"Check template files, or the *.json files in folders, without serving them; exit 1 if any is invalid.", "flowyprompt validate ./prompts"},
 	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},
-	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached or a template is invalid.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
+	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached, a template is invalid or a file a template lists is missing.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
 	"version":  {"Print the version.", "flowyprompt version"},
 }
 

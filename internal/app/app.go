@@ -50,6 +50,11 @@ type App struct {
 	mu         sync.Mutex
 	promptsFor *templates.Catalog
 	prompts    []mcp.Prompt
+	// missingFor is the catalog whose unreadable resources missing holds
+	// ("template\x00resource"): each is logged once per catalog, not on
+	// every prompt that lists it.
+	missingFor *templates.Catalog
+	missing    map[string]bool
 }
 
 // New builds the app.

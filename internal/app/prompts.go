@@ -78,11 +78,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	a.remember(r, e.Template, p.Arguments)
 	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}
 	if len(e.Template.Resources) > 0 {
-		extra, err := a.embeddedResources(ctx, cat, e.Template)
-		if err != nil {
-			return nil, err
-		}
-		msgs = append(msgs, extra...)
+		msgs = append(msgs, a.embeddedResources(ctx, cat, e.Template)...)
 	}
 	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs}, nil
 }

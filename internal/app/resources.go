@@ -32,9 +32,25 @@ type ResourceReader interface {
 	ReadResource(ctx context.Context, path string) (data []byte, mimeType string, err error)
 }
 
+// ResourceChecker is implemented by sources that can tell whether
+// ReadResource would find a file without reading it: resources/list uses
+// it to advertise only the files that are there.
+type ResourceChecker interface {
+	CheckResource(ctx context.Context, path string) error
+}
+
+// resourceThere reports whether the source can serve the listed file p.
+func resourceThere(ctx context.Context, rr ResourceReader, p string) bool {
+	if c, ok := rr.(ResourceChecker); ok {
+		return c.CheckResource(ctx, p) == nil
+	}
+	_, _, err := rr.ReadResource(ctx, p)
+	return err == nil
+}
+
 // ListResources lists every template as a resource, in name order, then
 // the files templates list, in path order.
-func (a *App) ListResources(context.Context, *mcp.Request) ([]mcp.Resource, error) {
+func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource, error) {
 	cat := a.lib.Catalog()
 	entries := cat.Templates()
 	out := make([]mcp.Resource, 0, len(entries))
@@ -43,7 +59,16 @@ func (a *App) ListResources(context.Context, *mcp.Request) ([]mcp.Resource, erro
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
 			Description: m.Description, MimeType: "application/json", Size: int64(len(e.Raw))})
 	}
+	rr, _ := a.lib.Source().(ResourceReader)
 	for _, p := range listedFiles(cat) {
+		// A file that is not there (or cannot be served) is not
+		// advertised: reading it would fail.
+		if rr == nil {
+			break
+		}
+		if !resourceThere(ctx, rr, p) {
+			continue
+		}
 		var by []string
 		for _, e := range entries {
 			if slices.ContainsFunc(e.Template.Resources, func(r string) bool { return filePath(r) == p }) {
@@ -165,16 +190,78 @@ func isText(mimeType string, data []byte) bool {
 	return textual && utf8.Valid(data)
 }
 
-// embeddedResources turns a template's `resources` into prompt messages
-// that follow the text (seed 001: embedded resource context).
-func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) ([]mcp.PromptMessage, error) {
-	msgs := make([]mcp.PromptMessage, 0, len(t.Resources))
+// attachment is one entry of a template's resources, read for a prompt.
+type attachment struct {
+	uri      string               // the absolute URI: template://NAME or template-file:///PATH
+	contents mcp.ResourceContents // its contents, when err is nil
+	err      error                // why it could not be read
+}
+
+// attachments reads a template's resources, in the order it lists them.
+// One that cannot be read (a file that is not there, a template since
+// removed) does not fail the prompt: it comes back with its error, and
+// the server logs a warning, since the author has something to fix.
+func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templates.Template) []attachment {
+	out := make([]attachment, 0, len(t.Resources))
 	for _, uri := range t.Resources {
 		c, err := a.resourceContents(ctx, cat, uri, true)
 		if err != nil {
-			return nil, fmt.Errorf("resource %q of template %s: %w", uri, t.Metadata.Name, err)
+			abs := uri
+			if p := filePath(uri); p != "" {
+				abs = FileURIPrefix + p
+			}
+			if a.firstMissing(cat, t.Metadata.Name, uri) {
+				a.log.Warn("a resource the template lists cannot be read: the prompt is served without it; fix the path in its resources or add the file",
+					"template", t.Metadata.Name, "resource", uri, "err", err)
+			}
+			out = append(out, attachment{uri: abs, err: err})
+			continue
 		}
-		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.Content{Type: "resource", Resource: &c}})
+		out = append(out, attachment{uri: c.URI, contents: c})
 	}
-	return msgs, nil
+	return out
+}
+
+// embeddedResources turns a template's `resources` into prompt messages
+// that follow the text (seed 001: embedded resource context). Those that
+// cannot be read are named in a last text message instead.
+func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) []mcp.PromptMessage {
+	att := a.attachments(ctx, cat, t)
+	msgs := make([]mcp.PromptMessage, 0, len(att)+1)
+	var missing []string
+	for _, at := range att {
+		if at.err != nil {
+			missing = append(missing, fmt.Sprintf("- %s: %v", at.uri, at.err))
+			continue
+		}
+		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.Content{Type: "resource", Resource: &at.contents}})
+	}
+	if len(missing) > 0 {
+		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.TextContent(
+			"Note: the template lists these resources, but they were not attached because they cannot be read:\n" + strings.Join(missing, "\n") +
+				"\nWork without them, and say so where the answer depends on them.")})
+	}
+	return msgs
+}
+
+// size is how much of a result's budget an attached resource takes: its
+// characters, or its base64 bytes.
+func (at attachment) size() int {
+	return runeCount(at.contents.Text) + len(at.contents.Blob)
+}
+
+// firstMissing reports whether the template's resource uri is found
+// unreadable for the first time in cat, so that it is logged once.
+func (a *App) firstMissing(cat *templates.Catalog, template, uri string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.missingFor != cat {
+		a.missingFor, a.missing = cat, map[string]bool{}
+	}
+	key := template + "\x00" + uri
+	if a.missing[key] {
+		return false
+	}
+	a.missing[key] = true
+	return true
 }

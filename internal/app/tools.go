@@ -33,6 +33,9 @@ type tool struct {
 type toolResult struct {
 	text       string
 	structured any
+	// resources follow the text as embedded resources (the render tool's
+	// attachments).
+	resources []mcp.ResourceContents
 }
 
 func newTool(name, titleText, description string, input, output string, annotations *mcp.ToolAnnotations,
@@ -103,7 +106,12 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 		}
 		return errorResult(err), nil
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(res.text)}, StructuredContent: res.structured}, nil
+	content := make([]mcp.Content, 1, 1+len(res.resources))
+	content[0] = mcp.TextContent(res.text)
+	for i := range res.resources {
+		content = append(content, mcp.Content{Type: "resource", Resource: &res.resources[i]})
+	}
+	return &mcp.CallToolResult{Content: content, StructuredContent: res.structured}, nil
 }
 
 // toolArgs are a call's validated arguments: the JSON, and the decoded

@@ -698,16 +698,63 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 		extra["truncated"], extra["total_characters"] = true, total
 	}
+	var attached []mcp.ResourceContents
+	if len(t.Resources) > 0 {
+		var listed []map[string]any
+		attached, listed, note = a.attachWithin(ctx, cat, t, runeCount(text)+len(note), note)
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["resources"] = listed
+	}
 	report := renderReport(t, text, len(used), defaults, unknown, note)
 	if extra != nil {
 		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
 		for k, v := range extra {
 			structured[k] = v
 		}
-		return &toolResult{text: report, structured: structured}, nil
+		return &toolResult{text: report, structured: structured, resources: attached}, nil
 	}
 	return &toolResult{text: report,
 		structured: (&rendered{Name: t.Metadata.Name, Text: text, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json()}, nil
+}
+
+// attachWithin reads t's resources for the render tool and keeps those
+// that fit in the result budget beside a prompt of used characters, in
+// the order the template lists them. It returns them, their entries for
+// structuredContent ({uri, mimeType, characters, included}), and note
+// with a line naming what is attached and one for each resource left out.
+func (a *App) attachWithin(ctx context.Context, cat *templates.Catalog, t *templates.Template, used int, note string) (
+	[]mcp.ResourceContents, []map[string]any, string) {
+	att := a.attachments(ctx, cat, t)
+	// The report around the prompt and the notes take at most this much.
+	room := ResultBudget - used - 2000 - 300*len(att)
+	var kept []mcp.ResourceContents
+	var names, left []string
+	listed := make([]map[string]any, 0, len(att))
+	for _, at := range att {
+		if at.err != nil {
+			msg := truncateRunes(at.err.Error(), 200)
+			left = append(left, fmt.Sprintf("- ⚠️ Not attached: %s cannot be read (%s); the prompt refers to it, so work without it and say so\n", at.uri, msg))
+			listed = append(listed, map[string]any{"uri": at.uri, "included": false, "error": msg})
+			continue
+		}
+		n := at.size()
+		fits := n <= room
+		if fits {
+			room -= n
+			kept = append(kept, at.contents)
+			names = append(names, at.uri)
+		} else {
+			left = append(left, fmt.Sprintf("- ⚠️ Not attached: %s (%d characters) does not fit in this result; "+
+				"read it with resources/read %s, or get the prompt with prompts/get %s\n", at.uri, n, at.uri, t.Metadata.Name))
+		}
+		listed = append(listed, map[string]any{"uri": at.uri, "mimeType": at.contents.MimeType, "characters": n, "included": fits})
+	}
+	if len(names) > 0 {
+		note = "- Attached resources (after this text): " + strings.Join(names, ", ") + "\n" + note
+	}
+	return kept, listed, note + strings.Join(left, "")
 }
 
 // promptBudget is the most of a rendered prompt the render tool returns,

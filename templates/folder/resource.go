@@ -51,6 +51,39 @@ func (d *Source) ReadResource(_ context.Context, rel string) ([]byte, string, er
 	return data, typ, nil
 }
 
+// CheckResource reports whether ReadResource would read rel, with the
+// same errors, without reading it: resources/list advertises only the
+// files that are there.
+func (d *Source) CheckResource(_ context.Context, rel string) error {
+	clean, err := templates.RelPath(rel)
+	if err != nil {
+		return outsideFault(rel)
+	}
+	root, err := os.OpenRoot(d.dir)
+	if err != nil {
+		return resourceUnreadable(rel, err)
+	}
+	defer root.Close()
+	f, err := d.open(root, clean)
+	switch {
+	case errors.Is(err, errOutside):
+		return outsideFault(rel)
+	case err != nil:
+		return resourceUnreadable(rel, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	switch {
+	case err != nil:
+		return resourceUnreadable(rel, err)
+	case !st.Mode().IsRegular():
+		return resourceUnreadable(rel, errNotRegular)
+	case st.Size() > int64(d.maxSize()):
+		return templates.TooLarge(rel, st.Size(), int64(d.maxSize()))
+	}
+	return nil
+}
+
 func outsideFault(rel string) *fault.Error {
 	return &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("resource %q is outside the template folder", rel),
 		Why: "resources are read from the template folder only, never from hidden files or through links leading out of it",
