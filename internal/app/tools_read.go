@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -126,6 +125,16 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
+	const tool = "flowyprompt_list_templates"
+	filters := []filter{{"category", &args.Category}, {"tag", &args.Tag}}
+	var resumed *page
+	if args.Cursor != "" {
+		p, err := resume(tool, args.Cursor, filters, &args.Limit)
+		if err != nil {
+			return nil, err
+		}
+		resumed = &p
+	}
 	if args.Limit == 0 {
 		args.Limit = 20
 	}
@@ -142,17 +151,10 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		matching = append(matching, e)
 	}
 	start := 0
-	if args.Cursor != "" {
-		n, name, err := decodeCursor(args.Cursor)
-		if err != nil || n > len(matching) {
-			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("invalid cursor %q", args.Cursor),
-				Why: "cursors come only from next_cursor of a previous result with the same filters",
-				How: "call flowyprompt_list_templates again without cursor"}
-		}
-		if n == len(matching) || matching[n].Template.Metadata.Name != name {
-			return nil, &fault.Error{Code: fault.InvalidArgument, What: "the library changed since the previous page",
-				Why: "templates were added or removed before the cursor's place (or the filters differ), so going on would skip or repeat some",
-				How: "call flowyprompt_list_templates again without cursor"}
+	if resumed != nil {
+		n := resumed.Offset
+		if n >= len(matching) || matching[n].Template.Metadata.Name != resumed.Key {
+			return nil, libraryChanged(tool)
 		}
 		start = n
 	}
@@ -173,9 +175,9 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		items = append(items, s)
 		end++
 	}
-	next := ""
+	next, nextCall := "", ""
 	if end < len(matching) {
-		next = encodeCursor(end, matching[end].Template.Metadata.Name)
+		next, nextCall = nextPage(tool, end, matching[end].Template.Metadata.Name, filters, args.Limit)
 	}
 	var out strings.Builder
 	filter := describeFilter(args.Category, args.Tag)
@@ -198,7 +200,7 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		out.WriteString("- List everything: flowyprompt_list_templates()\n")
 	}
 	if next != "" {
-		fmt.Fprintf(&out, "- Next page: flowyprompt_list_templates(cursor=%q)\n", next)
+		fmt.Fprintf(&out, "- Next page: %s\n", nextCall)
 	}
 	out.WriteString("- Search by keyword: flowyprompt_search_templates(query=\"...\")")
 	structured := map[string]any{"templates": items, "total": len(matching), "returned": len(items), "truncated": truncated}
@@ -255,23 +257,12 @@ func hasTag(tags []string, tag string) bool {
 	return false
 }
 
-// encodeCursor names the place a page starts at: its offset, and the
-// template found there, so a library that changed in between is noticed.
-func encodeCursor(n int, name string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("t:" + strconv.Itoa(n) + ":" + name))
-}
-
-func decodeCursor(c string) (int, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !strings.HasPrefix(string(raw), "t:") {
-		return 0, "", fmt.Errorf("not a cursor")
-	}
-	offset, name, _ := strings.Cut(string(raw[2:]), ":")
-	n, err := strconv.Atoi(offset)
-	if err != nil || n < 0 {
-		return 0, "", fmt.Errorf("not a cursor")
-	}
-	return n, name, nil
+// libraryChanged refuses a cursor whose place now holds another template.
+func libraryChanged(tool string) error {
+	return &fault.Error{Code: fault.InvalidCursor, What: "the library changed since the previous page",
+		Why:     "templates were added or removed before the cursor's place, so going on would skip or repeat some",
+		How:     fmt.Sprintf("call %s again without cursor, with the same filters, to start over", tool),
+		Details: map[string]any{"field": "cursor", "reason": "library_changed"}}
 }
 
 type searchMatch struct {
@@ -383,11 +374,21 @@ func snippetAround(text, w string) string {
 
 func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
-		Query, Tag string
-		Limit      int
+		Query, Tag, Cursor string
+		Limit              int
 	}
 	if err := in.decode(&args); err != nil {
 		return nil, err
+	}
+	const tool = "flowyprompt_search_templates"
+	filters := []filter{{"query", &args.Query}, {"tag", &args.Tag}}
+	var resumed *page
+	if args.Cursor != "" {
+		p, err := resume(tool, args.Cursor, filters, &args.Limit)
+		if err != nil {
+			return nil, err
+		}
+		resumed = &p
 	}
 	if args.Limit == 0 {
 		args.Limit = 10
@@ -413,11 +414,20 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].Score > matches[j].Score })
 	total := len(matches)
-	truncated := false
-	if len(matches) > args.Limit {
-		matches = matches[:args.Limit]
-		truncated = true
+	start := 0
+	if resumed != nil {
+		if n := resumed.Offset; n >= len(matches) || matches[n].Name != resumed.Key {
+			return nil, libraryChanged(tool)
+		}
+		start = resumed.Offset
 	}
+	end := min(len(matches), start+args.Limit)
+	next, nextCall := "", ""
+	if end < len(matches) {
+		next, nextCall = nextPage(tool, end, matches[end].Name, filters, args.Limit)
+	}
+	matches = matches[start:end]
+	truncated := next != ""
 	var out strings.Builder
 	note, staleData := staleNote(cat)
 	if len(matches) == 0 {
@@ -426,20 +436,34 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 			fmt.Fprintf(&out, "- Similar names: %s\n", strings.Join(sugg, ", "))
 		}
 	} else {
-		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q.\n\n## Matches\n", total, args.Query)
+		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q", total, args.Query)
+		if start > 0 || next != "" {
+			fmt.Fprintf(&out, "; these are %d–%d", start+1, end)
+		}
+		out.WriteString(".\n\n## Matches\n")
 		for i, m := range matches {
-			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
+			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", start+i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
 			if m.Snippet != "" && m.Snippet != m.Description {
 				fmt.Fprintf(&out, "   > %s\n", m.Snippet)
 			}
 		}
-		fmt.Fprintf(&out, "\n## Metadata\n- Total matches: %d\n- Returned: %d\n- Truncated: %t\n%s", total, len(matches), truncated, note)
+		fmt.Fprintf(&out, "\n## Metadata\n- Total matches: %d\n- Returned: %d\n- Truncated: %t\n", total, len(matches), truncated)
+		if next != "" {
+			fmt.Fprintf(&out, "- More available: next_cursor %q\n", next)
+		}
+		out.WriteString(note)
 		fmt.Fprintf(&out, "\n## Next actions\n- Render the best match: flowyprompt_render_template(name=%q, arguments={...})\n- See its arguments: flowyprompt_get_template(name=%q)", matches[0].Name, matches[0].Name)
+		if next != "" {
+			fmt.Fprintf(&out, "\n- Next page: %s", nextCall)
+		}
 	}
 	if matches == nil {
 		matches = []searchMatch{}
 	}
-	structured := map[string]any{"query": args.Query, "matches": matches, "total": total, "truncated": truncated}
+	structured := map[string]any{"query": args.Query, "matches": matches, "total": total, "returned": len(matches), "truncated": truncated}
+	if next != "" {
+		structured["next_cursor"] = next
+	}
 	for k, v := range staleData {
 		structured[k] = v
 	}
