@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -15,9 +16,21 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 )
 
-// ResultBudget caps a tool result's text (about 25,000 tokens), as the
-// seed-004 standard asks: lists are cut at a whole item and say so.
+// ResultBudget caps a tool result as a whole, its text and its
+// structuredContent's JSON together, in characters (about 25,000 tokens
+// when a client passes both to the model), as the seed-004 standard asks:
+// lists are cut at a whole item and say so, long fields are shortened,
+// and inputs are not echoed at length.
 const ResultBudget = 100_000
+
+// jsonSize is how many characters v takes in a result's structuredContent.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return utf8.RuneCount(b)
+}
 
 // tool is one MCP tool: its definition, its compiled input schema, and
 // the function that runs it on validated arguments.

@@ -49,11 +49,27 @@ type templateSummary struct {
 	Arguments   []argSummary `json:"arguments"`
 }
 
+// Lists show a template's description and its arguments' descriptions and
+// defaults shortened to these many characters: a list entry is a pointer
+// to the template (flowyprompt_get_template has it whole), and the result
+// budget is shared by every entry.
+const (
+	listDescription    = 1000
+	listArgDescription = 200
+	listArgDefault     = 200
+)
+
 func summarize(t *templates.Template) templateSummary {
-	s := templateSummary{Name: t.Metadata.Name, Description: t.Metadata.Description, Version: t.Metadata.Version,
+	s := templateSummary{Name: t.Metadata.Name, Description: truncateRunes(t.Metadata.Description, listDescription), Version: t.Metadata.Version,
 		Category: t.Metadata.Category, Tags: nonNilStrings(t.Metadata.Tags), Arguments: []argSummary{}}
 	for _, v := range t.Variables {
-		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: v.Description, Required: v.Required, Default: v.Default, Enum: v.Enum})
+		def := v.Default
+		if def != nil && utf8.RuneCountInString(*def) > listArgDefault {
+			d := truncateRunes(*def, listArgDefault)
+			def = &d
+		}
+		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: truncateRunes(v.Description, listArgDescription),
+			Required: v.Required, Default: def, Enum: v.Enum})
 	}
 	return s
 }
@@ -72,7 +88,7 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 	}
 	// A list entry is a pointer to the template, not the template: a
 	// description as long as a file could be would crowd out the page.
-	fmt.Fprintf(b, "\n   %s\n", truncateRunes(s.Description, 1000))
+	fmt.Fprintf(b, "\n   %s\n", truncateRunes(s.Description, listDescription))
 	if len(s.Tags) > 0 {
 		fmt.Fprintf(b, "   Tags: %s\n", strings.Join(s.Tags, ", "))
 	}
@@ -161,16 +177,19 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	var b strings.Builder
 	items := []templateSummary{}
 	truncated := false
+	used := 0 // characters of the page's entries, text and JSON
 	end := start
 	for end < len(matching) && len(items) < args.Limit {
 		s := summarize(matching[end].Template)
 		var item strings.Builder
 		writeSummary(&item, end+1, s)
 		// Every page holds at least one template, so a cursor always moves.
-		if len(items) > 0 && b.Len()+item.Len() > ResultBudget-4000 {
+		size := utf8.RuneCountInString(item.String()) + jsonSize(s)
+		if len(items) > 0 && used+size > ResultBudget-listReserve {
 			truncated = true
 			break
 		}
+		used += size
 		b.WriteString(item.String())
 		items = append(items, s)
 		end++
@@ -188,6 +207,9 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	note, staleData := staleNote(cat)
 	fmt.Fprintf(&out, "\n## Metadata\n- Total matching: %d\n- Returned: %d\n- Truncated: %t\n", len(matching), len(items), truncated)
+	if truncated {
+		fmt.Fprintf(&out, "- The page stops at %d templates to stay within the result size budget; the Next page call below continues\n", len(items))
+	}
 	if next != "" {
 		fmt.Fprintf(&out, "- More available: next_cursor %q\n", next)
 	}
@@ -212,6 +234,10 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	return &toolResult{text: out.String(), structured: structured}, nil
 }
+
+// listReserve is the part of ResultBudget a list or search result keeps
+// for its head, metadata and next actions.
+const listReserve = 4000
 
 func describeFilter(category, tag string) string {
 	var parts []string
@@ -409,7 +435,7 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		if s == 0 {
 			continue
 		}
-		matches = append(matches, searchMatch{Name: t.Metadata.Name, Description: t.Metadata.Description,
+		matches = append(matches, searchMatch{Name: t.Metadata.Name, Description: truncateRunes(t.Metadata.Description, listDescription),
 			Tags: nonNilStrings(t.Metadata.Tags), Score: s, Matched: fields, Snippet: snip})
 	}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].Score > matches[j].Score })
@@ -421,7 +447,20 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		}
 		start = resumed.Offset
 	}
-	end := min(len(matches), start+args.Limit)
+	// The page ends at the limit, or earlier at a whole match when the
+	// result would outgrow its budget (every page holds at least one).
+	end, used, cut := start, 0, false
+	for end < len(matches) && end-start < args.Limit {
+		var line strings.Builder
+		writeMatch(&line, end+1, matches[end])
+		size := utf8.RuneCountInString(line.String()) + jsonSize(matches[end])
+		if end > start && used+size > ResultBudget-listReserve {
+			cut = true
+			break
+		}
+		used += size
+		end++
+	}
 	next, nextCall := "", ""
 	if end < len(matches) {
 		next, nextCall = nextPage(tool, end, matches[end].Name, filters, args.Limit)
@@ -442,12 +481,12 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		}
 		out.WriteString(".\n\n## Matches\n")
 		for i, m := range matches {
-			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", start+i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
-			if m.Snippet != "" && m.Snippet != m.Description {
-				fmt.Fprintf(&out, "   > %s\n", m.Snippet)
-			}
+			writeMatch(&out, start+i+1, m)
 		}
 		fmt.Fprintf(&out, "\n## Metadata\n- Total matches: %d\n- Returned: %d\n- Truncated: %t\n", total, len(matches), truncated)
+		if cut {
+			fmt.Fprintf(&out, "- The page stops at %d matches to stay within the result size budget; the Next page call below continues\n", len(matches))
+		}
 		if next != "" {
 			fmt.Fprintf(&out, "- More available: next_cursor %q\n", next)
 		}
@@ -468,6 +507,13 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		structured[k] = v
 	}
 	return &toolResult{text: strings.TrimRight(out.String(), "\n"), structured: structured}, nil
+}
+
+func writeMatch(b *strings.Builder, i int, m searchMatch) {
+	fmt.Fprintf(b, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
+	if m.Snippet != "" && m.Snippet != m.Description {
+		fmt.Fprintf(b, "   > %s\n", m.Snippet)
+	}
 }
 
 func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) {
@@ -619,12 +665,15 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	defaults := []string{}
 	for _, v := range t.Variables {
 		if val, ok := args.Arguments[v.Name]; ok && val != "" {
-			used[v.Name] = val
+			used[v.Name] = truncateRunes(val, echoBudget) // an echo, not the input again: the prompt has it
 		} else if v.Default != nil {
 			defaults = append(defaults, v.Name)
 		}
 	}
 	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
+	for i, u := range unknown {
+		unknown[i] = truncateRunes(u, echoBudget)
+	}
 	note, extra := staleNote(cat)
 	// A result never exceeds the budget (TOOLS.md): a longer prompt is cut
 	// at a line, and says where to get it whole. Bytes bound characters
@@ -652,9 +701,14 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		structured: (&rendered{Name: t.Metadata.Name, Text: text, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json()}, nil
 }
 
-// promptBudget is the most of a rendered prompt the render tool returns,
-// leaving room in ResultBudget for the report around it.
-const promptBudget = ResultBudget - 5000
+// promptBudget is the most of a rendered prompt the render tool returns:
+// the prompt is in the text and in structuredContent, and ResultBudget
+// counts both, with room for the report around it.
+const promptBudget = (ResultBudget - 10_000) / 2
+
+// echoBudget is the most characters of an argument the render tool echoes
+// back in arguments_used (and of a name in unknown_arguments).
+const echoBudget = 200
 
 // cutPrompt returns the first max characters of text, ending at a line
 // break when one falls in the last tenth of them.
