@@ -200,8 +200,29 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	var out strings.Builder
 	filter := describeFilter(args.Category, args.Tag)
+	suggestions := []string{}
 	if len(items) == 0 {
 		fmt.Fprintf(&out, "## Result\nNo templates%s.\n", filter)
+		categories, tags, _ := vocabulary(cat)
+		var calls []string
+		for _, f := range []struct {
+			name, value string
+			vocab       []string
+		}{{"category", args.Category, categories}, {"tag", args.Tag, tags}} {
+			if f.value == "" {
+				continue
+			}
+			for _, v := range closeValues(f.value, f.vocab, 3) {
+				suggestions = append(suggestions, f.name+" "+v)
+				calls = append(calls, fmt.Sprintf("flowyprompt_list_templates(%s=%s)", f.name, quoteJSON(v)))
+			}
+		}
+		if len(calls) > 0 {
+			out.WriteString("\n## Did you mean\n")
+			for _, c := range calls {
+				fmt.Fprintf(&out, "- %s\n", c)
+			}
+		}
 	} else {
 		fmt.Fprintf(&out, "## Result\nListed %d of %d templates%s (%d–%d).\n\n## Templates\n%s", len(items), len(matching), filter, start+1, end, b.String())
 	}
@@ -226,6 +247,9 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	out.WriteString("- Search by keyword: flowyprompt_search_templates(query=\"...\")")
 	structured := map[string]any{"templates": items, "total": len(matching), "returned": len(items), "truncated": truncated}
+	if len(suggestions) > 0 {
+		structured["suggestions"] = suggestions
+	}
 	if next != "" {
 		structured["next_cursor"] = next
 	}
@@ -469,10 +493,21 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	truncated := next != ""
 	var out strings.Builder
 	note, staleData := staleNote(cat)
+	suggestions := []string{}
 	if len(matches) == 0 {
-		fmt.Fprintf(&out, "## Result\nNo templates match %q.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n- List everything: flowyprompt_list_templates()\n", args.Query)
+		fmt.Fprintf(&out, "## Result\nNo templates match %q.\n", args.Query)
+		if fixed, names := a.didYouMean(cat, words, args.Tag); fixed != "" {
+			suggestions = append(append(suggestions, fixed), names...)
+			fmt.Fprintf(&out, "\n## Did you mean\n- %q, which finds %s: flowyprompt_search_templates(query=%s)\n", fixed, strings.Join(names, ", "), quoteJSON(fixed))
+		}
+		out.WriteString("\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n- List everything: flowyprompt_list_templates()\n")
 		if sugg := cat.Suggest(args.Query, 3); len(sugg) > 0 {
 			fmt.Fprintf(&out, "- Similar names: %s\n", strings.Join(sugg, ", "))
+			for _, n := range sugg {
+				if !slices.Contains(suggestions, n) {
+					suggestions = append(suggestions, n)
+				}
+			}
 		}
 	} else {
 		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q", total, args.Query)
@@ -500,6 +535,9 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		matches = []searchMatch{}
 	}
 	structured := map[string]any{"query": args.Query, "matches": matches, "total": total, "returned": len(matches), "truncated": truncated}
+	if len(suggestions) > 0 {
+		structured["suggestions"] = suggestions
+	}
 	if next != "" {
 		structured["next_cursor"] = next
 	}
@@ -507,6 +545,49 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		structured[k] = v
 	}
 	return &toolResult{text: strings.TrimRight(out.String(), "\n"), structured: structured}, nil
+}
+
+// didYouMean corrects the query words that match nothing to the nearest
+// words of the library's names, tags and categories, and returns the
+// corrected query with the (up to three) templates it finds, or "".
+func (a *App) didYouMean(cat *templates.Catalog, words []string, tag string) (string, []string) {
+	_, _, vocab := vocabulary(cat)
+	fixed := slices.Clone(words)
+	changed := false
+	for i, w := range words {
+		if slices.Contains(vocab, w) {
+			continue
+		}
+		if c := closeValues(w, vocab, 1); len(c) > 0 {
+			fixed[i], changed = c[0], true
+		}
+	}
+	if !changed {
+		return "", nil
+	}
+	type hit struct {
+		name  string
+		score float64
+	}
+	var hits []hit
+	for _, e := range cat.Templates() {
+		t := e.Template
+		if tag != "" && !hasTag(t.Metadata.Tags, tag) {
+			continue
+		}
+		if s, _, _ := score(t, fixed); s > 0 {
+			hits = append(hits, hit{t.Metadata.Name, s})
+		}
+	}
+	if len(hits) == 0 {
+		return "", nil
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	var names []string
+	for i := 0; i < len(hits) && i < 3; i++ {
+		names = append(names, hits[i].name)
+	}
+	return strings.Join(fixed, " "), names
 }
 
 func writeMatch(b *strings.Builder, i int, m searchMatch) {
