@@ -45,8 +45,18 @@ func TestNoResultExceedsTheBudget(t *testing.T) {
 		name := fmt.Sprintf("Big_%03d", i)
 		writeTemplate(t, dir, name, bigTemplate(t, name))
 	}
+	// A template whose variables' descriptions fill most of the file.
+	wordy := map[string]any{"metadata": map[string]any{"name": "Wordy", "description": "Wordy", "version": "1.0.0"},
+		"results": []map[string]any{{"name": "s", "content": "{{v00}}"}}}
+	var vars []map[string]any
+	for i := range 30 {
+		vars = append(vars, map[string]any{"name": fmt.Sprintf("v%02d", i), "type": "string",
+			"description": strings.Repeat("d", 2800), "examples": []string{strings.Repeat("e", 200)}})
+	}
+	wordy["variables"] = vars
+	writeTemplate(t, dir, "Wordy", string(mustJSON(t, wordy)))
 	e, lib := newDirEngine(t, dir)
-	if n := lib.Catalog().Len(); n != 120 {
+	if n := lib.Catalog().Len(); n != 121 {
 		t.Fatalf("loaded %d templates: %v", n, lib.Catalog().Invalid())
 	}
 	c := mcptest.Connect(t, e)
@@ -66,6 +76,7 @@ func TestNoResultExceedsTheBudget(t *testing.T) {
 		{"flowyprompt_search_templates", map[string]any{"query": "budget", "limit": 50}, true},
 		{"flowyprompt_search_templates", map[string]any{"query": "filler"}, true},
 		{"flowyprompt_get_template", map[string]any{"name": "Big_007"}, false},
+		{"flowyprompt_get_template", map[string]any{"name": "Wordy"}, true},
 		{"flowyprompt_render_template", map[string]any{"name": "Big_007", "arguments": renderArgs}, true},
 		{"flowyprompt_validate_template", map[string]any{"template": bigTemplate(t, "Big_new")}, false},
 		{"flowyprompt_refresh_templates", map[string]any{}, false},

@@ -615,8 +615,51 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	if err != nil {
 		return nil, err
 	}
+	// A template's descriptions can fill most of its file, and the result
+	// carries them twice (text and structuredContent): within the budget,
+	// they are shortened, and the result says so.
+	var res *toolResult
+	for _, limit := range []int{0, 2000, 500, 100} {
+		res = describeTemplate(e, cat, limit)
+		if utf8.RuneCountInString(res.text)+jsonSize(res.structured) <= ResultBudget {
+			break
+		}
+	}
+	return res, nil
+}
+
+// shortened is t with its long texts cut to limit characters (none when
+// limit is 0).
+func shortened(t *templates.Template, limit int) (templates.Metadata, []templates.Variable) {
+	m := t.Metadata
+	vars := nonNilVars(t.Variables)
+	if limit == 0 {
+		return m, vars
+	}
+	m.Description = truncateRunes(m.Description, limit)
+	vars = slices.Clone(vars)
+	for i := range vars {
+		v := &vars[i]
+		v.Description = truncateRunes(v.Description, limit)
+		if v.Default != nil {
+			d := truncateRunes(*v.Default, limit)
+			v.Default = &d
+		}
+		if len(v.Examples) > 0 {
+			ex := make([]string, len(v.Examples))
+			for j, x := range v.Examples {
+				ex[j] = truncateRunes(x, limit)
+			}
+			v.Examples = ex
+		}
+	}
+	return m, vars
+}
+
+func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *toolResult {
 	t := e.Template
 	info := cat.Info()
+	m, vars := shortened(t, limit)
 	type section struct {
 		Name   string `json:"name"`
 		Format string `json:"format,omitempty"`
@@ -624,7 +667,6 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	}
 	sections := []section{}
 	var b strings.Builder
-	m := t.Metadata
 	fmt.Fprintf(&b, "## Result\nTemplate **%s** v%s.\n\n## Metadata\n- Description: %s\n", m.Name, m.Version, m.Description)
 	if m.Author != "" {
 		fmt.Fprintf(&b, "- Author: %s\n", m.Author)
@@ -639,10 +681,10 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 		fmt.Fprintf(&b, "- Last updated: %s\n", m.LastUpdated)
 	}
 	b.WriteString("\n## Variables\n")
-	if len(t.Variables) == 0 {
+	if len(vars) == 0 {
 		b.WriteString("(none)\n")
 	}
-	for _, v := range t.Variables {
+	for _, v := range vars {
 		req := "optional"
 		if v.Required {
 			req = "required"
@@ -687,6 +729,10 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 		}
 	}
 	note, staleData := staleNote(cat)
+	if limit > 0 {
+		fmt.Fprintf(&b, "- ⚠️ Truncated: descriptions, defaults and examples are cut to %d characters to stay within the result size budget; "+
+			"resources/read template://%s returns the whole file\n", limit, m.Name)
+	}
 	b.WriteString(note)
 	example := map[string]string{}
 	for _, v := range t.Variables {
@@ -696,11 +742,14 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	}
 	exJSON, _ := json.Marshal(example)
 	fmt.Fprintf(&b, "\n## Next actions\n- Render it: flowyprompt_render_template(name=%q, arguments=%s)", m.Name, exJSON)
-	structured := map[string]any{"metadata": m, "variables": nonNilVars(t.Variables), "sections": sections, "source": source, "warnings": warnings}
+	structured := map[string]any{"metadata": m, "variables": vars, "sections": sections, "source": source, "warnings": warnings}
+	if limit > 0 {
+		structured["truncated"] = true
+	}
 	for k, v := range staleData {
 		structured[k] = v
 	}
-	return &toolResult{text: b.String(), structured: structured}, nil
+	return &toolResult{text: b.String(), structured: structured}
 }
 
 func nonNilVars(v []templates.Variable) []templates.Variable {
