@@ -52,6 +52,7 @@ func TestToolErrorsModelsCanBranchOn(t *testing.T) {
 		{tool: "flowyprompt_list_templates", args: map[string]any{"category": "Engg"}, text: []string{"Did you mean", "Engineering"}, suggest: "category Engineering"},
 		{tool: "flowyprompt_list_templates", args: map[string]any{"tag": "gti"}, text: []string{"Did you mean", "git"}, suggest: "tag git"},
 		{tool: "flowyprompt_search_templates", args: map[string]any{"query": "comit"}, text: []string{"Did you mean", "Commit_Message"}, suggest: "Commit_Message"},
+		{tool: "flowyprompt_search_templates", args: map[string]any{"query": "commit", "tag": "gti"}, text: []string{"Did you mean", `tag="git"`}, suggest: "tag git"},
 		{tool: "flowyprompt_search_templates", args: map[string]any{"query": "reveiw"}, text: []string{"Did you mean", "review"}, suggest: "review"},
 	}
 	for i, tc := range cases {

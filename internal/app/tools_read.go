@@ -495,8 +495,17 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	note, staleData := staleNote(cat)
 	suggestions := []string{}
 	if len(matches) == 0 {
-		fmt.Fprintf(&out, "## Result\nNo templates match %q.\n", args.Query)
-		if fixed, names := a.didYouMean(cat, words, args.Tag); fixed != "" {
+		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n", args.Query, describeFilter("", args.Tag))
+		if _, tags, _ := vocabulary(cat); args.Tag != "" && !slices.ContainsFunc(tags, func(t string) bool { return strings.EqualFold(t, args.Tag) }) {
+			// No template has the tag: the tag is what to correct.
+			if close := closeValues(args.Tag, tags, 3); len(close) > 0 {
+				out.WriteString("\n## Did you mean\n")
+				for _, t := range close {
+					suggestions = append(suggestions, "tag "+t)
+					fmt.Fprintf(&out, "- flowyprompt_search_templates(query=%s, tag=%s)\n", quoteJSON(args.Query), quoteJSON(t))
+				}
+			}
+		} else if fixed, names := a.didYouMean(cat, words, args.Tag); fixed != "" {
 			suggestions = append(append(suggestions, fixed), names...)
 			fmt.Fprintf(&out, "\n## Did you mean\n- %q, which finds %s: flowyprompt_search_templates(query=%s)\n", fixed, strings.Join(names, ", "), quoteJSON(fixed))
 		}
