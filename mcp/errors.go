@@ -82,6 +82,7 @@ var rpcCodes = map[string]int64{
 	fault.TemplateNotFound:        jsonrpc2.CodeInvalidParams,
 	fault.MissingRequiredVariable: jsonrpc2.CodeInvalidParams,
 	fault.InvalidArgument:         jsonrpc2.CodeInvalidParams,
+	fault.InvalidCursor:           jsonrpc2.CodeInvalidParams,
 	fault.ToolNotFound:            jsonrpc2.CodeInvalidParams,
 	fault.ResourceNotFound:        rpcResourceNotFound,
 	fault.InvalidTemplate:         jsonrpc2.CodeInvalidParams,

@@ -27,7 +27,9 @@ const MaxValueLength = 10000
 // MISSING_REQUIRED_VARIABLE error naming every missing one; a missing
 // optional one takes its default, else "" (a default on a required
 // variable does not make it optional). A value longer than MaxValueLength
-// characters is INVALID_ARGUMENT, reported after any missing variables.
+// characters is INVALID_ARGUMENT, reported after any missing variables;
+// so is a value outside the variable's enum (matched exactly), whose error
+// names the allowed values.
 // Arguments that name no variable are ignored (Unknown lists them), except
 // that a placeholder the template forgot to define takes a same-named
 // argument; without one it stays as written, so the author sees the slip.
@@ -63,7 +65,7 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 		values = make([]string, 0, n)
 	}
 	var missing []string
-	var tooLong error
+	var tooLong, outside error
 	for i := range t.Variables {
 		v := &t.Variables[i]
 		val, ok := args[v.Name]
@@ -71,6 +73,9 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 		case ok && val != "":
 			if err := checkLength(v.Name, val); err != nil && tooLong == nil {
 				tooLong = err
+			}
+			if len(v.Enum) > 0 && outside == nil && !slices.Contains(v.Enum, val) {
+				outside = enumError(t, v, val)
 			}
 		case v.Required:
 			missing = append(missing, v.Name)
@@ -87,6 +92,9 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 	}
 	if tooLong != nil {
 		return nil, 0, tooLong
+	}
+	if outside != nil {
+		return nil, 0, outside
 	}
 	// What walk writes, piece by piece.
 	md := &t.Metadata
@@ -226,6 +234,26 @@ func checkLength(name, val string) error {
 			"length":    n,
 			"maxLength": MaxValueLength,
 		},
+	}
+}
+
+// enumError refuses a value outside v's enum, naming the allowed values
+// (and the one meant, when only its case differs or it is a prefix).
+func enumError(t *templates.Template, v *templates.Variable, val string) error {
+	var sugg []string
+	low := strings.ToLower(val)
+	for _, e := range v.Enum {
+		if le := strings.ToLower(e); le == low || strings.HasPrefix(le, low) || strings.HasPrefix(low, le) {
+			sugg = append(sugg, e)
+		}
+	}
+	return &fault.Error{
+		Code:        fault.InvalidArgument,
+		What:        fmt.Sprintf("%q is not an allowed value of %s (template %q)", val, v.Name, t.Metadata.Name),
+		Why:         fmt.Sprintf("%s takes one of a closed set of values (its enum): %s", v.Name, strings.Join(v.Enum, ", ")),
+		How:         fmt.Sprintf("pass one of %s for %s, or leave it out to use the default", strings.Join(v.Enum, ", "), v.Name),
+		Suggestions: sugg,
+		Details:     map[string]any{"field": v.Name, "value": val, "allowed": v.Enum, "template": t.Metadata.Name},
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -15,16 +16,29 @@ import (
 	"github.com/xeipuuv/gojsonschema"
 )
 
-// ResultBudget caps a tool result's text (about 25,000 tokens), as the
-// seed-004 standard asks: lists are cut at a whole item and say so.
+// ResultBudget caps a tool result as a whole, its text and its
+// structuredContent's JSON together, in characters (about 25,000 tokens
+// when a client passes both to the model), as the seed-004 standard asks:
+// lists are cut at a whole item and say so, long fields are shortened,
+// and inputs are not echoed at length.
 const ResultBudget = 100_000
+
+// jsonSize is how many characters v takes in a result's structuredContent.
+func jsonSize(v any) int {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return 0
+	}
+	return utf8.RuneCount(b)
+}
 
 // tool is one MCP tool: its definition, its compiled input schema, and
 // the function that runs it on validated arguments.
 type tool struct {
 	def    mcp.Tool
 	schema *gojsonschema.Schema
-	quick  *quickCheck // nil when the schema is beyond the quick check
+	quick  *quickCheck       // nil when the schema is beyond the quick check
+	hints  map[string]string // by argument: its expected format and an example
 	run    func(ctx context.Context, r *mcp.Request, args toolArgs) (*toolResult, error)
 }
 
@@ -49,8 +63,46 @@ func newTool(name, titleText, description string, input, output string, annotati
 			InputSchema: json.RawMessage(input), OutputSchema: json.RawMessage(output), Annotations: annotations},
 		schema: schema,
 		quick:  compileQuick([]byte(input)),
+		hints:  fieldHints(input),
 		run:    run,
 	}
+}
+
+// fieldHints reads, for each top-level argument of an input schema, the
+// FORMAT and EXAMPLE lines of its description (or its first example), so
+// that an INVALID_ARGUMENT error names what was expected.
+func fieldHints(input string) map[string]string {
+	var schema struct {
+		Properties map[string]struct {
+			Description string            `json:"description"`
+			Examples    []json.RawMessage `json:"examples"`
+		} `json:"properties"`
+	}
+	_ = json.Unmarshal([]byte(input), &schema)
+	hints := map[string]string{}
+	for name, p := range schema.Properties {
+		var format, example string
+		for _, line := range strings.Split(p.Description, "\n") {
+			if v, ok := strings.CutPrefix(line, "FORMAT: "); ok {
+				format = v
+			}
+			if v, ok := strings.CutPrefix(line, "EXAMPLE: "); ok {
+				example = v
+			}
+		}
+		if example == "" && len(p.Examples) > 0 {
+			example = string(p.Examples[0])
+		}
+		switch {
+		case format != "" && example != "":
+			hints[name] = fmt.Sprintf("expected %s, e.g. %s", format, example)
+		case format != "":
+			hints[name] = "expected " + format
+		case example != "":
+			hints[name] = "e.g. " + example
+		}
+	}
+	return hints
 }
 
 func boolPtr(b bool) *bool { return &b }
@@ -150,14 +202,22 @@ func (t *tool) validateSlow(args json.RawMessage) error {
 		field := e.Field()
 		if field == "(root)" {
 			field = "arguments"
+			if p, ok := e.Details()["property"].(string); ok && e.Type() == "required" {
+				field = p // "query: query is required" names the field its hint is for
+			}
 		}
-		problems = append(problems, fmt.Sprintf("%s: %s", field, e.Description()))
+		problem := fmt.Sprintf("%s: %s", field, e.Description())
+		top, _, _ := strings.Cut(field, ".")
+		if h := t.hints[top]; h != "" {
+			problem += " (" + h + ")"
+		}
+		problems = append(problems, problem)
 	}
 	sort.Strings(problems)
 	return &fault.Error{Code: fault.InvalidArgument,
 		What:    fmt.Sprintf("invalid arguments for %s", t.def.Name),
 		Why:     strings.Join(problems, "; "),
-		How:     "fix the named fields; the tool's inputSchema (tools/list) gives each field's format and an example",
+		How:     "fix the named fields as each problem says; the tool's inputSchema (tools/list) describes every field",
 		Details: map[string]any{"problems": problems}}
 }
 
@@ -182,11 +242,29 @@ func errorResult(err error) *mcp.CallToolResult {
 	if f.How != "" {
 		fmt.Fprintf(&b, "\n## How to fix\n%s\n", f.How)
 	}
-	if f.RetryAfter > 0 {
-		fmt.Fprintf(&b, "\nRetry after: %d seconds\n", int(f.RetryAfter.Round(time.Second)/time.Second))
+	problems, _ := f.Details["problems"].([]string)
+	if len(problems) > 0 && f.Why != strings.Join(problems, "; ") {
+		b.WriteString("\n## Problems\n")
+		for _, p := range problems {
+			fmt.Fprintf(&b, "- %s\n", p)
+		}
 	}
-	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(strings.TrimRight(b.String(), "\n"))}, IsError: true}
+	retryable := retryableCodes[f.Code] || f.RetryAfter > 0
+	structured := map[string]any{"code": f.Code, "what": firstNonEmpty(f.What, f.Code), "why": f.Why, "how": f.How,
+		"suggestions": nonNilStrings(f.Suggestions), "problems": nonNilStrings(problems), "retryable": retryable}
+	if f.RetryAfter > 0 {
+		secs := int(f.RetryAfter.Round(time.Second) / time.Second)
+		structured["retry_after"] = secs
+		fmt.Fprintf(&b, "\nRetry after: %d seconds\n", secs)
+	}
+	fmt.Fprintf(&b, "\nRetryable: %t\n", retryable)
+	return &mcp.CallToolResult{Content: []mcp.Content{mcp.TextContent(strings.TrimRight(b.String(), "\n"))}, IsError: true,
+		StructuredContent: structured}
 }
+
+// retryableCodes are the failures the same call may get past later.
+var retryableCodes = map[string]bool{fault.NetworkError: true, fault.GitHubRateLimited: true, fault.RequestTimeout: true,
+	fault.Internal: true, fault.WriteConflict: true}
 
 func firstNonEmpty(s ...string) string {
 	for _, v := range s {

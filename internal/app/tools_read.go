@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -52,11 +51,27 @@ type templateSummary struct {
 	Arguments   []argSummary `json:"arguments"`
 }
 
+// Lists show a template's description and its arguments' descriptions and
+// defaults shortened to these many characters: a list entry is a pointer
+// to the template (flowyprompt_get_template has it whole), and the result
+// budget is shared by every entry.
+const (
+	listDescription    = 1000
+	listArgDescription = 200
+	listArgDefault     = 200
+)
+
 func summarize(t *templates.Template) templateSummary {
-	s := templateSummary{Name: t.Metadata.Name, Description: t.Metadata.Description, Version: t.Metadata.Version,
+	s := templateSummary{Name: t.Metadata.Name, Description: truncateRunes(t.Metadata.Description, listDescription), Version: t.Metadata.Version,
 		Category: t.Metadata.Category, LastUpdated: t.Metadata.LastUpdated, Tags: nonNilStrings(t.Metadata.Tags), Arguments: []argSummary{}}
 	for _, v := range t.Variables {
-		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: v.Description, Required: v.Required, Default: v.Default, Enum: v.Enum})
+		def := v.Default
+		if def != nil && utf8.RuneCountInString(*def) > listArgDefault {
+			d := truncateRunes(*def, listArgDefault)
+			def = &d
+		}
+		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: truncateRunes(v.Description, listArgDescription),
+			Required: v.Required, Default: def, Enum: v.Enum})
 	}
 	return s
 }
@@ -78,7 +93,7 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 	}
 	// A list entry is a pointer to the template, not the template: a
 	// description as long as a file could be would crowd out the page.
-	fmt.Fprintf(b, "\n   %s\n", truncateRunes(s.Description, 1000))
+	fmt.Fprintf(b, "\n   %s\n", truncateRunes(s.Description, listDescription))
 	if len(s.Tags) > 0 {
 		fmt.Fprintf(b, "   Tags: %s\n", strings.Join(s.Tags, ", "))
 	}
@@ -132,6 +147,16 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
+	const tool = "flowyprompt_list_templates"
+	filters := []filter{{"category", &args.Category}, {"tag", &args.Tag}, {"updated_since", &args.UpdatedSince}}
+	var resumed *page
+	if args.Cursor != "" {
+		p, err := resume(tool, args.Cursor, filters, &args.Limit)
+		if err != nil {
+			return nil, err
+		}
+		resumed = &p
+	}
 	if args.Limit == 0 {
 		args.Limit = 20
 	}
@@ -158,50 +183,70 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		matching = append(matching, e)
 	}
 	start := 0
-	if args.Cursor != "" {
-		n, name, err := decodeCursor(args.Cursor)
-		if err != nil || n > len(matching) {
-			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("invalid cursor %q", args.Cursor),
-				Why: "cursors come only from next_cursor of a previous result with the same filters",
-				How: "call flowyprompt_list_templates again without cursor"}
-		}
-		if n == len(matching) || matching[n].Template.Metadata.Name != name {
-			return nil, &fault.Error{Code: fault.InvalidArgument, What: "the library changed since the previous page",
-				Why: "templates were added or removed before the cursor's place (or the filters differ), so going on would skip or repeat some",
-				How: "call flowyprompt_list_templates again without cursor"}
+	if resumed != nil {
+		n := resumed.Offset
+		if n >= len(matching) || matching[n].Template.Metadata.Name != resumed.Key {
+			return nil, libraryChanged(tool)
 		}
 		start = n
 	}
 	var b strings.Builder
 	items := []templateSummary{}
 	truncated := false
+	used := 0 // characters of the page's entries, text and JSON
 	end := start
 	for end < len(matching) && len(items) < args.Limit {
 		s := summarize(matching[end].Template)
 		var item strings.Builder
 		writeSummary(&item, end+1, s)
 		// Every page holds at least one template, so a cursor always moves.
-		if len(items) > 0 && b.Len()+item.Len() > ResultBudget-4000 {
+		size := utf8.RuneCountInString(item.String()) + jsonSize(s)
+		if len(items) > 0 && used+size > ResultBudget-listReserve {
 			truncated = true
 			break
 		}
+		used += size
 		b.WriteString(item.String())
 		items = append(items, s)
 		end++
 	}
-	next := ""
+	next, nextCall := "", ""
 	if end < len(matching) {
-		next = encodeCursor(end, matching[end].Template.Metadata.Name)
+		next, nextCall = nextPage(tool, end, matching[end].Template.Metadata.Name, filters, args.Limit)
 	}
 	var out strings.Builder
 	filter := describeFilter(args.Category, args.Tag) + describeSince(args.UpdatedSince)
+	suggestions := []string{}
 	if len(items) == 0 {
 		fmt.Fprintf(&out, "## Result\nNo templates%s.\n", filter)
+		categories, tags, _ := vocabulary(cat)
+		var calls []string
+		for _, f := range []struct {
+			name, value string
+			vocab       []string
+		}{{"category", args.Category, categories}, {"tag", args.Tag, tags}} {
+			if f.value == "" {
+				continue
+			}
+			for _, v := range closeValues(f.value, f.vocab, 3) {
+				suggestions = append(suggestions, f.name+" "+v)
+				calls = append(calls, fmt.Sprintf("flowyprompt_list_templates(%s=%s)", f.name, quoteJSON(v)))
+			}
+		}
+		if len(calls) > 0 {
+			out.WriteString("\n## Did you mean\n")
+			for _, c := range calls {
+				fmt.Fprintf(&out, "- %s\n", c)
+			}
+		}
 	} else {
 		fmt.Fprintf(&out, "## Result\nListed %d of %d templates%s (%d–%d).\n\n## Templates\n%s", len(items), len(matching), filter, start+1, end, b.String())
 	}
 	note, staleData := staleNote(cat)
 	fmt.Fprintf(&out, "\n## Metadata\n- Total matching: %d\n- Returned: %d\n- Truncated: %t\n", len(matching), len(items), truncated)
+	if truncated {
+		fmt.Fprintf(&out, "- The page stops at %d templates to stay within the result size budget; the Next page call below continues\n", len(items))
+	}
 	if next != "" {
 		fmt.Fprintf(&out, "- More available: next_cursor %q\n", next)
 	}
@@ -214,10 +259,13 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		out.WriteString("- List everything: flowyprompt_list_templates()\n")
 	}
 	if next != "" {
-		fmt.Fprintf(&out, "- Next page: flowyprompt_list_templates(cursor=%q)\n", next)
+		fmt.Fprintf(&out, "- Next page: %s\n", nextCall)
 	}
 	out.WriteString("- Search by keyword: flowyprompt_search_templates(query=\"...\")")
 	structured := map[string]any{"templates": items, "total": len(matching), "returned": len(items), "truncated": truncated}
+	if len(suggestions) > 0 {
+		structured["suggestions"] = suggestions
+	}
 	if next != "" {
 		structured["next_cursor"] = next
 	}
@@ -226,6 +274,10 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	return &toolResult{text: out.String(), structured: structured}, nil
 }
+
+// listReserve is the part of ResultBudget a list or search result keeps
+// for its head, metadata and next actions.
+const listReserve = 4000
 
 func describeFilter(category, tag string) string {
 	var parts []string
@@ -279,23 +331,12 @@ func hasTag(tags []string, tag string) bool {
 	return false
 }
 
-// encodeCursor names the place a page starts at: its offset, and the
-// template found there, so a library that changed in between is noticed.
-func encodeCursor(n int, name string) string {
-	return base64.RawURLEncoding.EncodeToString([]byte("t:" + strconv.Itoa(n) + ":" + name))
-}
-
-func decodeCursor(c string) (int, string, error) {
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	if err != nil || !strings.HasPrefix(string(raw), "t:") {
-		return 0, "", fmt.Errorf("not a cursor")
-	}
-	offset, name, _ := strings.Cut(string(raw[2:]), ":")
-	n, err := strconv.Atoi(offset)
-	if err != nil || n < 0 {
-		return 0, "", fmt.Errorf("not a cursor")
-	}
-	return n, name, nil
+// libraryChanged refuses a cursor whose place now holds another template.
+func libraryChanged(tool string) error {
+	return &fault.Error{Code: fault.InvalidCursor, What: "the library changed since the previous page",
+		Why:     "templates were added or removed before the cursor's place, so going on would skip or repeat some",
+		How:     fmt.Sprintf("call %s again without cursor, with the same filters, to start over", tool),
+		Details: map[string]any{"field": "cursor", "reason": "library_changed"}}
 }
 
 type searchMatch struct {
@@ -447,12 +488,22 @@ func snippetAround(text, w string) string {
 
 func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
-		Query, Tag, Category string
-		UpdatedSince         string `json:"updated_since"`
-		Limit                int
+		Query, Tag, Category, Cursor string
+		UpdatedSince                 string `json:"updated_since"`
+		Limit                        int
 	}
 	if err := in.decode(&args); err != nil {
 		return nil, err
+	}
+	const tool = "flowyprompt_search_templates"
+	filters := []filter{{"query", &args.Query}, {"tag", &args.Tag}, {"category", &args.Category}, {"updated_since", &args.UpdatedSince}}
+	var resumed *page
+	if args.Cursor != "" {
+		p, err := resume(tool, args.Cursor, filters, &args.Limit)
+		if err != nil {
+			return nil, err
+		}
+		resumed = &p
 	}
 	if args.Limit == 0 {
 		args.Limit = 10
@@ -486,46 +537,155 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		if s == 0 {
 			continue
 		}
-		matches = append(matches, searchMatch{Name: t.Metadata.Name, Description: t.Metadata.Description,
+		matches = append(matches, searchMatch{Name: t.Metadata.Name, Description: truncateRunes(t.Metadata.Description, listDescription),
 			Tags: nonNilStrings(t.Metadata.Tags), Score: s, Matched: fields, Snippet: snip})
 	}
 	sort.SliceStable(matches, func(i, j int) bool { return matches[i].Score > matches[j].Score })
 	total := len(matches)
-	truncated := false
-	if len(matches) > args.Limit {
-		matches = matches[:args.Limit]
-		truncated = true
+	start := 0
+	if resumed != nil {
+		if n := resumed.Offset; n >= len(matches) || matches[n].Name != resumed.Key {
+			return nil, libraryChanged(tool)
+		}
+		start = resumed.Offset
 	}
+	// The page ends at the limit, or earlier at a whole match when the
+	// result would outgrow its budget (every page holds at least one).
+	end, used, cut := start, 0, false
+	for end < len(matches) && end-start < args.Limit {
+		var line strings.Builder
+		writeMatch(&line, end+1, matches[end])
+		size := utf8.RuneCountInString(line.String()) + jsonSize(matches[end])
+		if end > start && used+size > ResultBudget-listReserve {
+			cut = true
+			break
+		}
+		used += size
+		end++
+	}
+	next, nextCall := "", ""
+	if end < len(matches) {
+		next, nextCall = nextPage(tool, end, matches[end].Name, filters, args.Limit)
+	}
+	matches = matches[start:end]
+	truncated := next != ""
 	var out strings.Builder
 	note, staleData := staleNote(cat)
+	suggestions := []string{}
 	if len(matches) == 0 {
-		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n", args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
+		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n", args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
+		if _, tags, _ := vocabulary(cat); args.Tag != "" && !slices.ContainsFunc(tags, func(t string) bool { return strings.EqualFold(t, args.Tag) }) {
+			// No template has the tag: the tag is what to correct.
+			if close := closeValues(args.Tag, tags, 3); len(close) > 0 {
+				out.WriteString("\n## Did you mean\n")
+				for _, t := range close {
+					suggestions = append(suggestions, "tag "+t)
+					fmt.Fprintf(&out, "- flowyprompt_search_templates(query=%s, tag=%s)\n", quoteJSON(args.Query), quoteJSON(t))
+				}
+			}
+		} else if fixed, names := a.didYouMean(cat, words, args.Tag); fixed != "" {
+			suggestions = append(append(suggestions, fixed), names...)
+			fmt.Fprintf(&out, "\n## Did you mean\n- %q, which finds %s: flowyprompt_search_templates(query=%s)\n", fixed, strings.Join(names, ", "), quoteJSON(fixed))
+		}
+		out.WriteString("\n## Suggestions\n- Try fewer or shorter words\n- Check the spelling\n")
 		if args.Category != "" || args.Tag != "" || args.UpdatedSince != "" {
-			fmt.Fprintf(&out, "- Search without the filters: flowyprompt_search_templates(query=%q)\n", args.Query)
+			fmt.Fprintf(&out, "- Search without the filters: flowyprompt_search_templates(query=%s)\n", quoteJSON(args.Query))
 		}
 		out.WriteString("- List everything: flowyprompt_list_templates()\n")
 		if sugg := cat.Suggest(args.Query, 3); len(sugg) > 0 {
 			fmt.Fprintf(&out, "- Similar names: %s\n", strings.Join(sugg, ", "))
-		}
-	} else {
-		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q%s.\n\n## Matches\n", total, args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
-		for i, m := range matches {
-			fmt.Fprintf(&out, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i+1, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
-			if m.Snippet != "" && m.Snippet != m.Description {
-				fmt.Fprintf(&out, "   > %s\n", m.Snippet)
+			for _, n := range sugg {
+				if !slices.Contains(suggestions, n) {
+					suggestions = append(suggestions, n)
+				}
 			}
 		}
-		fmt.Fprintf(&out, "\n## Metadata\n- Total matches: %d\n- Returned: %d\n- Truncated: %t\n%s", total, len(matches), truncated, note)
+	} else {
+		fmt.Fprintf(&out, "## Result\nFound %d template(s) matching %q%s", total, args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
+		if start > 0 || next != "" {
+			fmt.Fprintf(&out, "; these are %d–%d", start+1, end)
+		}
+		out.WriteString(".\n\n## Matches\n")
+		for i, m := range matches {
+			writeMatch(&out, start+i+1, m)
+		}
+		fmt.Fprintf(&out, "\n## Metadata\n- Total matches: %d\n- Returned: %d\n- Truncated: %t\n", total, len(matches), truncated)
+		if cut {
+			fmt.Fprintf(&out, "- The page stops at %d matches to stay within the result size budget; the Next page call below continues\n", len(matches))
+		}
+		if next != "" {
+			fmt.Fprintf(&out, "- More available: next_cursor %q\n", next)
+		}
+		out.WriteString(note)
 		fmt.Fprintf(&out, "\n## Next actions\n- Render the best match: flowyprompt_render_template(name=%q, arguments={...})\n- See its arguments: flowyprompt_get_template(name=%q)", matches[0].Name, matches[0].Name)
+		if next != "" {
+			fmt.Fprintf(&out, "\n- Next page: %s", nextCall)
+		}
 	}
 	if matches == nil {
 		matches = []searchMatch{}
 	}
-	structured := map[string]any{"query": args.Query, "matches": matches, "total": total, "truncated": truncated}
+	structured := map[string]any{"query": args.Query, "matches": matches, "total": total, "returned": len(matches), "truncated": truncated}
+	if len(suggestions) > 0 {
+		structured["suggestions"] = suggestions
+	}
+	if next != "" {
+		structured["next_cursor"] = next
+	}
 	for k, v := range staleData {
 		structured[k] = v
 	}
 	return &toolResult{text: strings.TrimRight(out.String(), "\n"), structured: structured}, nil
+}
+
+// didYouMean corrects the query words that match nothing to the nearest
+// words of the library's names, tags and categories, and returns the
+// corrected query with the (up to three) templates it finds, or "".
+func (a *App) didYouMean(cat *templates.Catalog, words []string, tag string) (string, []string) {
+	_, _, vocab := vocabulary(cat)
+	fixed := slices.Clone(words)
+	changed := false
+	for i, w := range words {
+		if slices.Contains(vocab, w) {
+			continue
+		}
+		if c := closeValues(w, vocab, 1); len(c) > 0 {
+			fixed[i], changed = c[0], true
+		}
+	}
+	if !changed {
+		return "", nil
+	}
+	type hit struct {
+		name  string
+		score float64
+	}
+	var hits []hit
+	for _, e := range cat.Templates() {
+		t := e.Template
+		if tag != "" && !hasTag(t.Metadata.Tags, tag) {
+			continue
+		}
+		if s, _, _ := score(t, fixed); s > 0 {
+			hits = append(hits, hit{t.Metadata.Name, s})
+		}
+	}
+	if len(hits) == 0 {
+		return "", nil
+	}
+	sort.SliceStable(hits, func(i, j int) bool { return hits[i].score > hits[j].score })
+	var names []string
+	for i := 0; i < len(hits) && i < 3; i++ {
+		names = append(names, hits[i].name)
+	}
+	return strings.Join(fixed, " "), names
+}
+
+func writeMatch(b *strings.Builder, i int, m searchMatch) {
+	fmt.Fprintf(b, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
+	if m.Snippet != "" && m.Snippet != m.Description {
+		fmt.Fprintf(b, "   > %s\n", m.Snippet)
+	}
 }
 
 func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) {
@@ -546,8 +706,51 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	if err != nil {
 		return nil, err
 	}
+	// A template's descriptions can fill most of its file, and the result
+	// carries them twice (text and structuredContent): within the budget,
+	// they are shortened, and the result says so.
+	var res *toolResult
+	for _, limit := range []int{0, 2000, 500, 100} {
+		res = describeTemplate(e, cat, limit)
+		if utf8.RuneCountInString(res.text)+jsonSize(res.structured) <= ResultBudget {
+			break
+		}
+	}
+	return res, nil
+}
+
+// shortened is t with its long texts cut to limit characters (none when
+// limit is 0).
+func shortened(t *templates.Template, limit int) (templates.Metadata, []templates.Variable) {
+	m := t.Metadata
+	vars := nonNilVars(t.Variables)
+	if limit == 0 {
+		return m, vars
+	}
+	m.Description = truncateRunes(m.Description, limit)
+	vars = slices.Clone(vars)
+	for i := range vars {
+		v := &vars[i]
+		v.Description = truncateRunes(v.Description, limit)
+		if v.Default != nil {
+			d := truncateRunes(*v.Default, limit)
+			v.Default = &d
+		}
+		if len(v.Examples) > 0 {
+			ex := make([]string, len(v.Examples))
+			for j, x := range v.Examples {
+				ex[j] = truncateRunes(x, limit)
+			}
+			v.Examples = ex
+		}
+	}
+	return m, vars
+}
+
+func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *toolResult {
 	t := e.Template
 	info := cat.Info()
+	m, vars := shortened(t, limit)
 	type section struct {
 		Name   string `json:"name"`
 		Format string `json:"format,omitempty"`
@@ -555,7 +758,6 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	}
 	sections := []section{}
 	var b strings.Builder
-	m := t.Metadata
 	fmt.Fprintf(&b, "## Result\nTemplate **%s** v%s.\n\n## Metadata\n- Description: %s\n", m.Name, m.Version, m.Description)
 	if m.Author != "" {
 		fmt.Fprintf(&b, "- Author: %s\n", m.Author)
@@ -570,10 +772,10 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 		fmt.Fprintf(&b, "- Last updated: %s\n", m.LastUpdated)
 	}
 	b.WriteString("\n## Variables\n")
-	if len(t.Variables) == 0 {
+	if len(vars) == 0 {
 		b.WriteString("(none)\n")
 	}
-	for _, v := range t.Variables {
+	for _, v := range vars {
 		req := "optional"
 		if v.Required {
 			req = "required"
@@ -618,6 +820,10 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 		}
 	}
 	note, staleData := staleNote(cat)
+	if limit > 0 {
+		fmt.Fprintf(&b, "- ⚠️ Truncated: descriptions, defaults and examples are cut to %d characters to stay within the result size budget; "+
+			"resources/read template://%s returns the whole file\n", limit, m.Name)
+	}
 	b.WriteString(note)
 	example := map[string]string{}
 	for _, v := range t.Variables {
@@ -627,11 +833,14 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	}
 	exJSON, _ := json.Marshal(example)
 	fmt.Fprintf(&b, "\n## Next actions\n- Render it: flowyprompt_render_template(name=%q, arguments=%s)", m.Name, exJSON)
-	structured := map[string]any{"metadata": m, "variables": nonNilVars(t.Variables), "sections": sections, "source": source, "warnings": warnings}
+	structured := map[string]any{"metadata": m, "variables": vars, "sections": sections, "source": source, "warnings": warnings}
+	if limit > 0 {
+		structured["truncated"] = true
+	}
 	for k, v := range staleData {
 		structured[k] = v
 	}
-	return &toolResult{text: b.String(), structured: structured}, nil
+	return &toolResult{text: b.String(), structured: structured}
 }
 
 func nonNilVars(v []templates.Variable) []templates.Variable {
@@ -677,12 +886,15 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	defaults := []string{}
 	for _, v := range t.Variables {
 		if val, ok := args.Arguments[v.Name]; ok && val != "" {
-			used[v.Name] = val
+			used[v.Name] = truncateRunes(val, echoBudget) // an echo, not the input again: the prompt has it
 		} else if v.Default != nil {
 			defaults = append(defaults, v.Name)
 		}
 	}
 	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
+	for i, u := range unknown {
+		unknown[i] = truncateRunes(u, echoBudget)
+	}
 	note, extra := staleNote(cat)
 	// A result never exceeds the budget (TOOLS.md): a longer prompt is cut
 	// at a line, and says where to get it whole. Bytes bound characters
@@ -757,9 +969,14 @@ func (a *App) attachWithin(ctx context.Context, cat *templates.Catalog, t *templ
 	return kept, listed, note + strings.Join(left, "")
 }
 
-// promptBudget is the most of a rendered prompt the render tool returns,
-// leaving room in ResultBudget for the report around it.
-const promptBudget = ResultBudget - 5000
+// promptBudget is the most of a rendered prompt the render tool returns:
+// the prompt is in the text and in structuredContent, and ResultBudget
+// counts both, with room for the report around it.
+const promptBudget = (ResultBudget - 10_000) / 2
+
+// echoBudget is the most characters of an argument the render tool echoes
+// back in arguments_used (and of a name in unknown_arguments).
+const echoBudget = 200
 
 // cutPrompt returns the first max characters of text, ending at a line
 // break when one falls in the last tenth of them.

@@ -59,8 +59,55 @@ func toolFromFiles(name, titleText string, annotations *mcp.ToolAnnotations,
 	if !ok {
 		panic(fmt.Sprintf("internal/app/tools: no %s.md for tool %s", name, name))
 	}
-	return newTool(name, titleText, t.description, t.input, t.output, annotations, run)
+	return newTool(name, titleText, t.description, t.input, withErrorShape(t.output), annotations, run)
 }
+
+// errorSchemaFile describes the structuredContent of a failed tool call
+// ({code, what, why, how, suggestions, problems, retryable, retry_after}).
+const errorSchemaFile = "error.schema.json"
+
+// withErrorShape returns a tool's output schema extended so that the
+// structuredContent of an error result is valid against it too: clients
+// (the TypeScript SDK among them) check structuredContent against the
+// outputSchema even when isError is set. The error's properties join the
+// tool's, and the tool's required members become one branch of an anyOf
+// whose other branch is the error's.
+var withErrorShape = func() func(string) string {
+	raw, err := fs.ReadFile(toolFS, "tools/"+errorSchemaFile)
+	var shape struct {
+		Properties map[string]json.RawMessage `json:"properties"`
+		Required   []string                   `json:"required"`
+	}
+	if err == nil {
+		err = json.Unmarshal(raw, &shape)
+	}
+	if err != nil {
+		panic("internal/app/tools: " + err.Error())
+	}
+	return func(output string) string {
+		var schema map[string]json.RawMessage
+		if err := json.Unmarshal([]byte(output), &schema); err != nil {
+			panic("internal/app/tools: output schema: " + err.Error())
+		}
+		props := map[string]json.RawMessage{}
+		_ = json.Unmarshal(schema["properties"], &props)
+		for k, v := range shape.Properties {
+			if _, ok := props[k]; !ok {
+				props[k] = v
+			}
+		}
+		schema["properties"], _ = json.Marshal(props)
+		required := schema["required"]
+		if required == nil {
+			required = json.RawMessage("[]")
+		}
+		delete(schema, "required")
+		errRequired, _ := json.Marshal(shape.Required)
+		schema["anyOf"] = json.RawMessage(`[{"required":` + string(required) + `},{"required":` + string(errRequired) + `}]`)
+		out, _ := json.Marshal(schema)
+		return string(out)
+	}
+}()
 
 // loadToolTexts reads the texts of every tool in fsys, by tool name. Any
 // file that is not part of a tool's texts is an error, so that a misnamed
@@ -77,6 +124,8 @@ func loadToolTexts(fsys fs.FS) (map[string]toolText, error) {
 		switch {
 		case file == "README.md":
 			// For people.
+		case file == errorSchemaFile:
+			// Every tool's, merged into its output schema by toolFromFiles.
 		case strings.HasSuffix(file, ".input.json"), strings.HasSuffix(file, ".output.json"):
 			schemaFiles = append(schemaFiles, file)
 		case strings.HasSuffix(file, ".md") && !e.IsDir():

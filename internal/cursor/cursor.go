@@ -1,6 +1,7 @@
 // Package cursor is the one codec of the opaque cursors flowyprompt hands
-// out for lists served a page at a time: MCP's list methods and the list
-// tool. A cursor names the place the next page starts, its offset, and the
+// out for MCP's list methods, served a page at a time (the list and search
+// tools' cursors, which also carry their filters, are internal/app's). A
+// cursor names the place the next page starts, its offset, and the
 // key of the item found there, so that a list that changed before that
 // place is noticed, instead of the next page silently skipping or
 // repeating items.

@@ -14,6 +14,7 @@ const (
 	TemplateNotFound        = "TEMPLATE_NOT_FOUND"
 	MissingRequiredVariable = "MISSING_REQUIRED_VARIABLE"
 	InvalidArgument         = "INVALID_ARGUMENT"
+	InvalidCursor           = "INVALID_CURSOR"
 	TemplateTooLarge        = "TEMPLATE_TOO_LARGE"
 	InvalidTemplate         = "INVALID_TEMPLATE"
 	GitHubAuthFailed        = "GITHUB_AUTH_FAILED"

@@ -1,0 +1,112 @@
+package app
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// page is what a list or search tool's cursor carries: where the next page
+// starts (its offset, and the name found there, so that a library that
+// changed in between is noticed) and the filters and page size it
+// continues, so that the cursor alone resumes the same listing.
+type page struct {
+	Offset  int               `json:"o"`
+	Key     string            `json:"k"`
+	Filters map[string]string `json:"f,omitempty"`
+	Limit   int               `json:"l,omitempty"`
+}
+
+// filter is one filter argument of a paged tool, in the order the tool's
+// calls show them.
+type filter struct {
+	name  string
+	value *string
+}
+
+const pagePrefix = "p:"
+
+func (p page) encode() string {
+	b, _ := json.Marshal(p)
+	return base64.RawURLEncoding.EncodeToString(append([]byte(pagePrefix), b...))
+}
+
+// resume decodes cursor c of tool and applies it: filters not given take
+// the cursor's value, a zero limit takes the cursor's, and a filter given
+// with another value than the cursor's is INVALID_CURSOR naming both.
+func resume(tool, c string, filters []filter, limit *int) (page, error) {
+	var p page
+	raw, err := base64.RawURLEncoding.DecodeString(c)
+	switch {
+	case err == nil && strings.HasPrefix(string(raw), pagePrefix):
+		err = json.Unmarshal(raw[len(pagePrefix):], &p)
+	case err == nil && strings.HasPrefix(string(raw), "t:"):
+		// The form of earlier versions: offset and name, no filters.
+		off, key, _ := strings.Cut(string(raw[2:]), ":")
+		p.Offset, err = strconv.Atoi(off)
+		p.Key = key
+	default:
+		err = fmt.Errorf("not a cursor")
+	}
+	if err != nil || p.Offset < 0 {
+		return p, &fault.Error{Code: fault.InvalidCursor, What: fmt.Sprintf("invalid cursor %q", truncateRunes(c, 60)),
+			Why:     "it is not a cursor this server gave out (cursors come only from next_cursor of a previous result)",
+			How:     fmt.Sprintf("call %s again without cursor for the first page", tool),
+			Details: map[string]any{"field": "cursor"}}
+	}
+	var mismatch []string
+	for _, f := range filters {
+		was := p.Filters[f.name]
+		switch {
+		case *f.value == "":
+			*f.value = was
+		case normalize(*f.value) != normalize(was):
+			mismatch = append(mismatch, fmt.Sprintf("%s %q (the cursor's: %q)", f.name, *f.value, was))
+		}
+	}
+	if len(mismatch) > 0 {
+		return p, &fault.Error{Code: fault.InvalidCursor,
+			What: fmt.Sprintf("the cursor continues another %s call", tool),
+			Why:  "this call asks for " + strings.Join(mismatch, ", ") + "; a cursor continues only the listing it came from",
+			How: fmt.Sprintf("call %s with the cursor and the filters it came with (or the cursor alone), or drop the cursor to start over with the new filters",
+				tool),
+			Details: map[string]any{"field": "cursor", "cursor_filters": p.Filters}}
+	}
+	if *limit == 0 {
+		*limit = p.Limit
+	}
+	return p, nil
+}
+
+// normalize compares filters as the tools match them: case-insensitive,
+// with runs of white space as one space.
+func normalize(s string) string { return strings.Join(strings.Fields(strings.ToLower(s)), " ") }
+
+// nextPage returns the cursor of the page starting at offset (whose first
+// item is key) and the call that fetches it, with every filter, the limit
+// and the cursor, ready to be called as written.
+func nextPage(tool string, offset int, key string, filters []filter, limit int) (string, string) {
+	p := page{Offset: offset, Key: key, Limit: limit}
+	var args []string
+	for _, f := range filters {
+		if *f.value != "" {
+			if p.Filters == nil {
+				p.Filters = map[string]string{}
+			}
+			p.Filters[f.name] = *f.value
+			args = append(args, fmt.Sprintf("%s=%s", f.name, quoteJSON(*f.value)))
+		}
+	}
+	c := p.encode()
+	args = append(args, "limit="+strconv.Itoa(limit), "cursor="+quoteJSON(c))
+	return c, fmt.Sprintf("%s(%s)", tool, strings.Join(args, ", "))
+}
+
+func quoteJSON(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,183 @@
+package app_test
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// toolResult is a tools/call result as a client decodes it.
+type toolResult struct {
+	Content           []mcp.Content  `json:"content"`
+	StructuredContent map[string]any `json:"structuredContent"`
+	IsError           bool           `json:"isError"`
+	raw               json.RawMessage
+}
+
+func call(t *testing.T, c *mcptest.Client, id int, name string, args any) toolResult {
+	t.Helper()
+	m := c.Request(t, id, "tools/call", map[string]any{"name": name, "arguments": args})
+	if m.Error != nil {
+		t.Fatalf("%s: %s", name, m.Raw)
+	}
+	var res toolResult
+	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("%s: %.500s", name, m.Raw)
+	}
+	res.raw = m.Result
+	return res
+}
+
+// TestResultSizes logs the sizes the closing note of issue 13 reports:
+// go test ./internal/app -run TestResultSizes -v
+func TestResultSizes(t *testing.T) {
+	e, _, _ := newEngine(t, templates.Embedded())
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "tools/list", nil)
+	t.Logf("tools/list result: %d bytes", len(m.Result))
+	res := call(t, c, 2, "flowyprompt_list_templates", map[string]any{})
+	sc, _ := json.Marshal(res.StructuredContent)
+	t.Logf("flowyprompt_list_templates {}: %d bytes (text %d bytes, structuredContent %d bytes)", len(res.raw), len(res.Content[0].Text), len(sc))
+	_ = strings.TrimSpace
+}
+
+// TestEnumValuesAreEnforced: a value outside a variable's enum is refused,
+// by the render tool and prompts/get alike, with the allowed values.
+func TestEnumValuesAreEnforced(t *testing.T) {
+	e, _, _ := newEngine(t, templates.Embedded())
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	cases := []struct {
+		focus  string
+		refuse bool
+	}{
+		{"speed", true},
+		{"Security", true}, // enum values are matched exactly; the error suggests "security"
+		{"security", false},
+		{"", false}, // empty counts as not given: the default applies
+	}
+	for i, tc := range cases {
+		args := map[string]string{"code": "x", "focus": tc.focus}
+		res := call(t, c, 10*i+1, "flowyprompt_render_template", map[string]any{"name": "Code_Review", "arguments": args})
+		text := res.Content[0].Text
+		if res.IsError != tc.refuse {
+			t.Errorf("render focus=%q: isError %v, want %v\n%s", tc.focus, res.IsError, tc.refuse, text)
+			continue
+		}
+		m := c.Request(t, 10*i+2, "prompts/get", map[string]any{"name": "Code_Review", "arguments": args})
+		if (m.Error != nil) != tc.refuse {
+			t.Errorf("prompts/get focus=%q: %s", tc.focus, m.Raw)
+		}
+		if !tc.refuse {
+			continue
+		}
+		for _, want := range []string{"INVALID_ARGUMENT", "focus", "overall, correctness, security, performance, readability, tests"} {
+			if !strings.Contains(text, want) {
+				t.Errorf("render focus=%q: the error does not say %q:\n%s", tc.focus, want, text)
+			}
+		}
+		if m.Error.Data.Code != "INVALID_ARGUMENT" || !strings.Contains(m.Error.Message+m.Error.Data.How, "overall") {
+			t.Errorf("prompts/get focus=%q: %s", tc.focus, m.Raw)
+		}
+	}
+}
+
+// nextCall reads the "Next page" line of a result's text, as a model
+// would, and returns the arguments it shows.
+func nextCall(t *testing.T, text, tool string) (map[string]any, bool) {
+	t.Helper()
+	line := regexp.MustCompile(`(?m)^- Next page: ` + tool + `\((.*)\)$`).FindStringSubmatch(text)
+	if line == nil {
+		return nil, false
+	}
+	args := map[string]any{}
+	for _, kv := range regexp.MustCompile(`(\w+)=("(?:[^"\\]|\\.)*"|\d+)`).FindAllStringSubmatch(line[1], -1) {
+		var v any
+		if err := json.Unmarshal([]byte(kv[2]), &v); err != nil {
+			t.Fatalf("next page argument %s: %v", kv[0], err)
+		}
+		args[kv[1]] = v
+	}
+	return args, true
+}
+
+// TestPaginationAsWritten: calling the "Next page" line exactly as shown
+// walks every page, for the list and the search tool; a cursor used with
+// other filters is INVALID_CURSOR naming them.
+func TestPaginationAsWritten(t *testing.T) {
+	e, _, _ := newEngine(t, templates.Embedded())
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	id := 0
+	cases := []struct {
+		tool  string
+		first map[string]any
+		items string
+	}{
+		{"flowyprompt_list_templates", map[string]any{"tag": "GIT", "limit": 1}, "templates"},
+		{"flowyprompt_list_templates", map[string]any{"category": "engineering", "limit": 2}, "templates"},
+		{"flowyprompt_search_templates", map[string]any{"query": "review", "limit": 2}, "matches"},
+		{"flowyprompt_search_templates", map[string]any{"query": "review", "tag": "code-review", "limit": 1}, "matches"},
+	}
+	for _, tc := range cases {
+		args := tc.first
+		seen := map[string]bool{}
+		total, pages := -1, 0
+		var cursor string
+		for {
+			id++
+			res := call(t, c, id, tc.tool, args)
+			if res.IsError {
+				t.Fatalf("%s %v: %s", tc.tool, args, res.Content[0].Text)
+			}
+			pages++
+			sc := res.StructuredContent
+			items := sc[tc.items].([]any)
+			if sc["returned"] != float64(len(items)) {
+				t.Errorf("%s %v: returned %v, %d items", tc.tool, args, sc["returned"], len(items))
+			}
+			total = int(sc["total"].(float64))
+			for _, it := range items {
+				name := it.(map[string]any)["name"].(string)
+				if seen[name] {
+					t.Errorf("%s: %s on two pages", tc.tool, name)
+				}
+				seen[name] = true
+			}
+			next, ok := nextCall(t, res.Content[0].Text, tc.tool)
+			if nc, _ := sc["next_cursor"].(string); (nc != "") != ok || (ok && next["cursor"] != nc) {
+				t.Fatalf("%s %v: next_cursor %q, next page line %v", tc.tool, args, nc, next)
+			}
+			if !ok {
+				break
+			}
+			for k, v := range tc.first {
+				if next[k] != v && !(k == "limit" && next[k] == float64(v.(int))) {
+					t.Errorf("%s: the next page line drops %s=%v: %v", tc.tool, k, v, next)
+				}
+			}
+			cursor = next["cursor"].(string)
+			args = next
+		}
+		if len(seen) != total || pages < 2 {
+			t.Errorf("%s %v: %d pages saw %d of %d", tc.tool, tc.first, pages, len(seen), total)
+		}
+		// The same cursor with another filter is refused, naming both.
+		other := map[string]any{"cursor": cursor, "tag": "nope"}
+		if tc.tool == "flowyprompt_search_templates" {
+			other["query"] = "other words"
+		}
+		id++
+		res := call(t, c, id, tc.tool, other)
+		text := res.Content[0].Text
+		if !res.IsError || !strings.Contains(text, "INVALID_CURSOR") || !strings.Contains(text, `"nope"`) {
+			t.Errorf("%s with a cursor and other filters:\n%s", tc.tool, text)
+		}
+	}
+}
