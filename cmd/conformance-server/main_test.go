@@ -2,7 +2,6 @@ package main
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -10,10 +9,10 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -63,7 +62,7 @@ func server(t *testing.T, args ...string) string {
 	ctx, cancel := context.WithCancel(context.Background())
 	ready := make(chan string, 1)
 	done := make(chan error, 1)
-	var logs syncBuffer
+	var logs testfiles.SyncBuffer
 	go func() {
 		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0", "--drain-timeout", "2s"}, args...), &logs, ready)
 	}()
@@ -87,23 +86,6 @@ func server(t *testing.T, args ...string) string {
 		t.Fatal("the server did not listen in time")
 	}
 	return ""
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 var client = &http.Client{Timeout: bound}

@@ -4,12 +4,13 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 )
 
 // runBinary runs the built flowyprompt with args and env as its whole
@@ -35,20 +36,6 @@ func runBinary(t *testing.T, env []string, args ...string) (stdout, stderr strin
 	return out.String(), errOut.String(), code
 }
 
-// writeFiles writes files (slash paths relative to dir) into dir.
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
-
 const guideTemplate = `{"metadata":{"name":"Guided","description":"Writes with the guide.","version":"1.0.0"},"variables":[],` +
 	`"results":[{"name":"s","content":"Write it, following the attached guide."}],"resources":["guides/style.md"]}`
 
@@ -56,7 +43,7 @@ const guideTemplate = `{"metadata":{"name":"Guided","description":"Writes with t
 // template lists after the prompt, as prompts/get sends them.
 func TestRenderPrintsResources(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style\nBe brief."})
+	testfiles.Write(t, dir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style\nBe brief."})
 	tests := []struct {
 		name   string
 		args   []string
@@ -91,9 +78,9 @@ func TestRenderPrintsResources(t *testing.T) {
 func TestMissingResourceReported(t *testing.T) {
 	dir := t.TempDir()
 	missing := strings.Replace(guideTemplate, `"guides/style.md"]`, `"guides/style.md","guides/missing.md"]`, 1)
-	writeFiles(t, dir, map[string]string{"Guided.json": missing, "guides/style.md": "# Style"})
+	testfiles.Write(t, dir, map[string]string{"Guided.json": missing, "guides/style.md": "# Style"})
 	okDir := t.TempDir()
-	writeFiles(t, okDir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style"})
+	testfiles.Write(t, okDir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style"})
 	tests := []struct {
 		name   string
 		args   []string
@@ -129,16 +116,16 @@ func TestValidateWholeStory(t *testing.T) {
 	dir := t.TempDir()
 	// An error (the version), an undefined placeholder, an unused variable
 	// and a file name that disagrees, all in one file.
-	writeFiles(t, dir, map[string]string{"Wrong_Name.json": `{"metadata":{"name":"Story","description":"d","version":"1"},` +
+	testfiles.Write(t, dir, map[string]string{"Wrong_Name.json": `{"metadata":{"name":"Story","description":"d","version":"1"},` +
 		`"variables":[{"name":"unused","type":"string","description":"u"}],"results":[{"name":"s","content":"uses {{ghost}}"}]}`})
 	badName := t.TempDir()
-	writeFiles(t, badName, map[string]string{"Hyphen.json": `{"metadata":{"name":"Hyphen","description":"d","version":"1.0.0"},` +
+	testfiles.Write(t, badName, map[string]string{"Hyphen.json": `{"metadata":{"name":"Hyphen","description":"d","version":"1.0.0"},` +
 		`"variables":[{"name":"company-name","type":"string","description":"u"}],"results":[{"name":"s","content":"for {{company-name}}"}]}`})
 	large := t.TempDir()
-	writeFiles(t, large, map[string]string{"Large.json": `{"metadata":{"name":"Large","description":"` + strings.Repeat("x", 2000) +
+	testfiles.Write(t, large, map[string]string{"Large.json": `{"metadata":{"name":"Large","description":"` + strings.Repeat("x", 2000) +
 		`","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`})
 	empty := t.TempDir()
-	writeFiles(t, empty, map[string]string{"notes.md": "not a template"})
+	testfiles.Write(t, empty, map[string]string{"notes.md": "not a template"})
 	tests := []struct {
 		name   string
 		env    []string

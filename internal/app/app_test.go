@@ -174,15 +174,7 @@ func TestToolsFollowTheStandard(t *testing.T) {
 // text is self-sufficient (starts with a Result section).
 func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 	e, a, _ := newEngine(t, templates.Embedded())
-	tools, _ := a.ListTools(context.Background(), nil)
-	schemas := map[string]*gojsonschema.Schema{}
-	for _, tl := range tools {
-		s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(tl.OutputSchema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		schemas[tl.Name] = s
-	}
+	schemas := outputSchemas(t, a)
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	calls := []map[string]any{
@@ -290,4 +282,19 @@ func TestDirectoryChangeReachesSessions(t *testing.T) {
 	if m.Error != nil || !strings.Contains(string(m.Result), "first") {
 		t.Fatalf("previous version of One not kept: %s", m.Raw)
 	}
+}
+
+// outputSchemas compiles every tool's outputSchema, by tool name.
+func outputSchemas(t *testing.T, a *app.App) map[string]*gojsonschema.Schema {
+	t.Helper()
+	tools, _ := a.ListTools(context.Background(), nil)
+	schemas := map[string]*gojsonschema.Schema{}
+	for _, tl := range tools {
+		s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(tl.OutputSchema))
+		if err != nil {
+			t.Fatal(err)
+		}
+		schemas[tl.Name] = s
+	}
+	return schemas
 }

@@ -1,35 +1,19 @@
 package app_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
-
-func writeFiles(t *testing.T, dir string, files map[string]string) {
-	t.Helper()
-	for name, body := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-}
 
 type toolCallResult struct {
 	Content           []mcp.Content  `json:"content"`
@@ -43,7 +27,7 @@ type toolCallResult struct {
 func TestRenderToolAttachesResources(t *testing.T) {
 	dir := t.TempDir()
 	big := strings.Repeat("y", 60_000)
-	writeFiles(t, dir, map[string]string{
+	testfiles.Write(t, dir, map[string]string{
 		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes","version":"1.0.0"},"variables":[],` +
 			`"results":[{"name":"s","content":"Write it, following the attached guide."}],"resources":["guides/style.md","template://Style"]}`,
 		"Style.json": `{"metadata":{"name":"Style","description":"House style","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Be brief."}]}`,
@@ -125,36 +109,18 @@ func TestRenderToolAttachesResources(t *testing.T) {
 	}
 }
 
-// syncBuffer is a log sink the server may write to from any goroutine.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // TestMissingResourceDegrades: a listed file that is not there does not
 // fail the prompt: prompts/get and the render tool serve the text with a
 // note naming it, the server logs a warning, and resources/list does not
 // advertise the file.
 func TestMissingResourceDegrades(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testfiles.Write(t, dir, map[string]string{
 		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes","version":"1.0.0"},"variables":[],` +
 			`"results":[{"name":"s","content":"Write it, following the attached guide."}],"resources":["guides/missing.md","here.md"]}`,
 		"here.md": "# Here",
 	})
-	var logs syncBuffer
+	var logs testfiles.SyncBuffer
 	lib := templates.NewLibrary(folder.New(dir, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)

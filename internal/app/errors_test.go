@@ -1,7 +1,6 @@
 package app_test
 
 import (
-	"context"
 	"slices"
 	"strings"
 	"testing"
@@ -20,15 +19,7 @@ import (
 // template names, categories, tags and search words.
 func TestToolErrorsModelsCanBranchOn(t *testing.T) {
 	e, a, _ := newEngine(t, templates.Embedded())
-	tools, _ := a.ListTools(context.Background(), nil)
-	schemas := map[string]*gojsonschema.Schema{}
-	for _, tl := range tools {
-		s, err := gojsonschema.NewSchema(gojsonschema.NewBytesLoader(tl.OutputSchema))
-		if err != nil {
-			t.Fatal(err)
-		}
-		schemas[tl.Name] = s
-	}
+	schemas := outputSchemas(t, a)
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	cases := []struct {
