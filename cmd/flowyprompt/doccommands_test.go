@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 )
 
 // Commands in the docs that run offline against the built binary are
@@ -163,7 +165,7 @@ var docSetups = map[string]docSetup{
 	"README.md": {
 		prepare: func(t *testing.T, dir string) []string {
 			copyTree(t, filepath.Join("..", "..", "templates", "examples"), filepath.Join(dir, "prompts"))
-			writeFiles(t, dir, map[string]string{"hello.txt": "hello\n"})
+			testfiles.Write(t, dir, map[string]string{"hello.txt": "hello\n"})
 			git := exec.Command("sh", "-c", "git init -q && git add hello.txt")
 			git.Dir = dir
 			git.Env = serverEnv(t, "PATH="+os.Getenv("PATH"), "GIT_CONFIG_NOSYSTEM=1")
@@ -200,7 +202,7 @@ var docSetups = map[string]docSetup{
 	"docs/templates.md": {
 		prepare: func(t *testing.T, dir string) []string {
 			example := docBlockAfter(t, "docs/templates.md", "`templates/Incident_Update.json`:", "json")
-			writeFiles(t, dir, map[string]string{
+			testfiles.Write(t, dir, map[string]string{
 				"templates/Incident_Update.json":             example,
 				"templates/guides/incident-communication.md": "# Incident communication\n\nPlain words.\n",
 			})
