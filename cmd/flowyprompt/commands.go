@@ -277,7 +277,11 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Metadata.Name, t.Metadata.Version, strings.Join(as, ","), t.Metadata.Description)
 	}
 	tw.Flush()
-	fmt.Fprintf(stdout, "\n%d templates from %s (* = required argument)\n", cat.Len(), cat.Info().Kind+" "+cat.Info().Location)
+	noun := "templates"
+	if cat.Len() == 1 {
+		noun = "template"
+	}
+	fmt.Fprintf(stdout, "\n%d %s from %s (* = required argument)\n", cat.Len(), noun, cat.Info().Kind+" "+cat.Info().Location)
 	if inv := cat.Invalid(); len(inv) > 0 {
 		fmt.Fprintf(stdout, "%d invalid file(s) left out:\n", len(inv))
 		for _, i := range inv {

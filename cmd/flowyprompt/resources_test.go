@@ -157,3 +157,14 @@ func TestValidateWholeStory(t *testing.T) {
 		})
 	}
 }
+
+// TestListSaysHowMany: list ends with the count, in words that agree with
+// it.
+func TestListSaysHowMany(t *testing.T) {
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style"})
+	out, errOut, code := runBinary(t, nil, "list", "--templates", dir)
+	if code != 0 || !strings.Contains(out, "\n1 template from directory") {
+		t.Fatalf("list of one template (exit %d):\n%s\n%s", code, out, errOut)
+	}
+}
