@@ -109,6 +109,9 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 			default:
 				p += " (optional)"
 			}
+			if len(a.Enum) > 0 {
+				p = strings.TrimSuffix(p, ")") + "; one of " + truncateRunes(strings.Join(a.Enum, ", "), listArgDefault) + ")"
+			}
 			parts = append(parts, p)
 		}
 		fmt.Fprintf(b, "   Arguments: %s\n", strings.Join(parts, ", "))
