@@ -389,9 +389,6 @@ func score(t *templates.Template, words []string) (float64, []string, string) {
 		fields = append(fields, f)
 	}
 	sort.Strings(fields)
-	if snippet == "" {
-		snippet = truncateRunes(t.Metadata.Description, 160)
-	}
 	return total, fields, snippet
 }
 
@@ -434,10 +431,7 @@ func wordScore(t *templates.Template, w string, matched map[string]bool, snippet
 	}
 	if strings.Contains(desc, w) {
 		ws += 15
-		matched["description"] = true
-		if *snippet == "" {
-			*snippet = snippetAround(t.Metadata.Description, w)
-		}
+		matched["description"] = true // shown whole: no snippet from it
 	}
 	if category != "" && strings.Contains(category, w) {
 		ws += 8
@@ -686,7 +680,7 @@ func (a *App) didYouMean(cat *templates.Catalog, words []string, tag string) (st
 
 func writeMatch(b *strings.Builder, i int, m searchMatch) {
 	fmt.Fprintf(b, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
-	if m.Snippet != "" && m.Snippet != m.Description {
+	if m.Snippet != "" {
 		fmt.Fprintf(b, "   > %s\n", m.Snippet)
 	}
 }
