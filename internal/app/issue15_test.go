@@ -1,12 +1,14 @@
 package app_test
 
 import (
+	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestListTextShowsEnums: the list tool's text names each variable's
@@ -59,5 +61,40 @@ func TestSearchSnippetsDoNotRepeatTheDescription(t *testing.T) {
 				t.Errorf("%q: %s's snippet repeats its description: %q", tt.query, m["name"], snippet)
 			}
 		}
+	}
+}
+
+// TestResourceDescriptionsAreSentences: resources/list describes each
+// resource in a sentence (issue 13, item 15).
+func TestResourceDescriptionsAreSentences(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes in house style","version":"1.0.0"},"variables":[],` +
+			`"results":[{"name":"s","content":"Write it."}],"resources":["guides/style.md","shared.md"]}`,
+		"Other.json": `{"metadata":{"name":"Other","description":"Other things.","version":"1.0.0"},"variables":[],` +
+			`"results":[{"name":"s","content":"Read it."}],"resources":["shared.md"]}`,
+		"guides/style.md": "# Style",
+		"shared.md":       "shared",
+	})
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "resources/list", nil)
+	var list mcp.ListResourcesResult
+	if err := json.Unmarshal(m.Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"template://Guided":                "Writes in house style.",
+		"template://Other":                 "Other things.",
+		"template-file:///guides/style.md": "A context file that the template Guided lists as a resource.",
+		"template-file:///shared.md":       "A context file that the templates Guided and Other list as a resource.",
+	}
+	got := map[string]string{}
+	for _, r := range list.Resources {
+		got[r.URI] = r.Description
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resources/list descriptions (-want +got):\n%s", diff)
 	}
 }
