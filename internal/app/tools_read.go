@@ -1089,7 +1089,7 @@ func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (
 	if rep.Valid {
 		fmt.Fprintf(&b, "## Result\nValid template %s.\n", rep.Name)
 	} else {
-		fmt.Fprintf(&b, "## Result\nInvalid template: %d error(s).\n\n## Errors\n", len(rep.Errors))
+		fmt.Fprintf(&b, "## Result\nInvalid template (%s): %d error(s).\n\n## Errors\n", rep.Code, len(rep.Errors))
 		for _, p := range rep.Errors {
 			fmt.Fprintf(&b, "- %s: %s\n", pointerOrRoot(p.Pointer), p.Message)
 		}
