@@ -453,14 +453,54 @@ func NotFound(name string, c *Catalog) *fault.Error {
 		info := c.Info()
 		why = fmt.Sprintf("none of the %d templates in %s has metadata.name %q", c.Len(), describeSource(info), name)
 	}
+	details := map[string]any{"name": name}
+	if inv, ok := c.invalidFile(name); ok {
+		// The file that would hold it is there but failed to load: that,
+		// not the name, is what to fix.
+		reason := inv.Err.Error()
+		if f := fault.As(inv.Err); f != nil && f.Why != "" {
+			reason = f.Why
+		}
+		why = fmt.Sprintf("the file %s exists but is invalid, so it is not served: %s", inv.Path, truncate(reason, 2000))
+		how = fmt.Sprintf("fix %s where its problems say and the server loads it again; check a fix first with "+
+			"flowyprompt_validate_template(template=\"<the file's contents>\", file_name=%q)", inv.Path, path.Base(inv.Path))
+		details["file"] = inv.Path
+		if f := fault.As(inv.Err); f != nil {
+			if ps, ok := f.Details["problems"].([]Problem); ok {
+				problems := make([]string, 0, len(ps))
+				for _, p := range ps {
+					ptr := p.Pointer
+					if ptr == "" {
+						ptr = "(document)"
+					}
+					problems = append(problems, ptr+": "+p.Message)
+				}
+				details["problems"] = problems
+			}
+		}
+	}
 	return &fault.Error{
 		Code:        fault.TemplateNotFound,
 		What:        fmt.Sprintf("template %q not found", name),
 		Why:         why,
 		How:         how,
 		Suggestions: sugg,
-		Details:     map[string]any{"name": name},
+		Details:     details,
 	}
+}
+
+// invalidFile returns the invalid file that would hold the template name:
+// NAME.json in any folder.
+func (c *Catalog) invalidFile(name string) (Invalid, bool) {
+	if c == nil {
+		return Invalid{}, false
+	}
+	for _, inv := range c.invalid {
+		if path.Base(inv.Path) == name+".json" {
+			return inv, true
+		}
+	}
+	return Invalid{}, false
 }
 
 func describeSource(info SourceInfo) string {

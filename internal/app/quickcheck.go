@@ -16,7 +16,7 @@ import (
 // FuzzQuickCheckAgreesWithGojsonschema checks it never says yes where
 // gojsonschema says no.
 type quickCheck struct {
-	typ        string // "object", "string", "integer", "" (any)
+	typ        string // "object", "string", "integer", "boolean", "" (any)
 	props      map[string]*quickCheck
 	required   []string
 	additional *quickCheck // schema for other properties; nil with closed: none allowed
@@ -47,7 +47,7 @@ func compileNode(m map[string]any) *quickCheck {
 		case annotations[k]:
 		case k == "type":
 			s, ok := v.(string)
-			if !ok || (s != "object" && s != "string" && s != "integer") {
+			if !ok || (s != "object" && s != "string" && s != "integer" && s != "boolean") {
 				return nil
 			}
 			q.typ = s
@@ -199,6 +199,9 @@ func (q *quickCheck) check(v any) bool {
 			return false
 		}
 		return true
+	case "boolean":
+		_, ok := v.(bool)
+		return ok
 	case "":
 		return q.props == nil && q.required == nil && !q.closed && q.additional == nil &&
 			q.minLen == 0 && q.maxLen < 0 && q.pattern == nil && q.min == nil && q.max == nil

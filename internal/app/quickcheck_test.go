@@ -55,6 +55,8 @@ func TestQuickCheck(t *testing.T) {
 		{"flowyprompt_list_templates", `{"limit":101}`, false},
 		{"flowyprompt_list_templates", `{"limit":0}`, false},
 		{"flowyprompt_list_templates", `{"limit":2.5}`, false},
+		{"flowyprompt_list_templates", `{"counts":true}`, true},
+		{"flowyprompt_list_templates", `{"counts":"yes"}`, false},
 		{"flowyprompt_search_templates", `{"query":"브랜드"}`, true},
 		{"flowyprompt_search_templates", `{"query":""}`, false},
 		{"flowyprompt_refresh_templates", `{}`, true},

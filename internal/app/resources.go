@@ -57,7 +57,7 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 	for _, e := range entries {
 		m := e.Template.Metadata
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
-			Description: m.Description, MimeType: "application/json", Size: int64(len(e.Raw))})
+			Description: sentence(m.Description), MimeType: "application/json", Size: int64(len(e.Raw))})
 	}
 	rr, _ := a.lib.Source().(ResourceReader)
 	for _, p := range listedFiles(cat) {
@@ -76,9 +76,30 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 			}
 		}
 		out = append(out, mcp.Resource{URI: FileURIPrefix + p, Name: p, MimeType: mimeOf(p),
-			Description: "Context file of the templates " + strings.Join(by, ", ")})
+			Description: listedBy(by)})
 	}
 	return out, nil
+}
+
+// sentence is s ending with a full stop (or another closing mark).
+func sentence(s string) string {
+	s = strings.TrimSpace(s)
+	if s == "" || strings.HasSuffix(s, ".") || strings.HasSuffix(s, "!") || strings.HasSuffix(s, "?") || strings.HasSuffix(s, "。") {
+		return s
+	}
+	return s + "."
+}
+
+// listedBy describes a context file by the templates that list it, in a
+// sentence.
+func listedBy(names []string) string {
+	switch len(names) {
+	case 0:
+		return "A context file that templates list as a resource."
+	case 1:
+		return "A context file that the template " + names[0] + " lists as a resource."
+	}
+	return "A context file that the templates " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1] + " list as a resource."
 }
 
 // listedFiles returns the paths of the files cat's templates list as

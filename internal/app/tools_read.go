@@ -109,6 +109,9 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 			default:
 				p += " (optional)"
 			}
+			if len(a.Enum) > 0 {
+				p = strings.TrimSuffix(p, ")") + "; one of " + truncateRunes(strings.Join(a.Enum, ", "), listArgDefault) + ")"
+			}
 			parts = append(parts, p)
 		}
 		fmt.Fprintf(b, "   Arguments: %s\n", strings.Join(parts, ", "))
@@ -143,6 +146,7 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		Category, Tag, Cursor string
 		UpdatedSince          string `json:"updated_since"`
 		Limit                 int
+		Counts                bool
 	}
 	if err := in.decode(&args); err != nil {
 		return nil, err
@@ -190,10 +194,15 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 		}
 		start = n
 	}
+	var fc facetCounts
+	used := 0 // characters of the page's entries and counts, text and JSON
+	if args.Counts {
+		fc = countFacets(matching)
+		used = utf8.RuneCountInString(fc.text) + jsonSize(fc.structured)
+	}
 	var b strings.Builder
 	items := []templateSummary{}
 	truncated := false
-	used := 0 // characters of the page's entries, text and JSON
 	end := start
 	for end < len(matching) && len(items) < args.Limit {
 		s := summarize(matching[end].Template)
@@ -242,6 +251,7 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	} else {
 		fmt.Fprintf(&out, "## Result\nListed %d of %d templates%s (%d–%d).\n\n## Templates\n%s", len(items), len(matching), filter, start+1, end, b.String())
 	}
+	out.WriteString(fc.text)
 	note, staleData := staleNote(cat)
 	fmt.Fprintf(&out, "\n## Metadata\n- Total matching: %d\n- Returned: %d\n- Truncated: %t\n", len(matching), len(items), truncated)
 	if truncated {
@@ -269,10 +279,86 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	if next != "" {
 		structured["next_cursor"] = next
 	}
+	for k, v := range fc.structured {
+		structured[k] = v
+	}
 	for k, v := range staleData {
 		structured[k] = v
 	}
 	return &toolResult{text: out.String(), structured: structured}, nil
+}
+
+// maxCounts is the most categories, and the most tags, counts=true lists:
+// the most common, so the counts stay a small part of the result budget.
+const maxCounts = 50
+
+type facetCount struct {
+	Name  string `json:"name"`
+	Count int    `json:"count"`
+}
+
+// facetCounts is the list tool's counts=true part: its text sections and
+// its structuredContent fields.
+type facetCounts struct {
+	text       string
+	structured map[string]any
+}
+
+// countFacets counts the categories and tags of the matching templates,
+// most common first (then by name), at most maxCounts of each.
+func countFacets(matching []*templates.Entry) facetCounts {
+	cats, tags := map[string]int{}, map[string]int{}
+	for _, e := range matching {
+		m := e.Template.Metadata
+		if m.Category != "" {
+			cats[m.Category]++
+		}
+		for _, t := range m.Tags {
+			tags[t]++
+		}
+	}
+	var b strings.Builder
+	structured := map[string]any{}
+	cut := false
+	for _, f := range []struct {
+		key, title string
+		counts     map[string]int
+	}{{"categories", "Categories", cats}, {"tags", "Tags", tags}} {
+		list := make([]facetCount, 0, len(f.counts))
+		for name, n := range f.counts {
+			list = append(list, facetCount{name, n})
+		}
+		slices.SortFunc(list, func(a, b facetCount) int {
+			if a.Count != b.Count {
+				return b.Count - a.Count
+			}
+			return strings.Compare(a.Name, b.Name)
+		})
+		more := 0
+		if len(list) > maxCounts {
+			more, cut = len(list)-maxCounts, true
+			list = list[:maxCounts]
+		}
+		structured[f.key] = list
+		fmt.Fprintf(&b, "\n## %s (templates each)\n", f.title)
+		if len(list) == 0 {
+			b.WriteString("(none)\n")
+			continue
+		}
+		parts := make([]string, len(list))
+		for i, c := range list {
+			parts[i] = fmt.Sprintf("%s (%d)", c.Name, c.Count)
+		}
+		b.WriteString(strings.Join(parts, ", "))
+		if more > 0 {
+			fmt.Fprintf(&b, ", and %d more %s with fewer templates", more, f.key)
+		}
+		b.WriteString("\n")
+	}
+	if cut {
+		structured["counts_truncated"] = true
+	}
+	return facetCounts{text: b.String(), structured: structured}
 }
 
 // listReserve is the part of ResultBudget a list or search result keeps
@@ -386,9 +472,6 @@ func score(t *templates.Template, words []string) (float64, []string, string) {
 		fields = append(fields, f)
 	}
 	sort.Strings(fields)
-	if snippet == "" {
-		snippet = truncateRunes(t.Metadata.Description, 160)
-	}
 	return total, fields, snippet
 }
 
@@ -431,10 +514,7 @@ func wordScore(t *templates.Template, w string, matched map[string]bool, snippet
 	}
 	if strings.Contains(desc, w) {
 		ws += 15
-		matched["description"] = true
-		if *snippet == "" {
-			*snippet = snippetAround(t.Metadata.Description, w)
-		}
+		matched["description"] = true // shown whole: no snippet from it
 	}
 	if category != "" && strings.Contains(category, w) {
 		ws += 8
@@ -683,7 +763,7 @@ func (a *App) didYouMean(cat *templates.Catalog, words []string, tag string) (st
 
 func writeMatch(b *strings.Builder, i int, m searchMatch) {
 	fmt.Fprintf(b, "%d. **%s** (score %.0f; matched %s)\n   %s\n", i, m.Name, m.Score, strings.Join(m.Matched, ", "), m.Description)
-	if m.Snippet != "" && m.Snippet != m.Description {
+	if m.Snippet != "" {
 		fmt.Fprintf(b, "   > %s\n", m.Snippet)
 	}
 }
@@ -1092,7 +1172,7 @@ func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (
 	if rep.Valid {
 		fmt.Fprintf(&b, "## Result\nValid template %s.\n", rep.Name)
 	} else {
-		fmt.Fprintf(&b, "## Result\nInvalid template: %d error(s).\n\n## Errors\n", len(rep.Errors))
+		fmt.Fprintf(&b, "## Result\nInvalid template (%s): %d error(s).\n\n## Errors\n", rep.Code, len(rep.Errors))
 		for _, p := range rep.Errors {
 			fmt.Fprintf(&b, "- %s: %s\n", pointerOrRoot(p.Pointer), p.Message)
 		}
