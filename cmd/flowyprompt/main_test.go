@@ -198,7 +198,7 @@ func TestLinkLeadingOut(t *testing.T) {
 		{name: "check", args: []string{"check", "--templates", dir}, code: 1,
 			stdout: []string{"1 valid, 1 invalid", "evil.json", refused}},
 		{name: "list", args: []string{"list", "--templates", dir},
-			stdout: []string{"Good", "1 templates", "1 invalid file(s) left out", "evil.json", refused}},
+			stdout: []string{"Good", "1 template from", "1 invalid file(s) left out", "evil.json", refused}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

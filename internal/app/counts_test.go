@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
@@ -118,7 +119,7 @@ func TestListCountsWithinBudget(t *testing.T) {
 		files[name+".json"] = fmt.Sprintf(`{"metadata":{"name":%q,"description":%q,"version":"1.0.0","category":"Category %03d %s","tags":[%q,"common"]},`+
 			`"variables":[],"results":[{"name":"s","content":"x"}]}`, name, strings.Repeat("d", 900), i, strings.Repeat("y", 60), tag)
 	}
-	writeFiles(t, dir, files)
+	testfiles.Write(t, dir, files)
 	e, _ := newDirEngine(t, dir)
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
@@ -68,7 +69,7 @@ func TestSearchSnippetsDoNotRepeatTheDescription(t *testing.T) {
 // resource in a sentence (issue 13, item 15).
 func TestResourceDescriptionsAreSentences(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testfiles.Write(t, dir, map[string]string{
 		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes in house style","version":"1.0.0"},"variables":[],` +
 			`"results":[{"name":"s","content":"Write it."}],"resources":["guides/style.md","shared.md"]}`,
 		"Other.json": `{"metadata":{"name":"Other","description":"Other things.","version":"1.0.0"},"variables":[],` +
@@ -104,7 +105,7 @@ func TestResourceDescriptionsAreSentences(t *testing.T) {
 // "none of the templates has metadata.name" (issue 13, item 15).
 func TestGetInvalidTemplateSaysWhy(t *testing.T) {
 	dir := t.TempDir()
-	writeFiles(t, dir, map[string]string{
+	testfiles.Write(t, dir, map[string]string{
 		"Good.json":      `{"metadata":{"name":"Good","description":"Fine.","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`,
 		"Broken.json":    `{"metadata":{"name":"Broken","description":"No version."},"variables":[],"results":[{"name":"s","content":"x"}]}`,
 		"team/Half.json": `{"metadata":{"name":"Half"`,
