@@ -1,9 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -13,7 +10,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 )
@@ -366,23 +362,7 @@ func TestDocCommands(t *testing.T) {
 // and stdin closed.
 func runDocCommand(t *testing.T, c docCommand, dir string, env []string) (stdout, stderr string, code int) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", c.text)
-	cmd.Dir, cmd.Env = dir, env
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		t.Fatalf("%s\ndid not exit within 30s\nstderr:\n%s", c, errOut.String())
-	case errors.As(err, &ee):
-		code = ee.ExitCode()
-	case err != nil:
-		t.Fatalf("%s: %v", c, err)
-	}
-	return out.String(), errOut.String(), code
+	return runCommand(t, fmt.Sprint(c), dir, env, "sh", "-c", c.text)
 }
 
 // TestDocBlocks: the extraction itself, on a small document.

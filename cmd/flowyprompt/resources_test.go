@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
@@ -17,21 +18,29 @@ import (
 // environment, stdin empty, and returns its stdout, stderr and exit code.
 func runBinary(t *testing.T, env []string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return runCommand(t, fmt.Sprintf("flowyprompt %v", args), "", serverEnv(t, env...), binary(t), args...)
+}
+
+// runCommand runs name with args in dir (empty: this one), with env as its
+// whole environment and stdin empty, for at most 30 s, and returns its
+// stdout, stderr and exit code; what names it in failures.
+func runCommand(t *testing.T, what, dir string, env []string, name string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Env = serverEnv(t, env...)
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir, cmd.Env = dir, env
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
 	var ee *exec.ExitError
 	switch {
 	case ctx.Err() != nil:
-		t.Fatalf("flowyprompt %v did not exit within 30s\nstderr: %s", args, errOut.String())
+		t.Fatalf("%s did not exit within 30s\nstderr: %s", what, errOut.String())
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatal(err)
+		t.Fatalf("%s: %v", what, err)
 	}
 	return out.String(), errOut.String(), code
 }
