@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
 // File is one candidate template file handed to Build.
@@ -346,7 +347,7 @@ func (c *Catalog) Suggest(name string, n int) []string {
 			// Scale the allowed distance with the name so "a" does not
 			// match every two-letter name.
 			limit := min(3, max(1, utf8.RuneCountInString(q)/3))
-			if d := levenshtein(q, l, limit+1); d <= limit {
+			if d := suggest.Distance(q, l, limit+1); d <= limit {
 				score = 4 + d
 			}
 		}
@@ -374,37 +375,6 @@ func normalizeName(s string) string {
 		}
 	}
 	return b.String()
-}
-
-// levenshtein returns the edit distance between a and b in runes, or limit
-// when it is at least limit (the caller only cares about small distances).
-func levenshtein(a, b string, limit int) int {
-	ra, rb := []rune(a), []rune(b)
-	if d := len(ra) - len(rb); d >= limit || -d >= limit {
-		return limit
-	}
-	prev := make([]int, len(rb)+1)
-	cur := make([]int, len(rb)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		cur[0] = i
-		rowMin := cur[0]
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-			rowMin = min(rowMin, cur[j])
-		}
-		if rowMin >= limit {
-			return limit
-		}
-		prev, cur = cur, prev
-	}
-	return min(prev[len(rb)], limit)
 }
 
 // Changes lists template names that differ between two catalogs.

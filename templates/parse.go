@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/xeipuuv/gojsonschema"
 )
 
@@ -409,7 +410,7 @@ func closest(key string, known []string) string {
 		if strings.ToLower(k) == lk {
 			return k
 		}
-		if d := levenshtein(lk, strings.ToLower(k), bestDist); d < bestDist {
+		if d := suggest.Distance(lk, strings.ToLower(k), bestDist); d < bestDist {
 			best, bestDist = k, d
 		}
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -675,48 +676,18 @@ func cliNotFound(err error, name string, cat *templates.Catalog) error {
 // unknownArgs lists arguments that name no variable, each with the
 // variable it most likely meant.
 func unknownArgs(unknown []string, vars []templates.Variable) string {
+	names := make([]string, len(vars))
+	for i, v := range vars {
+		names[i] = v.Name
+	}
 	out := make([]string, 0, len(unknown))
 	for _, u := range unknown {
-		best, bestD := "", 0
-		for _, v := range vars {
-			d := editDistance(strings.ToLower(u), strings.ToLower(v.Name))
-			if d <= max(1, len(v.Name)/3) && (best == "" || d < bestD) {
-				best, bestD = v.Name, d
-			}
-		}
-		if best != "" {
-			u += fmt.Sprintf(" (did you mean %q?)", best)
+		if c := suggest.Close(u, names, 1); len(c) > 0 {
+			u += fmt.Sprintf(" (did you mean %q?)", c[0])
 		}
 		out = append(out, u)
 	}
 	return strings.Join(out, ", ")
-}
-
-// editDistance is the Damerau-Levenshtein (optimal string alignment)
-// distance between a and b: a swap of two letters counts once.
-func editDistance(a, b string) int {
-	ra, rb := []rune(a), []rune(b)
-	d := make([][]int, len(ra)+1)
-	for i := range d {
-		d[i] = make([]int, len(rb)+1)
-		d[i][0] = i
-	}
-	for j := range d[0] {
-		d[0][j] = j
-	}
-	for i := 1; i <= len(ra); i++ {
-		for j := 1; j <= len(rb); j++ {
-			cost := 1
-			if ra[i-1] == rb[j-1] {
-				cost = 0
-			}
-			d[i][j] = min(d[i-1][j]+1, d[i][j-1]+1, d[i-1][j-1]+cost)
-			if i > 1 && j > 1 && ra[i-1] == rb[j-2] && ra[i-2] == rb[j-1] {
-				d[i][j] = min(d[i][j], d[i-2][j-2]+1)
-			}
-		}
-	}
-	return d[len(ra)][len(rb)]
 }
 
 // checkJSON reports where s stops being JSON, by line and column.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/jsonstr"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -237,7 +238,7 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 			if f.value == "" {
 				continue
 			}
-			for _, v := range closeValues(f.value, f.vocab, 3) {
+			for _, v := range suggest.Close(f.value, f.vocab, 3) {
 				suggestions = append(suggestions, f.name+" "+v)
 				calls = append(calls, fmt.Sprintf("flowyprompt_list_templates(%s=%s)", f.name, quoteJSON(v)))
 			}
@@ -656,7 +657,7 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		fmt.Fprintf(&out, "## Result\nNo templates match %q%s.\n", args.Query, describeFilter(args.Category, args.Tag)+describeSince(args.UpdatedSince))
 		if _, tags, _ := vocabulary(cat); args.Tag != "" && !slices.ContainsFunc(tags, func(t string) bool { return strings.EqualFold(t, args.Tag) }) {
 			// No template has the tag: the tag is what to correct.
-			if close := closeValues(args.Tag, tags, 3); len(close) > 0 {
+			if close := suggest.Close(args.Tag, tags, 3); len(close) > 0 {
 				out.WriteString("\n## Did you mean\n")
 				for _, t := range close {
 					suggestions = append(suggestions, "tag "+t)
@@ -729,7 +730,7 @@ func (a *App) didYouMean(cat *templates.Catalog, words []string, tag string) (st
 		if slices.Contains(vocab, w) {
 			continue
 		}
-		if c := closeValues(w, vocab, 1); len(c) > 0 {
+		if c := suggest.Close(w, vocab, 1); len(c) > 0 {
 			fixed[i], changed = c[0], true
 		}
 	}
