@@ -165,27 +165,16 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	if args.Limit == 0 {
 		args.Limit = 20
 	}
-	var since time.Time
-	if args.UpdatedSince != "" {
-		var err error
-		if since, err = parseSince(args.UpdatedSince, time.Now()); err != nil {
-			return nil, err
-		}
+	sel, err := newSelection(args.Category, args.Tag, args.UpdatedSince)
+	if err != nil {
+		return nil, err
 	}
 	cat := a.lib.Catalog()
 	var matching []*templates.Entry
 	for _, e := range cat.Templates() {
-		m := e.Template.Metadata
-		if args.Category != "" && !strings.EqualFold(m.Category, args.Category) {
-			continue
+		if sel.admits(e.Template) {
+			matching = append(matching, e)
 		}
-		if args.Tag != "" && !hasTag(m.Tags, args.Tag) {
-			continue
-		}
-		if !updatedSince(e.Template, since) {
-			continue
-		}
-		matching = append(matching, e)
 	}
 	start := 0
 	if resumed != nil {
@@ -589,12 +578,9 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	if args.Limit == 0 {
 		args.Limit = 10
 	}
-	var since time.Time
-	if args.UpdatedSince != "" {
-		var err error
-		if since, err = parseSince(args.UpdatedSince, time.Now()); err != nil {
-			return nil, err
-		}
+	sel, err := newSelection(args.Category, args.Tag, args.UpdatedSince)
+	if err != nil {
+		return nil, err
 	}
 	words := strings.Fields(strings.ToLower(args.Query))
 	if len(words) == 0 {
@@ -605,13 +591,7 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	var matches []searchMatch
 	for _, e := range cat.Templates() {
 		t := e.Template
-		if args.Tag != "" && !hasTag(t.Metadata.Tags, args.Tag) {
-			continue
-		}
-		if args.Category != "" && !strings.EqualFold(t.Metadata.Category, args.Category) {
-			continue
-		}
-		if !updatedSince(t, since) {
+		if !sel.admits(t) {
 			continue
 		}
 		s, fields, snip := score(t, words)
@@ -1290,4 +1270,30 @@ func renderArgsFrom(m map[string]any, name *string, values *map[string]string) b
 	}
 	*values = out
 	return true
+}
+
+// selection is the filters the list and search tools share.
+type selection struct {
+	category, tag string
+	since         time.Time // zero: any lastUpdated, or none
+}
+
+// newSelection reads the filters; an updated_since it cannot read is an
+// error naming the forms it takes.
+func newSelection(category, tag, updatedSince string) (selection, error) {
+	sel := selection{category: category, tag: tag}
+	if updatedSince != "" {
+		var err error
+		if sel.since, err = parseSince(updatedSince, time.Now()); err != nil {
+			return selection{}, err
+		}
+	}
+	return sel, nil
+}
+
+// admits reports whether t passes every filter.
+func (s selection) admits(t *templates.Template) bool {
+	m := t.Metadata
+	return (s.category == "" || strings.EqualFold(m.Category, s.category)) &&
+		(s.tag == "" || hasTag(m.Tags, s.tag)) && updatedSince(t, s.since)
 }
