@@ -15,12 +15,6 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
-type toolCallResult struct {
-	Content           []mcp.Content  `json:"content"`
-	StructuredContent map[string]any `json:"structuredContent"`
-	IsError           bool           `json:"isError"`
-}
-
 // TestRenderToolAttachesResources: the render tool returns the template's
 // resources as prompts/get does, as embedded resources after the text and
 // named in structuredContent, within the result budget.
@@ -64,7 +58,7 @@ func TestRenderToolAttachesResources(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			m := c.Request(t, 10+i, "tools/call", map[string]any{"name": "flowyprompt_render_template",
 				"arguments": map[string]any{"name": tt.template}})
-			var res toolCallResult
+			var res toolResult
 			if err := json.Unmarshal(m.Result, &res); err != nil || res.IsError || len(res.Content) == 0 {
 				t.Fatalf("render: %.500s", m.Raw)
 			}
@@ -155,7 +149,7 @@ func TestMissingResourceDegrades(t *testing.T) {
 		}},
 		{name: "render tool", method: "tools/call", params: map[string]any{"name": "flowyprompt_render_template",
 			"arguments": map[string]any{"name": "Guided"}}, check: func(t *testing.T, m mcptest.Message) {
-			var res toolCallResult
+			var res toolResult
 			if m.Error != nil || json.Unmarshal(m.Result, &res) != nil || res.IsError || len(res.Content) != 2 {
 				t.Fatalf("want the text and here.md: %s", m.Raw)
 			}

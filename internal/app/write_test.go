@@ -44,11 +44,7 @@ func saveEngine(t *testing.T, dir string, opts app.Options) *mcptest.Client {
 
 func callText(t *testing.T, c *mcptest.Client, id int, name string, args any) (string, bool) {
 	t.Helper()
-	m := c.Request(t, id, "tools/call", map[string]any{"name": name, "arguments": args})
-	var res mcp.CallToolResult
-	if err := json.Unmarshal(m.Result, &res); err != nil || m.Error != nil {
-		t.Fatalf("%s", m.Raw)
-	}
+	res := call(t, c, id, name, args)
 	return res.Content[0].Text, res.IsError
 }
 
@@ -112,15 +108,7 @@ func TestSaveToolConflict(t *testing.T) {
 // callResult calls a tool and returns its whole result.
 func callResult(t *testing.T, c *mcptest.Client, id int, name string, args any) (text string, structured map[string]any, isErr bool) {
 	t.Helper()
-	m := c.Request(t, id, "tools/call", map[string]any{"name": name, "arguments": args})
-	var res struct {
-		Content           []struct{ Text string } `json:"content"`
-		StructuredContent map[string]any          `json:"structuredContent"`
-		IsError           bool                    `json:"isError"`
-	}
-	if err := json.Unmarshal(m.Result, &res); err != nil || m.Error != nil || len(res.Content) == 0 {
-		t.Fatalf("%s", m.Raw)
-	}
+	res := call(t, c, id, name, args)
 	return res.Content[0].Text, res.StructuredContent, res.IsError
 }
 
