@@ -12,6 +12,13 @@ import (
 )
 
 // PromptProvider serves prompts/list and prompts/get.
+//
+// Its methods, like those of ResourceProvider and CompletionProvider and
+// ToolProvider.ListTools, may run on a transport's own goroutine before
+// the transport writes anything (see Delivery.Inline), so they must not
+// wait on the client: no Request.Call. To ask a modern client for input,
+// return *InputRequired; a handler that must ask a legacy client goes in
+// Server.Methods instead. Only ToolProvider.CallTool may Call.
 type PromptProvider interface {
 	ListPrompts(ctx context.Context, r *Request) ([]Prompt, error)
 	GetPrompt(ctx context.Context, r *Request, p *GetPromptParams) (*GetPromptResult, error)
