@@ -33,18 +33,26 @@ func call(t *testing.T, c *mcptest.Client, id int, name string, args any) toolRe
 	return res
 }
 
-// TestResultSizes logs the sizes the closing note of issue 13 reports:
-// go test ./internal/app -run TestResultSizes -v
+// TestResultSizes holds the sizes every client pays for in its context
+// below ceilings, so they grow only knowingly, and logs them (the closing
+// note of issue 13 reports them: go test ./internal/app -run
+// TestResultSizes -v).
 func TestResultSizes(t *testing.T) {
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
+	const toolsListCeiling, listCeiling = 20_000, 25_000
 	m := c.Request(t, 1, "tools/list", nil)
 	t.Logf("tools/list result: %d bytes", len(m.Result))
+	if len(m.Result) > toolsListCeiling {
+		t.Errorf("tools/list is %d bytes, over %d: every client carries it", len(m.Result), toolsListCeiling)
+	}
 	res := call(t, c, 2, "flowyprompt_list_templates", map[string]any{})
 	sc, _ := json.Marshal(res.StructuredContent)
 	t.Logf("flowyprompt_list_templates {}: %d bytes (text %d bytes, structuredContent %d bytes)", len(res.raw), len(res.Content[0].Text), len(sc))
-	_ = strings.TrimSpace
+	if len(res.raw) > listCeiling {
+		t.Errorf("the list tool's default result is %d bytes, over %d", len(res.raw), listCeiling)
+	}
 }
 
 // TestEnumValuesAreEnforced: a value outside a variable's enum is refused,
