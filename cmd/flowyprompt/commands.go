@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
@@ -38,6 +39,8 @@ type setup struct {
 	log *slog.Logger
 	lib *templates.Library
 	src templates.Source
+	// node joins the other replicas (serve --nats); nil for one process.
+	node *cluster.Node
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -77,6 +80,14 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		s.cfg.LogLevel = "warn"
 	}
 	s.log = s.cfg.Logger(stderr)
+	if serve && s.cfg.NATSURL != "" {
+		node, err := cluster.Join(cluster.Options{URL: s.cfg.NATSURL, Creds: s.cfg.NATSCreds, CA: s.cfg.NATSCA,
+			Cert: s.cfg.NATSCert, Key: s.cfg.NATSKey, Replica: s.cfg.Replica, Logger: s.log})
+		if err != nil {
+			return nil, &exitError{code: 2, err: fmt.Errorf("bad cluster configuration: %w", err)}
+		}
+		s.node = node
+	}
 	src, err := openSource(&s.cfg, s.log)
 	if err != nil {
 		return nil, err
@@ -157,6 +168,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
+	defer s.node.Close()
 	if n, set := procs(s.cfg.Procs, os.Getenv("GOMAXPROCS"), s.cfg.Transport, runtime.NumCPU()); set {
 		runtime.GOMAXPROCS(n)
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -54,7 +55,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		KeepAlive:      keepAlive,
 		MaxSessions:    maxSessions,
 		MaxBodyBytes:   int64(cfg.MaxMessageSize),
-		Status:         catalogStatus(s.lib),
+		Status:         catalogStatus(s.lib, s.node),
 		Logger:         s.log,
 	})
 	if err != nil {
@@ -139,7 +140,7 @@ type invalidFile struct {
 // catalogStatus feeds /healthz from the template library: besides the
 // counts, each invalid file with its error code, so that an operator sees
 // what to fix without reading the log.
-func catalogStatus(lib *templates.Library) func() any {
+func catalogStatus(lib *templates.Library, node *cluster.Node) func() any {
 	return func() any {
 		c := lib.Catalog()
 		inv := c.Invalid()
@@ -158,6 +159,16 @@ func catalogStatus(lib *templates.Library) func() any {
 		}
 		if c.Stale() != nil {
 			st["status"] = "stale"
+		}
+		if node != nil {
+			h := node.Health()
+			st["cluster"] = h
+			if !h.Connected && st["status"] == "ok" {
+				// Serving alone: every answer is still right, but changes
+				// seen elsewhere do not arrive and sessions held elsewhere
+				// cannot be reached.
+				st["status"] = "degraded"
+			}
 		}
 		return st
 	}

@@ -250,8 +250,12 @@ func (n *Node) Health() Health {
 }
 
 // Close stops announcing and closes the connection; the replica drops out
-// of the others' lists within presenceExpiry.
+// of the others' lists within presenceExpiry. Close on a nil Node does
+// nothing.
 func (n *Node) Close() {
+	if n == nil {
+		return // one process, no cluster
+	}
 	select {
 	case <-n.stop:
 		return
@@ -320,6 +324,11 @@ func (n *Node) up() {
 }
 
 func (n *Node) down(err error) {
+	select {
+	case <-n.stop:
+		return // our own Close: nothing was lost
+	default:
+	}
 	n.mu.Lock()
 	was := n.connected
 	n.connected, n.since = false, n.now()

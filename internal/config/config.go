@@ -51,6 +51,13 @@ type Config struct {
 	IdleTimeout time.Duration
 	MaxSessions int
 
+	// Cluster (serve --nats): the NATS server the replicas share, its
+	// credential and TLS files, and this replica's id. NATSURL may hold a
+	// password: it is never logged.
+	NATSURL                              string
+	NATSCreds, NATSCA, NATSCert, NATSKey string
+	Replica                              string
+
 	// CPUProfile, when set, is where serve writes a CPU profile of its
 	// whole run (for performance reports).
 	CPUProfile string
@@ -201,6 +208,15 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 		c.StateKeys = v
 		return nil
 	})
+	// Like the auth token, a NATS URL may carry a password: its default
+	// comes from the environment and is never printed as a flag default.
+	c.NATSURL = str("NATS_URL")
+	fs.Func("nats", "join the other replicas through the NATS server at this `URL` (env NATS_URL, preferred when the URL holds a password; credentials and TLS files: NATS_CREDS, NATS_CA, NATS_CERT, NATS_KEY; see docs/scale-out.md)", func(v string) error {
+		c.NATSURL = v
+		return nil
+	})
+	c.NATSCreds, c.NATSCA, c.NATSCert, c.NATSKey = str("NATS_CREDS"), str("NATS_CA"), str("NATS_CERT"), str("NATS_KEY")
+	fs.StringVar(&c.Replica, "replica-id", str("FLOWYPROMPT_REPLICA_ID"), "this replica's `id` in the cluster: letters, digits, '-' and '_' (env FLOWYPROMPT_REPLICA_ID; default: the host name and a random suffix)")
 	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions`; more are refused with 503 (0: no cap)")
