@@ -17,7 +17,7 @@ export GOWORK := off
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS     := -X main.buildVersion=$(VERSION)
 
-.PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers fuzz clean
+.PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers bench-cluster fuzz clean
 
 all: build
 
@@ -30,11 +30,13 @@ install: build
 	@dir="$(if $(PREFIX),$(PREFIX)/bin,$$($(GO) env GOPATH)/bin)"; \
 	  mkdir -p "$$dir" && install -m 0755 $(BIN) "$$dir/flowyprompt" && echo "installed $$dir/flowyprompt ($(VERSION))"
 
-# The fixture server of the official conformance suite and the fake GitHub
-# API, which the end-to-end tests start as processes.
+# The fixture server of the official conformance suite, the fake GitHub
+# API and the local cluster (NATS, fake GitHub, replicas, proxy), which the
+# end-to-end tests start as processes.
 test-bins:
 	$(GO) build -o bin/conformance-server ./cmd/conformance-server
 	$(GO) build -o bin/fakegithub ./cmd/fakegithub
+	$(GO) build -o bin/testcluster ./cmd/testcluster
 
 ## run: serve the built-in example templates over HTTP (Void: /sse, Inspector: /mcp)
 run: build
@@ -65,7 +67,7 @@ e2e-deps:
 
 e2e: build test-bins e2e-deps
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
-	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub node --test
+	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster node --test
 
 ## conformance: the official MCP conformance suite against cmd/conformance-server (0.1.16 --suite all;
 ## 0.2.0-alpha.12 --requirements 2026-07-28 and 2025-11-25), and its generic scenarios of both eras
@@ -95,6 +97,12 @@ bench:
 bench-peers:
 	$(HGO) vet ./... && $(GO) test -count=1 ./...
 	$(HGO) run ./cmd/mcpbench -markdown ../../docs/performance.md $(BENCH_PEERS_FLAGS)
+
+## bench-cluster: requests per second and the replicas' CPU per request through
+## a round-robin proxy, one replica against three, 2026 stateless and 2025 session
+## requests (bin/testcluster -bench; at most 20,000 requests or 15 s a run, ~2 min)
+bench-cluster: build test-bins
+	./bin/testcluster -bench -bin $(CURDIR)/$(BIN) $(BENCH_CLUSTER_FLAGS)
 
 ## fuzz: a short run of every fuzz target, the product's and the harness's
 fuzz:
