@@ -3,12 +3,16 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/natstest"
 	"github.com/google/go-cmp/cmp"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 // TestBinaryHealthzListsInvalidFiles: /healthz names each file left out of
@@ -52,5 +56,74 @@ func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("invalid_files (-want +got):\n%s", diff)
+	}
+}
+
+// TestBinaryHealthzShowsTheCluster: with --nats the report names this
+// replica and the link's state; while NATS is down the replica keeps
+// serving and says it is degraded, and it rejoins when NATS is back.
+func TestBinaryHealthzShowsTheCluster(t *testing.T) {
+	nats := natstest.Start(t)
+	s := startHTTP(t, 0, "NATS_URL="+nats.URL(), "FLOWYPROMPT_REPLICA_ID=r1")
+	cluster := func(report map[string]any) map[string]any {
+		c, ok := report["cluster"].(map[string]any)
+		if !ok {
+			t.Fatalf("/healthz has no cluster section: %v", report)
+		}
+		return c
+	}
+	waitHealth := func(what string, ok func(map[string]any) bool) map[string]any {
+		t.Helper()
+		deadline := time.Now().Add(15 * time.Second)
+		for {
+			report := s.health(t)
+			if ok(report) {
+				return report
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("timed out waiting for %s; last report: %v", what, report)
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	report := waitHealth("the replica to join", func(r map[string]any) bool { return cluster(r)["connected"] == true })
+	if c := cluster(report); c["replica"] != "r1" || report["status"] != "ok" {
+		t.Errorf("status %v, cluster %v; want ok and replica r1", report["status"], c)
+	}
+	nats.Stop()
+	report = waitHealth("the link to drop", func(r map[string]any) bool { return cluster(r)["connected"] == false })
+	if report["status"] != "degraded" || report["templates"] == float64(0) {
+		t.Errorf("without NATS: status %v, templates %v; want degraded and still serving", report["status"], report["templates"])
+	}
+	nats.Restart()
+	waitHealth("the replica to rejoin", func(r map[string]any) bool {
+		return cluster(r)["connected"] == true && r["status"] == "ok"
+	})
+}
+
+// TestBinaryNATSPasswordStaysSecret: a password in the NATS URL reaches the
+// server but never the log or /healthz.
+func TestBinaryNATSPasswordStaysSecret(t *testing.T) {
+	const password = "n4ts-s3cret-pw"
+	nats := natstest.StartWith(t, func(o *server.Options) { o.Username, o.Password = "fp", password })
+	u := strings.Replace(nats.URL(), "nats://", "nats://fp:"+password+"@", 1)
+	s := startHTTP(t, 0, "NATS_URL="+u, "LOG_LEVEL=debug")
+	deadline := time.Now().Add(15 * time.Second)
+	var report map[string]any
+	for {
+		report = s.health(t)
+		if c, _ := report["cluster"].(map[string]any); c["connected"] == true {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("never joined with the URL's credentials: %v\n%s", report, s.Output())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	raw, _ := json.Marshal(report)
+	for what, text := range map[string]string{"/healthz": string(raw), "the log": s.Output()} {
+		if strings.Contains(text, password) {
+			t.Errorf("%s shows the NATS password:\n%s", what, text)
+		}
 	}
 }

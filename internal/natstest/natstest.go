@@ -23,6 +23,13 @@ type Server struct {
 // temporary directory; the test's cleanup stops it.
 func Start(t testing.TB) *Server {
 	t.Helper()
+	return StartWith(t, nil)
+}
+
+// StartWith is Start with the server's options adjusted by set first
+// (credentials, limits).
+func StartWith(t testing.TB, set func(*server.Options)) *Server {
+	t.Helper()
 	s := &Server{t: t, opts: server.Options{
 		Host:      "127.0.0.1",
 		Port:      -1,
@@ -31,6 +38,9 @@ func Start(t testing.TB) *Server {
 		NoLog:     true,
 		NoSigs:    true,
 	}}
+	if set != nil {
+		set(&s.opts)
+	}
 	s.run()
 	// The port chosen at the first start is kept, so clients reconnect
 	// to a restarted server.
