@@ -105,7 +105,7 @@ async function legacyMCP(base, name, onListChanged) {
   client.onerror = () => {}; // a replica killed on purpose makes streams fail
   if (onListChanged) client.setNotificationHandler(PromptListChangedNotificationSchema, onListChanged);
   await within(client.connect(transport, opts), STEP_MS, `${name}: connect to ${base}/mcp`);
-  return { name, era: "2025 /mcp", client, sid: () => transport.sessionId };
+  return { name, era: "2025 /mcp", client, transport, sid: () => transport.sessionId };
 }
 
 /** A 2025-era client over the legacy SSE transport (/sse) of the 1.x SDK. */
@@ -190,6 +190,10 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
   const direct = []; // listeners connected to one replica each
   const viaProxy = []; // the mix's clients
   const heard = new Map(); // listener name → list_changed count
+  const hear = (name) => {
+    heard.set(name, 0);
+    return () => heard.set(name, heard.get(name) + 1);
+  };
 
   before(async () => {
     cluster = await startCluster();
@@ -242,7 +246,9 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
       [legacySSE, "mix-sse-2"],
       [legacyMCP, "mix-mcp-3"],
     ]) {
-      viaProxy.push(await open(p, name));
+      // They hear list_changed later: on a stream whose GET reached a
+      // replica that forwarded it to the session's.
+      viaProxy.push(await open(p, name, hear(name)));
       await operation(viaProxy[0], 1);
     }
     const OPS = 45; // per client
@@ -286,15 +292,11 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
   });
 
   it("announces an upstream change to listeners on every replica, each of which then serves the new text", async () => {
-    const listen = (name) => {
-      heard.set(name, 0);
-      return () => heard.set(name, heard.get(name) + 1);
-    };
     const subs = [];
     for (const r of cluster.replicas) {
-      direct.push(await legacyMCP(r.url, `${r.id}-mcp`, listen(`${r.id}-mcp`)));
-      direct.push(await legacySSE(r.url, `${r.id}-sse`, listen(`${r.id}-sse`)));
-      const m = await modern(r.url, `${r.id}-2026`, listen(`${r.id}-2026`));
+      direct.push(await legacyMCP(r.url, `${r.id}-mcp`, hear(`${r.id}-mcp`)));
+      direct.push(await legacySSE(r.url, `${r.id}-sse`, hear(`${r.id}-sse`)));
+      const m = await modern(r.url, `${r.id}-2026`, hear(`${r.id}-2026`));
       direct.push(m);
       subs.push(await m.client.listen({ promptsListChanged: true }, opts));
     }
@@ -413,6 +415,20 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
       }
     }, 15_000);
     console.log(`# all replicas reconnected ${Date.now() - back} ms after NATS came back`);
+  });
+
+  it("ends a session with DELETE through the proxy, whichever replica the DELETE reaches", async () => {
+    const c = viaProxy.find((c) => c.era === "2025 /mcp" && c.name.startsWith("after-kill"));
+    const sid = c.sid();
+    const owner = (await ctl(cluster, "GET", "/sessions"))[sid];
+    const before = (await health(cluster))[owner].healthz.sessions.mcp;
+    // Three DELETEs would be one per replica; one is enough to reach
+    // another replica two times in three.
+    await within(c.transport.terminateSession(), STEP_MS, "DELETE /mcp");
+    await eventually(async () => assert.equal((await health(cluster))[owner].healthz.sessions.mcp, before - 1, `sessions on ${owner}`), 5000);
+    const err = await rejection(c.client.getPrompt({ name: nameOf(2), arguments: { subject: "x" } }, opts), "a request in the ended session");
+    assert.match(String(err), /404|session/i);
+    viaProxy.splice(viaProxy.indexOf(c), 1);
   });
 
   it("never shows the GitHub token in a replica's log", async () => {
