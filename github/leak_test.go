@@ -110,7 +110,7 @@ func TestTokenNeverLeaks(t *testing.T) {
 			t.Fatalf("%s: echo transport did not fail", mode)
 		}
 		record("echo "+mode, err)
-		_, _, err = c.treeFiles(ctx, strings.Repeat("a", 40))
+		_, _, _, err = c.treeFiles(ctx, strings.Repeat("a", 40))
 		record("echo tree "+mode, err)
 		_, _, err = c.putFile(ctx, "templates/X.json", []byte("{}"), "msg", "", "")
 		record("echo save "+mode, err)

@@ -1,7 +1,7 @@
 // Package fakegithub is an in-process fake of the few GitHub REST endpoints
 // flowyprompt uses, for tests: repository metadata, commits/{ref} (SHA and
 // JSON media types), recursive trees, blobs (raw and JSON), contents get and
-// put, and rate_limit.
+// put, rate_limit, and repository archives (tarball).
 //
 // It behaves like GitHub where our code depends on it: strong quoted ETags
 // that vary with Accept and Authorization, If-None-Match answered with 304
@@ -10,6 +10,17 @@
 // file SHA on write, and the 403 rate-limit answer go-github recognises. It
 // counts requests per route so tests can assert what a sync costs, and it can
 // fail on demand (a fixed status, dropped connections, rate limiting).
+//
+// An archive is served in two steps, as GitHub does: the tarball route is an
+// API request (counted, subject to the token, faults and the rate limit)
+// that answers 302 with a Location on the download "host",
+// /_codeload/OWNER/REPO/legacy.tar.gz/SHA?token=T, where T is a random
+// temporary token. The download needs no Authorization, answers 404 to a
+// wrong or missing token as codeload does, is not an API request (Total and
+// Count leave it out; Downloads counts it) and is not affected by SetFault,
+// SetDown or rate limits: it has faults of its own (SetDownloadFault,
+// SetDownloadCut). The archive is a real gzip-compressed tar of the commit's
+// files under OWNER-REPO-SHA7/, with a strong ETag.
 //
 // Routes are served both at the root (api.github.com style) and under
 // /api/v3/ (GitHub Enterprise style).
@@ -43,7 +54,16 @@ const (
 	RouteContents  = "GET /repos/{owner}/{repo}/contents/{path...}"
 	RoutePut       = "PUT /repos/{owner}/{repo}/contents/{path...}"
 	RouteRateLimit = "GET /rate_limit"
+	RouteTarball   = "GET /repos/{owner}/{repo}/tarball/{ref...}"
 )
+
+// downloadPrefix is the path of archive downloads, the fake's stand-in for
+// codeload.github.com.
+const downloadPrefix = "/_codeload/"
+
+// archiveTokenLife is how long a redirect's temporary token is honoured
+// (GitHub's last about five minutes).
+const archiveTokenLife = 5 * time.Minute
 
 // RateLimitMessage is the message GitHub sends with a primary rate-limit 403.
 const RateLimitMessage = "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID."
@@ -87,6 +107,18 @@ type Server struct {
 	remaining     int
 	reset         time.Time
 	seq           int
+
+	grants          map[string]grant // temporary archive token → what it opens
+	downloads       []Request
+	downloadFault   int
+	downloadCut     int
+	archiveOverride map[string][]byte // path → content served in archives instead; nil: left out
+}
+
+// grant is what one temporary archive token opens, until when.
+type grant struct {
+	sha     string
+	expires time.Time
 }
 
 // New starts a fake for repository owner/repo whose default branch "main"
@@ -101,6 +133,7 @@ func New(owner, repo string) *Server {
 		commits:       map[string]*commit{},
 		trees:         map[string]string{},
 		blobs:         map[string][]byte{},
+		grants:        map[string]grant{},
 		remaining:     defaultLimit,
 		reset:         time.Now().Add(time.Hour).Truncate(time.Second),
 	}
@@ -114,6 +147,7 @@ func New(owner, repo string) *Server {
 	mux.HandleFunc(RouteContents, s.handleGetContents)
 	mux.HandleFunc(RoutePut, s.handlePutContents)
 	mux.HandleFunc(RouteRateLimit, s.handleRateLimit)
+	mux.HandleFunc(RouteTarball, s.handleTarball)
 	s.srv = httptest.NewServer(s.front(mux))
 	return s
 }
@@ -317,11 +351,12 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
-// Reset forgets the recorded requests.
+// Reset forgets the recorded requests and downloads.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = nil
+	s.downloads = nil
 }
 
 // statusWriter records the status a handler wrote.
@@ -361,6 +396,11 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 			Accept:      r.Header.Get("Accept"),
 			IfNoneMatch: r.Header.Get("If-None-Match"),
 			Authorized:  r.Header.Get("Authorization") != "",
+		}
+		if strings.HasPrefix(r2.URL.Path, downloadPrefix) {
+			// Another host on GitHub: none of the API's rules apply.
+			s.serveDownload(w, r2)
+			return
 		}
 		_, rec.Pattern = mux.Handler(r2)
 		r2.Pattern = rec.Pattern
@@ -794,6 +834,10 @@ type LibraryOptions struct {
 	Invalid     int
 	Oversized   int
 	MaxFileSize int // default 102400; oversized files are a little larger
+	// TemplateSize pads each valid template to about this many bytes with
+	// text dense in placeholders, as real prompt libraries are; 0 keeps
+	// them one line long.
+	TemplateSize int
 }
 
 // GenerateLibrary builds a deterministic library of templates in the format
@@ -810,7 +854,7 @@ func GenerateLibrary(opts LibraryOptions) Library {
 	lib := Library{Files: map[string][]byte{}}
 	for i := range opts.Valid {
 		name := fmt.Sprintf("Generated_%03d", i)
-		lib.Files[opts.Dir+"/"+name+".json"] = ValidTemplate(name, fmt.Sprintf("Write about {{subject}} (template %d).", i))
+		lib.Files[opts.Dir+"/"+name+".json"] = ValidTemplate(name, generatedContent(i, opts.TemplateSize))
 		lib.Valid = append(lib.Valid, name)
 	}
 	for i := range opts.Invalid {
@@ -833,6 +877,20 @@ func GenerateLibrary(opts LibraryOptions) Library {
 	slices.Sort(lib.Invalid)
 	slices.Sort(lib.Oversized)
 	return lib
+}
+
+// templateOverhead is about what ValidTemplate adds around the content.
+const templateOverhead = 420
+
+// generatedContent is template i's content, padded to about size bytes of
+// template file with numbered lines that each use the placeholder twice.
+func generatedContent(i, size int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Write about {{subject}} (template %d).", i)
+	for n := 1; sb.Len() < size-templateOverhead; n++ {
+		fmt.Fprintf(&sb, "\n%d.%d Explain how {{subject}} relates to point %d, then restate {{subject}} briefly.", i, n, n)
+	}
+	return sb.String()
 }
 
 // ValidTemplate returns a valid template named name with one required
