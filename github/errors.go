@@ -294,5 +294,3 @@ func sanitizeURL(raw string) string {
 	}
 	return scheme + "://" + authority + tail + trail
 }
-
-func (c *Client) redact(s string) string { return redact(s, c.token) }

@@ -59,8 +59,8 @@ func (s *Server) ExpireArchiveTokens() {
 	}
 }
 
-// SetDownloadFault answers archive downloads with status (and no archive)
-// until called with 0.
+// SetDownloadFault answers archive downloads with status (and no archive),
+// or drops them unanswered (FaultDrop), until called with 0.
 func (s *Server) SetDownloadFault(status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -138,7 +138,12 @@ func (s *Server) serveDownload(w http.ResponseWriter, r *http.Request) {
 		http.Error(sw, "404: Not Found", http.StatusNotFound)
 		return
 	}
-	if status != 0 {
+	switch status {
+	case 0:
+	case FaultDrop:
+		drop(w)
+		return
+	default:
 		http.Error(sw, http.StatusText(status), status)
 		return
 	}

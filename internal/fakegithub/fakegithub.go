@@ -102,6 +102,7 @@ type Server struct {
 	blobs         map[string][]byte
 	requests      []Request
 	fault         int
+	routeFaults   map[string]int
 	down          bool
 	limitedTill   time.Time
 	remaining     int
@@ -178,6 +179,23 @@ func (s *Server) SetFault(status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fault = status
+}
+
+// FaultDrop, given to SetRouteFault or SetDownloadFault, drops the
+// connection without answering instead of answering a status.
+const FaultDrop = -1
+
+// SetRouteFault answers the requests of one route (a Route constant) with
+// status and a GitHub-style error body, or drops them (FaultDrop), until
+// called with 0; the other routes answer as usual. The request is counted
+// like any other.
+func (s *Server) SetRouteFault(pattern string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.routeFaults == nil {
+		s.routeFaults = map[string]int{}
+	}
+	s.routeFaults[pattern] = status
 }
 
 // SetDown makes the server drop every connection without answering, as an
@@ -419,28 +437,27 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 
 		s.mu.Lock()
 		down, fault, token, limitedTill := s.down, s.fault, s.token, s.limitedTill
+		routeFault := s.routeFaults[rec.Pattern]
 		if s.remaining <= 0 && limitedTill.Before(s.reset) {
 			limitedTill = s.reset // the budget is spent until the reset
 		}
 		s.mu.Unlock()
 
-		if down {
+		if down || routeFault == FaultDrop {
 			// Recorded before the connection drops: a client that has seen
 			// the drop finds its request in Requests.
 			record()
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					conn.Close()
-					return
-				}
-			}
-			panic(http.ErrAbortHandler)
+			drop(w)
+			return
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() { rec.Status = sw.status }()
 		switch {
 		case fault != 0:
 			s.writeError(sw, r2, fault, http.StatusText(fault))
+			return
+		case routeFault != 0:
+			s.writeError(sw, r2, routeFault, http.StatusText(routeFault))
 			return
 		case token != "" && !hasToken(r, token):
 			msg := "Bad credentials"
@@ -455,6 +472,17 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 		}
 		mux.ServeHTTP(sw, r2)
 	})
+}
+
+// drop closes the connection without answering.
+func drop(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 func hasToken(r *http.Request, token string) bool {
