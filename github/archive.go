@@ -193,8 +193,9 @@ func downloadRedirects(req *http.Request, via []*http.Request) error {
 	return nil
 }
 
-// urlSecrets returns what of a URL must not be shown: the URL itself, its
-// query and every query value (a temporary token).
+// urlSecrets returns what of a URL must not be shown: the URL itself, with
+// and without its query, the query and every query value (a temporary
+// token).
 func urlSecrets(raw string) []string {
 	if raw == "" {
 		return nil
@@ -203,6 +204,9 @@ func urlSecrets(raw string) []string {
 	u, err := url.Parse(raw)
 	if err != nil {
 		return out
+	}
+	if u.Host != "" && u.Path != "" && u.Path != "/" {
+		out = append(out, u.Scheme+"://"+u.Host+u.EscapedPath())
 	}
 	if u.RawQuery != "" {
 		out = append(out, u.RawQuery)

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net/http"
+	"net/url"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -399,6 +402,12 @@ func TestArchiveTokenNeverLeaks(t *testing.T) {
 				t.Errorf("Archive returned no result and no error")
 			}
 			seen = append(seen, h.logs.String())
+			filepath.WalkDir(h.cacheDir, func(p string, d fs.DirEntry, err error) error {
+				if err == nil && !d.IsDir() {
+					seen = append(seen, cacheFileTexts(t, p)...)
+				}
+				return nil
+			})
 
 			tokens := h.fake.ArchiveTokens()
 			if len(tokens) < 2 {
@@ -709,6 +718,47 @@ func TestColdStartThreshold(t *testing.T) {
 			t.Logf("cold start, %d templates: %v", tt.templates, c)
 			if diff := cmp.Diff(tt.want, c.ByRoute); diff != "" {
 				t.Errorf("requests by route (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestArchiveErrorRedaction(t *testing.T) {
+	// Shapes an error about the download may take; each names the URL or
+	// its token, and none may survive the mapping.
+	const tok = "Xq7ZtempTokenValue0123456789"
+	link := "https://codeload.github.com/acme/prompts/legacy.tar.gz/" + strings.Repeat("a", 40) + "?token=" + tok
+	tests := []struct {
+		name string
+		err  error
+	}{
+		{"url.Error", &url.Error{Op: "Get", URL: link, Err: io.ErrUnexpectedEOF}},
+		{"url.Error wrapped", fmt.Errorf("fetch: %w", &url.Error{Op: "Get", URL: link, Err: errors.New("connection reset")})},
+		{"URL in text", fmt.Errorf("proxy refused %s", link)},
+		{"token alone", fmt.Errorf("proxy refused credential %s", tok)},
+		{"token escaped", fmt.Errorf("proxy refused %s", url.QueryEscape(tok+"/+"))},
+	}
+	h := newHarness(t, fakegithub.Library{})
+	c := h.client()
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if !strings.Contains(tt.err.Error(), strings.TrimSuffix(url.QueryEscape(tok+"/+"), "%2F%2B")) {
+				t.Fatalf("the case does not carry the token; it would prove nothing: %v", tt.err)
+			}
+			hide := urlSecrets(link)
+			if tt.name == "token escaped" {
+				hide = urlSecrets(link + "%2F%2B")
+			}
+			err := c.mapErrorHiding(op{what: "download the archive", target: targetArchive, name: "a"}, nil, stripURL(tt.err), hide...)
+			f := fault.As(err)
+			if f == nil || f.Code != fault.NetworkError {
+				t.Fatalf("mapped = %v, want NETWORK_ERROR", err)
+			}
+			out := fmt.Sprintf("%v %+v %v", err, f, f.Err)
+			for _, leak := range []string{tok, "codeload.github.com/acme", "legacy.tar.gz"} {
+				if strings.Contains(out, leak) {
+					t.Errorf("%q leaked: %s", leak, out)
+				}
 			}
 		})
 	}

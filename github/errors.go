@@ -95,11 +95,21 @@ func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...stri
 		return fmt.Errorf("%s: %w", o.what, context.Canceled)
 	}
 	secrets := append([]string{c.token}, hide...)
-	detail := redact(err.Error(), secrets...)
+	hidden := func(s string) string {
+		// Whole URLs before redact sanitizes them, which would leave
+		// their paths.
+		for _, h := range hide {
+			if len(h) >= 4 {
+				s = strings.ReplaceAll(s, h, "[REDACTED]")
+			}
+		}
+		return redact(s, secrets...)
+	}
+	detail := hidden(err.Error())
 	var ghMessage string
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) {
-		ghMessage = redact(er.Message, secrets...)
+		ghMessage = hidden(er.Message)
 	}
 	details := map[string]any{"repository": c.owner + "/" + c.repo}
 	if status != 0 {
