@@ -498,6 +498,7 @@ func TestReadArchive(t *testing.T) {
 	tests := []struct {
 		name           string
 		data           []byte
+		prefix         string // default templates/
 		want           map[string]TreeEntry
 		maxBytes       int64
 		wantKept       []string // contents kept
@@ -543,6 +544,16 @@ func TestReadArchive(t *testing.T) {
 			wantMismatched: []string{"templates/A.json", "templates/B.json"},
 		},
 		{
+			name:   "a hidden folder may hold the templates, not below it",
+			prefix: ".github/prompts/",
+			data: makeArchive(t,
+				tarEntry{name: root + ".github/prompts/A.json", content: a},
+				tarEntry{name: root + ".github/prompts/.old/B.json", content: b},
+			),
+			want:     want(entryFor(".github/prompts/A.json", a), entryFor(".github/prompts/.old/B.json", b)),
+			wantKept: []string{a},
+		},
+		{
 			name:           "a file over the size limit is left unread",
 			data:           makeArchive(t, tarEntry{name: root + "templates/A.json", content: strings.Repeat("x", 100)}),
 			want:           want(entryFor("templates/A.json", strings.Repeat("x", 100))),
@@ -574,7 +585,11 @@ func TestReadArchive(t *testing.T) {
 			if maxBytes == 0 {
 				maxBytes = 1 << 20
 			}
-			f := archiveFilter{prefix: "templates/", want: tt.want, maxFileSize: 64, maxBytes: maxBytes}
+			prefix := tt.prefix
+			if prefix == "" {
+				prefix = "templates/"
+			}
+			f := archiveFilter{prefix: prefix, want: tt.want, maxFileSize: 64, maxBytes: maxBytes}
 			res, err := readArchive(bytes.NewReader(tt.data), f)
 			switch {
 			case tt.wantErr == nil && err != nil:

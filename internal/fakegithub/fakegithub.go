@@ -9,7 +9,8 @@
 // answer, 401 for a wrong token, 422 for an unknown ref, 409/422 for a stale
 // file SHA on write, and the 403 rate-limit answer go-github recognises. It
 // counts requests per route so tests can assert what a sync costs, and it can
-// fail on demand (a fixed status, dropped connections, rate limiting).
+// fail on demand (a fixed status, for every route or one, dropped
+// connections, rate limiting).
 //
 // An archive is served in two steps, as GitHub does: the tarball route is an
 // API request (counted, subject to the token, faults and the rate limit)
