@@ -41,6 +41,11 @@ type Client struct {
 	token       string // kept only to redact it
 	now         func() time.Time
 	logger      *slog.Logger
+	// download fetches archives from the host GitHub redirects to: the
+	// caller's transport without the token, since the redirect's URL
+	// carries its own temporary credential.
+	download  *http.Client
+	apiScheme string
 }
 
 // TreeEntry is one file in a commit's tree.
@@ -60,6 +65,7 @@ type RateLimit struct {
 func newClient(s settings) *Client {
 	// A copy: the caller's client (Config.HTTPClient) is not ours to change.
 	hc := *s.httpClient
+	download := &http.Client{Transport: hc.Transport, CheckRedirect: downloadRedirects}
 	if s.token != "" {
 		base := hc.Transport
 		if base == nil {
@@ -78,6 +84,7 @@ func newClient(s settings) *Client {
 	return &Client{
 		gh: g, owner: s.owner, repo: s.repo, webURL: s.webURL, apiURL: s.apiURL,
 		path: s.path, maxFileSize: s.maxFileSize, token: s.token, now: s.now, logger: s.logger,
+		download: download, apiScheme: s.api.Scheme,
 	}
 }
 
@@ -201,14 +208,18 @@ func escapeRef(ref string) string {
 // never served (templates/.drafts/X.json is no template), and a folder such
 // as .github would only grow the listing. other is never nil, so that a
 // persisted listing tells "no other files" from "not listed" (older caches).
-func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeEntry, err error) {
+// archiveSize bounds the size of the commit's whole tar archive (see
+// tarSize); 0 when the listing was truncated and so cannot bound it.
+func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeEntry, archiveSize int64, err error) {
 	t, resp, err := c.gh.Git.GetTree(ctx, c.owner, c.repo, sha, true)
 	if err := c.mapError(op{what: "list the templates of " + c.repoName() + " at " + short(sha), target: targetCommit, name: sha}, resp, err); err != nil {
-		return nil, nil, err
+		return nil, nil, 0, err
 	}
 	if t.GetTruncated() {
 		c.logger.Warn("GitHub truncated the repository listing; some templates may be missing",
 			"repository", c.repoName(), "commit", sha)
+	} else {
+		archiveSize = tarSize(t.Entries)
 	}
 	prefix := ""
 	if c.path != "" {
@@ -238,7 +249,7 @@ func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeE
 		}
 	}
 	if !found {
-		return nil, nil, c.notFound(func(code string, sentinel error, why, how string) *fault.Error {
+		return nil, nil, 0, c.notFound(func(code string, sentinel error, why, how string) *fault.Error {
 			return &fault.Error{Code: code, What: "list the templates of " + c.repoName(), Why: why, How: how,
 				Details: map[string]any{"repository": c.repoName(), "path": c.path, "commit": sha},
 				Err:     fmt.Errorf("%w: folder %s at %s", sentinel, c.path, sha)}
@@ -247,7 +258,7 @@ func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeE
 	byPath := func(a, b TreeEntry) int { return strings.Compare(a.Path, b.Path) }
 	slices.SortFunc(tmpl, byPath)
 	slices.SortFunc(other, byPath)
-	return tmpl, other, nil
+	return tmpl, other, archiveSize, nil
 }
 
 // Blob fetches one blob's bytes and checks them against the SHA, so a

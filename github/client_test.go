@@ -190,7 +190,7 @@ func TestTree(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.path, func(t *testing.T) {
 			c := h.client(func(c *Config) { c.Path = tt.path })
-			got, _, err := c.treeFiles(ctxT(t), h.fake.Head())
+			got, _, _, err := c.treeFiles(ctxT(t), h.fake.Head())
 			if tt.wantErr != "" {
 				if fault.CodeOf(err) != tt.wantErr || !strings.Contains(fault.As(err).Why, `folder "missing"`) {
 					t.Fatalf("Tree error = %v, want %s naming the folder", err, tt.wantErr)
@@ -606,7 +606,7 @@ func TestSaveTemplateExistingFile(t *testing.T) {
 // headTree maps each file of the fake's head commit to its blob SHA.
 func headTree(t *testing.T, h *harness) map[string]string {
 	t.Helper()
-	entries, _, err := h.client(func(c *Config) { c.Path = "." }).treeFiles(ctxT(t), h.fake.Head())
+	entries, _, _, err := h.client(func(c *Config) { c.Path = "." }).treeFiles(ctxT(t), h.fake.Head())
 	if err != nil {
 		t.Fatal(err)
 	}

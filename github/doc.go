@@ -45,15 +45,31 @@
 //     ReadResource: a file a template lists in its resources is downloaded
 //     when first read, from that commit, and cached by blob SHA like a
 //     template.
-//  3. Fetch only the blobs not already cached, eight at a time. A blob SHA
-//     names its bytes forever, so a blob is never fetched twice.
+//  3. Fetch only the blobs not already cached. A blob SHA names its bytes
+//     forever, so a blob is never fetched twice. Up to eight missing blobs
+//     are fetched one request each, all at once; more come from one
+//     archive of the commit (GET repos/O/R/tarball/SHA: one API request,
+//     answered with a redirect to a download host whose URL carries a
+//     temporary token; the download is fetched without our token, is not
+//     an API request, and its URL never appears in logs or errors). The
+//     archive is read as it streams, bounded by the size the tree listing
+//     implies; only the wanted files are kept, each checked against its
+//     blob SHA; a file the archive lacks or holds differently
+//     (.gitattributes export-ignore, export-subst) is fetched on its own,
+//     and so is every file if the download fails (with a warning). GitHub
+//     refusing the archive request itself (token, rate limit, outage) fails
+//     the sync like any other request. The archive is skipped when the
+//     repository is much larger than the files it saves (see useArchive).
+//     Resources stay lazy.
 //  4. Build a new catalog (templates.Build) and hand it to Watch callbacks;
 //     templates.Library swaps it in and notifies clients.
 //
-// Costs measured against internal/fakegithub: a cold start of N templates
-// is N+2 requests (on the default branch too: HEAD needs no lookup); an
-// unchanged revalidation is 1 request answered 304; one changed template is
-// 3 requests; a restart with the disk cache is 0 requests within the TTL of
+// Costs measured against internal/fakegithub: a cold start of more than
+// eight templates is 3 requests, 2,000 templates of 4 KB included (on the
+// default branch too: HEAD needs no lookup), plus one archive download that
+// is not an API request; of N ≤ 8 templates, N+2 requests; an unchanged
+// revalidation is 1 request answered 304; one changed template is 3
+// requests; a restart with the disk cache is 0 requests within the TTL of
 // the last check and 1 (a 304) after it.
 //
 // Requests never wait for GitHub once a catalog exists: Load returns the

@@ -40,6 +40,7 @@ const (
 	targetBlob
 	targetWrite // creating or updating a file
 	targetRateLimit
+	targetArchive // a commit's archive: its redirect, or the download
 )
 
 // op describes one request for error messages.
@@ -61,7 +62,9 @@ const (
 //   - 304 → ErrNotModified (not a failure; callers check for it first)
 //   - 401, and 403 that is not a rate limit → GITHUB_AUTH_FAILED
 //   - 403/429 rate limits, including go-github's own pre-check that answers
-//     without calling out while the last known remaining count is 0 →
+//     without calling out while the last known remaining count is 0, and
+//     answers whose body go-github did not read (GetArchiveLink), known by
+//     their X-RateLimit-Remaining: 0 or Retry-After header →
 //     GITHUB_RATE_LIMITED with RetryAfter
 //   - 404 (and 422 for an unknown ref, 409 for an empty repository) →
 //     GITHUB_NOT_FOUND naming what is missing
@@ -71,6 +74,12 @@ const (
 //
 // A canceled context is returned as itself: nobody failed.
 func (c *Client) mapError(o op, resp *gh.Response, err error) error {
+	return c.mapErrorHiding(o, resp, err)
+}
+
+// mapErrorHiding is mapError that also redacts hide, secrets other than
+// the token (an archive's temporary download URL and token).
+func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...string) error {
 	if err == nil {
 		return nil
 	}
@@ -85,11 +94,22 @@ func (c *Client) mapError(o op, resp *gh.Response, err error) error {
 	if errors.Is(err, context.Canceled) {
 		return fmt.Errorf("%s: %w", o.what, context.Canceled)
 	}
-	detail := c.redact(err.Error())
+	secrets := append([]string{c.token}, hide...)
+	hidden := func(s string) string {
+		// Whole URLs before redact sanitizes them, which would leave
+		// their paths.
+		for _, h := range hide {
+			if len(h) >= 4 {
+				s = strings.ReplaceAll(s, h, "[REDACTED]")
+			}
+		}
+		return redact(s, secrets...)
+	}
+	detail := hidden(err.Error())
 	var ghMessage string
 	var er *gh.ErrorResponse
 	if errors.As(err, &er) {
-		ghMessage = c.redact(er.Message)
+		ghMessage = hidden(er.Message)
 	}
 	details := map[string]any{"repository": c.owner + "/" + c.repo}
 	if status != 0 {
@@ -122,8 +142,13 @@ func (c *Client) mapError(o op, resp *gh.Response, err error) error {
 		}
 		return c.rateLimited(mk, details, retry, "GitHub's secondary rate limit was hit (too many requests in a short time)")
 	case status == http.StatusTooManyRequests,
-		status == http.StatusForbidden && strings.Contains(strings.ToLower(ghMessage), "rate limit"):
-		return c.rateLimited(mk, details, retryAfterHeader(header, c.now()), "GitHub answered "+strconv.Itoa(status)+": "+ghMessage)
+		status == http.StatusForbidden && strings.Contains(strings.ToLower(ghMessage), "rate limit"),
+		status == http.StatusForbidden && (header.Get("X-RateLimit-Remaining") == "0" || header.Get("Retry-After") != ""):
+		why := "GitHub answered " + strconv.Itoa(status) + ": " + ghMessage
+		if ghMessage == "" {
+			why = "GitHub answered " + strconv.Itoa(status) + ": the rate limit is used up"
+		}
+		return c.rateLimited(mk, details, retryAfterHeader(header, c.now()), why)
 	case status == http.StatusUnauthorized:
 		why := "GitHub answered 401: the token was refused (wrong, expired or revoked)"
 		if c.token == "" {
@@ -131,8 +156,11 @@ func (c *Client) mapError(o op, resp *gh.Response, err error) error {
 		}
 		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, tokenHow)
 	case status == http.StatusForbidden:
-		return mk(fault.GitHubAuthFailed, ErrUnauthorized,
-			"GitHub answered 403: the token is valid but not allowed to do this ("+ghMessage+")", tokenHow)
+		why := "GitHub answered 403: the token is valid but not allowed to do this"
+		if ghMessage != "" {
+			why += " (" + ghMessage + ")"
+		}
+		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, tokenHow)
 	case status == http.StatusNotFound, status == http.StatusUnprocessableEntity && o.target == targetRef:
 		if o.target == targetRef && status == http.StatusNotFound {
 			o.target = targetRepo
@@ -196,6 +224,10 @@ func (c *Client) notFound(mk func(string, error, string, string) *fault.Error, o
 	case targetBlob:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the file object "+o.name+" is gone from "+repo,
 			"refresh the templates; the repository changed while they were read")
+	case targetArchive:
+		return mk(fault.GitHubNotFound, ErrNotFound,
+			"the archive of commit "+short(o.name)+" of "+repo+" is not available (or the repository is not visible to this token)",
+			"refresh the templates; if this persists, check GITHUB_REPO_URL"+access)
 	case targetWrite:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+repo+" or its branch "+strconv.Quote(o.name)+" was not found",
 			"check GITHUB_REPO_URL and GITHUB_REF, and that the token may write to the repository"+access)
@@ -272,5 +304,3 @@ func sanitizeURL(raw string) string {
 	}
 	return scheme + "://" + authority + tail + trail
 }
-
-func (c *Client) redact(s string) string { return redact(s, c.token) }

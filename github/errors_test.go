@@ -16,6 +16,12 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
 
+// archiveStatus is the error go-github's GetArchiveLink returns for any
+// answer but 200 and 302.
+func archiveStatus(code int) error {
+	return fmt.Errorf("unexpected status code: %d %s", code, http.StatusText(code))
+}
+
 // timeoutErr is a net.Error that timed out.
 type timeoutErr struct{}
 
@@ -117,6 +123,24 @@ func TestMapError(t *testing.T) {
 			want: result{fault.NetworkError, ErrUnavailable, 0, "did not answer in time"}},
 		{name: "connection refused", op: op{target: targetRef}, err: &url.Error{Op: "Get", URL: reqURL.String(), Err: errors.New("connection refused")},
 			want: result{fault.NetworkError, ErrUnavailable, 0, "cannot reach GitHub"}},
+		// GetArchiveLink reads no body: its errors say only "unexpected
+		// status code", and the headers tell a rate limit from a refusal.
+		{name: "archive 401", op: op{target: targetArchive, name: "abc"}, resp: respWith(401, nil),
+			err: archiveStatus(401), want: result{fault.GitHubAuthFailed, ErrUnauthorized, 0, "token was refused"}},
+		{name: "archive 403", op: op{target: targetArchive, name: "abc"}, resp: respWith(403, map[string]string{"X-RateLimit-Remaining": "4000"}),
+			err: archiveStatus(403), want: result{fault.GitHubAuthFailed, ErrUnauthorized, 0, "not allowed to do this"}},
+		{name: "archive 403, primary rate limit", op: op{target: targetArchive, name: "abc"},
+			resp: respWith(403, map[string]string{"X-RateLimit-Remaining": "0", "X-RateLimit-Reset": fmt.Sprint(now.Add(20 * time.Minute).Unix())}),
+			err:  archiveStatus(403), want: result{fault.GitHubRateLimited, ErrRateLimited, 20 * time.Minute, "rate limit is used up"}},
+		{name: "archive 403, secondary rate limit", op: op{target: targetArchive, name: "abc"},
+			resp: respWith(403, map[string]string{"Retry-After": "42", "X-RateLimit-Remaining": "4000"}),
+			err:  archiveStatus(403), want: result{fault.GitHubRateLimited, ErrRateLimited, retry42, "403"}},
+		{name: "archive 429", op: op{target: targetArchive, name: "abc"}, resp: respWith(429, map[string]string{"Retry-After": "7"}),
+			err: archiveStatus(429), want: result{fault.GitHubRateLimited, ErrRateLimited, 7 * time.Second, "429"}},
+		{name: "archive 404", op: op{target: targetArchive, name: "abc"}, resp: respWith(404, nil),
+			err: archiveStatus(404), want: result{fault.GitHubNotFound, ErrNotFound, 0, "archive of commit abc"}},
+		{name: "archive 503", op: op{target: targetArchive, name: "abc"}, resp: respWith(503, nil),
+			err: archiveStatus(503), want: result{fault.NetworkError, ErrUnavailable, 0, "GitHub returned 503"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -180,6 +180,8 @@ func routeName(pattern string) string {
 		return "put"
 	case fakegithub.RouteRateLimit:
 		return "rate_limit"
+	case fakegithub.RouteTarball:
+		return "tarball"
 	case "":
 		return "unmatched"
 	}

@@ -110,10 +110,15 @@ func TestTokenNeverLeaks(t *testing.T) {
 			t.Fatalf("%s: echo transport did not fail", mode)
 		}
 		record("echo "+mode, err)
-		_, _, err = c.treeFiles(ctx, strings.Repeat("a", 40))
+		_, _, _, err = c.treeFiles(ctx, strings.Repeat("a", 40))
 		record("echo tree "+mode, err)
 		_, _, err = c.putFile(ctx, "templates/X.json", []byte("{}"), "msg", "", "")
 		record("echo save "+mode, err)
+		_, err = c.Archive(ctx, strings.Repeat("a", 40), archiveFilter{maxFileSize: DefaultMaxFileSize, maxBytes: 1 << 20})
+		if err == nil {
+			t.Fatalf("%s: echo transport did not fail the archive", mode)
+		}
+		record("echo archive "+mode, err)
 	}
 	// A source without a catalog returns the raw fault to its caller.
 	cold := h.source(func(c *Config) {

@@ -103,7 +103,7 @@ func (s *Source) resourceFiles(ctx context.Context) (map[string]TreeEntry, strin
 		return files, commit, nil
 	}
 	v, err := s.shared(ctx, "files:"+commit, func(ctx context.Context) (any, error) {
-		tmpl, other, err := s.client.treeFiles(ctx, commit)
+		tmpl, other, _, err := s.client.treeFiles(ctx, commit)
 		if err != nil {
 			return nil, err
 		}

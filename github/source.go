@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -42,6 +43,9 @@ type listing struct {
 	// content is fetched when first read. nil in a listing written before
 	// resources were served; then the tree is listed again.
 	Files []TreeEntry `json:"files"`
+	// ArchiveSize bounds the commit's archive (Client.treeFiles); 0 when
+	// unknown, and then blobs are fetched one by one.
+	ArchiveSize int64 `json:"archiveSize,omitempty"`
 }
 
 // Source serves the templates of a GitHub repository. It implements
@@ -63,6 +67,7 @@ type Source struct {
 	group      singleflight.Group
 	bgRunning  atomic.Bool
 	saveWarned atomic.Bool
+	archiveMin int                                            // more missing blobs than this are taken from an archive; tests change it
 	newTimer   func(time.Duration) (<-chan time.Time, func()) // tests replace it
 	bgDoneHook func()                                         // tests observe background syncs
 	listingMu  sync.Mutex                                     // serialises writes of the listing entry
@@ -99,16 +104,17 @@ func NewSource(cfg Config) (*Source, error) {
 	}
 	ns := st.host + "/" + st.owner + "/" + st.repo
 	s := &Source{
-		cfg:     st,
-		client:  client,
-		ns:      ns,
-		listKey: cache.KeyFor(ns, cache.KindTemplateList, st.path, refLabel),
-		blobNS:  cache.KeyFor(ns, cache.KindBlob, "", ""),
-		pinned:  IsCommitSHA(st.ref),
-		authID:  tokenID(st.token),
-		logger:  st.logger,
-		now:     st.now,
-		subs:    map[int]func(*templates.Catalog){},
+		cfg:        st,
+		client:     client,
+		ns:         ns,
+		listKey:    cache.KeyFor(ns, cache.KindTemplateList, st.path, refLabel),
+		blobNS:     cache.KeyFor(ns, cache.KindBlob, "", ""),
+		pinned:     IsCommitSHA(st.ref),
+		authID:     tokenID(st.token),
+		logger:     st.logger,
+		now:        st.now,
+		subs:       map[int]func(*templates.Catalog){},
+		archiveMin: archiveMinBlobs,
 		newTimer: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTimer(d)
 			return t.C, func() { t.Stop() }
@@ -351,11 +357,12 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	}
 
 	var entries, files []TreeEntry
+	var archiveSize int64
 	if haveOld && old.Commit == sha && old.Files != nil {
-		entries, files = old.Entries, old.Files
+		entries, files, archiveSize = old.Entries, old.Files, old.ArchiveSize
 	} else {
 		var err error
-		if entries, files, err = s.client.treeFiles(ctx, sha); err != nil {
+		if entries, files, archiveSize, err = s.client.treeFiles(ctx, sha); err != nil {
 			return s.fail(err)
 		}
 	}
@@ -368,7 +375,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		// Only a new commit needs blobs: an unchanged one is already
 		// built, whatever the cache has evicted since.
 		var err error
-		if contents, err = s.blobs(ctx, entries); err != nil {
+		if contents, err = s.blobs(ctx, sha, entries, archiveSize); err != nil {
 			return s.fail(err)
 		}
 	}
@@ -380,7 +387,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		// cost more than the request did.
 		value = oldEntry.Value
 	} else {
-		l := listing{Commit: sha, Auth: s.authID, Entries: entries, Files: files}
+		l := listing{Commit: sha, Auth: s.authID, Entries: entries, Files: files, ArchiveSize: archiveSize}
 		var err error
 		if value, err = json.Marshal(l); err != nil {
 			return s.fail(fmt.Errorf("encode template listing: %w", err))
@@ -440,8 +447,9 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 
 // blobs returns the contents of every entry small enough to use, from the
 // cache when possible and otherwise fetched (and cached: a blob SHA names
-// its bytes forever).
-func (s *Source) blobs(ctx context.Context, entries []TreeEntry) (map[string][]byte, error) {
+// its bytes forever): many missing blobs from the archive of commit (see
+// useArchive), a few, and whatever the archive did not give, one by one.
+func (s *Source) blobs(ctx context.Context, commit string, entries []TreeEntry, archiveSize int64) (map[string][]byte, error) {
 	contents := make(map[string][]byte, len(entries))
 	var need []string
 	for _, e := range entries {
@@ -461,6 +469,15 @@ func (s *Source) blobs(ctx context.Context, entries []TreeEntry) (map[string][]b
 	if len(need) == 0 {
 		return contents, nil
 	}
+	if len(need) > s.archiveMin && useArchive(len(need), archiveSize) {
+		var err error
+		if need, err = s.fromArchive(ctx, commit, entries, need, archiveSize, contents); err != nil {
+			return nil, err
+		}
+		if len(need) == 0 {
+			return contents, nil
+		}
+	}
 	got, err := s.client.Blobs(ctx, need)
 	if err != nil {
 		return nil, err
@@ -470,6 +487,51 @@ func (s *Source) blobs(ctx context.Context, entries []TreeEntry) (map[string][]b
 		s.cache.Put(cache.Entry{Key: s.blobNS + sha, Value: b}) // never expires
 	}
 	return contents, nil
+}
+
+// fromArchive fills contents (and the cache) with the needed blobs the
+// commit's archive holds and returns those still needed. GitHub refusing
+// the archive (credentials, rate limit, a missing commit, an outage) is
+// returned: the blob requests would be refused alike. Any other failure is
+// logged, and the blobs it did not give are left to be fetched one by one.
+// Resources stay out: they are read lazily, and caching every file of the
+// folder would grow the disk cache with files no template may ever list.
+func (s *Source) fromArchive(ctx context.Context, commit string, entries []TreeEntry, need []string, archiveSize int64, contents map[string][]byte) ([]string, error) {
+	needed := make(map[string]bool, len(need))
+	for _, sha := range need {
+		needed[sha] = true
+	}
+	f := archiveFilter{want: make(map[string]TreeEntry, len(need)), maxFileSize: s.cfg.maxFileSize, maxBytes: archiveSize}
+	if s.cfg.path != "" {
+		f.prefix = s.cfg.path + "/"
+	}
+	for _, e := range entries {
+		if needed[e.SHA] {
+			f.want[e.Path] = e
+		}
+	}
+	res, err := s.client.Archive(ctx, commit, f)
+	if err != nil && !errors.Is(err, errArchiveUnusable) {
+		return nil, err
+	}
+	for sha, b := range res.contents {
+		if needed[sha] {
+			contents[sha] = b
+			s.cache.Put(cache.Entry{Key: s.blobNS + sha, Value: b}) // never expires
+		}
+	}
+	left := slices.DeleteFunc(need, func(sha string) bool { return res.contents[sha] != nil })
+	switch {
+	case err != nil:
+		s.logger.Warn("cannot use the repository archive; downloading the remaining templates one by one",
+			"repository", s.cfg.webURL, "commit", commit, "error", err.Error(), "from_archive", len(res.contents), "remaining", len(left))
+	case len(res.mismatched) > 0:
+		s.logger.Warn("some files in the repository archive differ from the commit (export-subst, or a changed download); downloading them one by one",
+			"repository", s.cfg.webURL, "commit", commit, "files", res.mismatched)
+	}
+	s.logger.Debug("read the repository archive", "repository", s.cfg.webURL, "commit", commit,
+		"bytes", res.read, "from_archive", len(res.contents), "remaining", len(left))
+	return left, nil
 }
 
 // pruneBlobs drops cached blobs the listing no longer uses, so the disk

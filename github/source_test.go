@@ -64,18 +64,24 @@ func TestColdStart(t *testing.T) {
 				t.Errorf("fresh catalog marked stale: %+v", cat.Stale())
 			}
 
-			// Oversized files are refused by their size in the tree:
-			// their blobs are never requested.
+			// The 146 blobs wanted come in one archive; oversized files
+			// are refused by their size in the tree: their blobs are
+			// never requested.
 			c := h.costs()
-			t.Logf("cold start, %d files: %v", len(h.lib.Files), c)
-			fetched := len(h.lib.Valid) + len(h.lib.Invalid)
-			want := map[string]int{"commit": 1, "tree": 1, "blob": fetched}
+			t.Logf("cold start, %d files: %v, %d download", len(h.lib.Files), c, h.fake.Downloads())
+			want := map[string]int{"commit": 1, "tree": 1, "tarball": 1}
 			if diff := cmp.Diff(want, c.ByRoute); diff != "" {
 				t.Errorf("requests by route (-want +got):\n%s", diff)
+			}
+			if n := h.fake.Downloads(); n != 1 {
+				t.Errorf("%d archive downloads, want 1", n)
 			}
 			for _, r := range h.fake.Requests() {
 				if r.Pattern == fakegithub.RouteCommit && r.Path != "/repos/acme/prompts/commits/"+tt.wantRef {
 					t.Errorf("resolved %s, want %s", r.Path, tt.wantRef)
+				}
+				if r.Pattern == fakegithub.RouteTarball && r.Path != "/repos/acme/prompts/tarball/"+h.fake.Head() {
+					t.Errorf("archive asked as %s, want the resolved commit %s", r.Path, h.fake.Head())
 				}
 				for _, p := range h.lib.Oversized {
 					if r.Path == "/repos/acme/prompts/git/blobs/"+fakegithub.BlobSHA(h.lib.Files[p]) {
@@ -849,8 +855,8 @@ func TestConcurrentColdLoads(t *testing.T) {
 	if n := h.fake.Count(fakegithub.RouteTree); n != 1 {
 		t.Errorf("10 concurrent cold Loads listed the tree %d times, want 1", n)
 	}
-	if n := h.fake.Count(fakegithub.RouteBlob); n != len(h.lib.Valid)+len(h.lib.Invalid) {
-		t.Errorf("10 concurrent cold Loads fetched %d blobs, want each once", n)
+	if n, d, b := h.fake.Count(fakegithub.RouteTarball), h.fake.Downloads(), h.fake.Count(fakegithub.RouteBlob); n != 1 || d != 1 || b != 0 {
+		t.Errorf("10 concurrent cold Loads asked for the archive %d times, downloaded it %d times and fetched %d blobs; want one archive", n, d, b)
 	}
 }
 

@@ -73,7 +73,8 @@ func control(gh *fakegithub.Server) http.Handler {
 			byStatus[strconv.Itoa(r.Status)]++
 		}
 		writeJSON(w, map[string]any{"total": gh.Total(), "byStatus": byStatus,
-			"commit": gh.Count(fakegithub.RouteCommit), "tree": gh.Count(fakegithub.RouteTree), "blob": gh.Count(fakegithub.RouteBlob)})
+			"commit": gh.Count(fakegithub.RouteCommit), "tree": gh.Count(fakegithub.RouteTree), "blob": gh.Count(fakegithub.RouteBlob),
+			"tarball": gh.Count(fakegithub.RouteTarball), "downloads": gh.Downloads()})
 	})
 	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, _ *http.Request) { gh.Reset(); writeJSON(w, map[string]bool{"ok": true}) })
 	mux.HandleFunc("POST /files", func(w http.ResponseWriter, r *http.Request) {

@@ -1,7 +1,7 @@
 // Package fakegithub is an in-process fake of the few GitHub REST endpoints
 // flowyprompt uses, for tests: repository metadata, commits/{ref} (SHA and
 // JSON media types), recursive trees, blobs (raw and JSON), contents get and
-// put, and rate_limit.
+// put, rate_limit, and repository archives (tarball).
 //
 // It behaves like GitHub where our code depends on it: strong quoted ETags
 // that vary with Accept and Authorization, If-None-Match answered with 304
@@ -9,7 +9,19 @@
 // answer, 401 for a wrong token, 422 for an unknown ref, 409/422 for a stale
 // file SHA on write, and the 403 rate-limit answer go-github recognises. It
 // counts requests per route so tests can assert what a sync costs, and it can
-// fail on demand (a fixed status, dropped connections, rate limiting).
+// fail on demand (a fixed status, for every route or one, dropped
+// connections, rate limiting).
+//
+// An archive is served in two steps, as GitHub does: the tarball route is an
+// API request (counted, subject to the token, faults and the rate limit)
+// that answers 302 with a Location on the download "host",
+// /_codeload/OWNER/REPO/legacy.tar.gz/SHA?token=T, where T is a random
+// temporary token. The download needs no Authorization, answers 404 to a
+// wrong or missing token as codeload does, is not an API request (Total and
+// Count leave it out; Downloads counts it) and is not affected by SetFault,
+// SetDown or rate limits: it has faults of its own (SetDownloadFault,
+// SetDownloadCut). The archive is a real gzip-compressed tar of the commit's
+// files under OWNER-REPO-SHA7/, with a strong ETag.
 //
 // Routes are served both at the root (api.github.com style) and under
 // /api/v3/ (GitHub Enterprise style).
@@ -43,7 +55,16 @@ const (
 	RouteContents  = "GET /repos/{owner}/{repo}/contents/{path...}"
 	RoutePut       = "PUT /repos/{owner}/{repo}/contents/{path...}"
 	RouteRateLimit = "GET /rate_limit"
+	RouteTarball   = "GET /repos/{owner}/{repo}/tarball/{ref...}"
 )
+
+// downloadPrefix is the path of archive downloads, the fake's stand-in for
+// codeload.github.com.
+const downloadPrefix = "/_codeload/"
+
+// archiveTokenLife is how long a redirect's temporary token is honoured
+// (GitHub's last about five minutes).
+const archiveTokenLife = 5 * time.Minute
 
 // RateLimitMessage is the message GitHub sends with a primary rate-limit 403.
 const RateLimitMessage = "API rate limit exceeded for user ID 1. If you reach out to GitHub Support for help, please include the request ID."
@@ -82,11 +103,24 @@ type Server struct {
 	blobs         map[string][]byte
 	requests      []Request
 	fault         int
+	routeFaults   map[string]int
 	down          bool
 	limitedTill   time.Time
 	remaining     int
 	reset         time.Time
 	seq           int
+
+	grants          map[string]grant // temporary archive token → what it opens
+	downloads       []Request
+	downloadFault   int
+	downloadCut     int
+	archiveOverride map[string][]byte // path → content served in archives instead; nil: left out
+}
+
+// grant is what one temporary archive token opens, until when.
+type grant struct {
+	sha     string
+	expires time.Time
 }
 
 // New starts a fake for repository owner/repo whose default branch "main"
@@ -101,6 +135,7 @@ func New(owner, repo string) *Server {
 		commits:       map[string]*commit{},
 		trees:         map[string]string{},
 		blobs:         map[string][]byte{},
+		grants:        map[string]grant{},
 		remaining:     defaultLimit,
 		reset:         time.Now().Add(time.Hour).Truncate(time.Second),
 	}
@@ -114,6 +149,7 @@ func New(owner, repo string) *Server {
 	mux.HandleFunc(RouteContents, s.handleGetContents)
 	mux.HandleFunc(RoutePut, s.handlePutContents)
 	mux.HandleFunc(RouteRateLimit, s.handleRateLimit)
+	mux.HandleFunc(RouteTarball, s.handleTarball)
 	s.srv = httptest.NewServer(s.front(mux))
 	return s
 }
@@ -144,6 +180,23 @@ func (s *Server) SetFault(status int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.fault = status
+}
+
+// FaultDrop, given to SetRouteFault or SetDownloadFault, drops the
+// connection without answering instead of answering a status.
+const FaultDrop = -1
+
+// SetRouteFault answers the requests of one route (a Route constant) with
+// status and a GitHub-style error body, or drops them (FaultDrop), until
+// called with 0; the other routes answer as usual. The request is counted
+// like any other.
+func (s *Server) SetRouteFault(pattern string, status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.routeFaults == nil {
+		s.routeFaults = map[string]int{}
+	}
+	s.routeFaults[pattern] = status
 }
 
 // SetDown makes the server drop every connection without answering, as an
@@ -317,11 +370,12 @@ func (s *Server) Requests() []Request {
 	return slices.Clone(s.requests)
 }
 
-// Reset forgets the recorded requests.
+// Reset forgets the recorded requests and downloads.
 func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.requests = nil
+	s.downloads = nil
 }
 
 // statusWriter records the status a handler wrote.
@@ -362,6 +416,11 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 			IfNoneMatch: r.Header.Get("If-None-Match"),
 			Authorized:  r.Header.Get("Authorization") != "",
 		}
+		if strings.HasPrefix(r2.URL.Path, downloadPrefix) {
+			// Another host on GitHub: none of the API's rules apply.
+			s.serveDownload(w, r2)
+			return
+		}
 		_, rec.Pattern = mux.Handler(r2)
 		r2.Pattern = rec.Pattern
 		recorded := false
@@ -379,28 +438,27 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 
 		s.mu.Lock()
 		down, fault, token, limitedTill := s.down, s.fault, s.token, s.limitedTill
+		routeFault := s.routeFaults[rec.Pattern]
 		if s.remaining <= 0 && limitedTill.Before(s.reset) {
 			limitedTill = s.reset // the budget is spent until the reset
 		}
 		s.mu.Unlock()
 
-		if down {
+		if down || routeFault == FaultDrop {
 			// Recorded before the connection drops: a client that has seen
 			// the drop finds its request in Requests.
 			record()
-			if hj, ok := w.(http.Hijacker); ok {
-				if conn, _, err := hj.Hijack(); err == nil {
-					conn.Close()
-					return
-				}
-			}
-			panic(http.ErrAbortHandler)
+			drop(w)
+			return
 		}
 		sw := &statusWriter{ResponseWriter: w}
 		defer func() { rec.Status = sw.status }()
 		switch {
 		case fault != 0:
 			s.writeError(sw, r2, fault, http.StatusText(fault))
+			return
+		case routeFault != 0:
+			s.writeError(sw, r2, routeFault, http.StatusText(routeFault))
 			return
 		case token != "" && !hasToken(r, token):
 			msg := "Bad credentials"
@@ -415,6 +473,17 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 		}
 		mux.ServeHTTP(sw, r2)
 	})
+}
+
+// drop closes the connection without answering.
+func drop(w http.ResponseWriter) {
+	if hj, ok := w.(http.Hijacker); ok {
+		if conn, _, err := hj.Hijack(); err == nil {
+			conn.Close()
+			return
+		}
+	}
+	panic(http.ErrAbortHandler)
 }
 
 func hasToken(r *http.Request, token string) bool {
@@ -794,6 +863,10 @@ type LibraryOptions struct {
 	Invalid     int
 	Oversized   int
 	MaxFileSize int // default 102400; oversized files are a little larger
+	// TemplateSize pads each valid template to about this many bytes with
+	// text dense in placeholders, as real prompt libraries are; 0 keeps
+	// them one line long.
+	TemplateSize int
 }
 
 // GenerateLibrary builds a deterministic library of templates in the format
@@ -810,7 +883,7 @@ func GenerateLibrary(opts LibraryOptions) Library {
 	lib := Library{Files: map[string][]byte{}}
 	for i := range opts.Valid {
 		name := fmt.Sprintf("Generated_%03d", i)
-		lib.Files[opts.Dir+"/"+name+".json"] = ValidTemplate(name, fmt.Sprintf("Write about {{subject}} (template %d).", i))
+		lib.Files[opts.Dir+"/"+name+".json"] = ValidTemplate(name, generatedContent(i, opts.TemplateSize))
 		lib.Valid = append(lib.Valid, name)
 	}
 	for i := range opts.Invalid {
@@ -833,6 +906,20 @@ func GenerateLibrary(opts LibraryOptions) Library {
 	slices.Sort(lib.Invalid)
 	slices.Sort(lib.Oversized)
 	return lib
+}
+
+// templateOverhead is about what ValidTemplate adds around the content.
+const templateOverhead = 420
+
+// generatedContent is template i's content, padded to about size bytes of
+// template file with numbered lines that each use the placeholder twice.
+func generatedContent(i, size int) string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "Write about {{subject}} (template %d).", i)
+	for n := 1; sb.Len() < size-templateOverhead; n++ {
+		fmt.Fprintf(&sb, "\n%d.%d Explain how {{subject}} relates to point %d, then restate {{subject}} briefly.", i, n, n)
+	}
+	return sb.String()
 }
 
 // ValidTemplate returns a valid template named name with one required
