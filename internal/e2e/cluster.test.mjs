@@ -226,6 +226,13 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
     // One library's worth (a commit, a tree, 150 blobs) and 2 to spare:
     // the replicas that did not fetch it got it from the shared catalog.
     assert.ok(ready.total <= TEMPLATES + 2 + 2, `GitHub requests for the cold start: ${JSON.stringify(ready)}`);
+    // Since the archive download (a cold start of one replica is a few
+    // requests whatever the library's size), the bound above holds for
+    // replicas that did not share anything: the content itself must have
+    // been downloaded once for the cluster, as one archive or as blobs.
+    const archives = ready.byRoute["GET /repos/{owner}/{repo}/tarball/{ref...}"] ?? 0;
+    assert.ok(archives <= 1, `archive downloads: ${JSON.stringify(ready)}`);
+    assert.ok(ready.blob <= TEMPLATES && (archives === 0 || ready.blob === 0), `blob downloads: ${JSON.stringify(ready)}`);
     for (const r of cluster.replicas) assert.match(r.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   });
 
