@@ -38,10 +38,14 @@ type benchResult struct {
 	Seconds   float64 `json:"seconds"`
 	RPS       float64 `json:"rps"`
 	CPUPerReq float64 `json:"cpu_us_per_request"` // the replicas' CPU, microseconds
-	P50ms     float64 `json:"p50_ms"`
-	P99ms     float64 `json:"p99_ms"`
-	Crossed   float64 `json:"crossed_share"` // session requests sent to a replica that does not hold the session
-	FirstErr  string  `json:"first_error,omitempty"`
+	// HarnessCPUPerReq is this process's: the proxy, the load generator
+	// and the embedded NATS server, which share the cores with the
+	// replicas.
+	HarnessCPUPerReq float64 `json:"harness_cpu_us_per_request"`
+	P50ms            float64 `json:"p50_ms"`
+	P99ms            float64 `json:"p99_ms"`
+	Crossed          float64 `json:"crossed_share"` // session requests sent to a replica that does not hold the session
+	FirstErr         string  `json:"first_error,omitempty"`
 }
 
 // workload is what the clients of one run ask for, and how the proxy routes it.
@@ -96,15 +100,15 @@ func runBench(ctx context.Context, cfg config, opts benchOptions, w io.Writer) e
 			return err
 		}
 	}
-	fmt.Fprintf(w, "| replicas | workload | requests | req/s | replicas' CPU per request | p50 | p99 | sent to a replica without the session | errors |\n")
-	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|\n")
+	fmt.Fprintf(w, "| replicas | workload | requests | req/s | replicas' CPU per request | harness CPU per request | p50 | p99 | sent to a replica without the session | errors |\n")
+	fmt.Fprintf(w, "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n")
 	for _, r := range results {
 		crossed := "–"
 		if strings.HasPrefix(r.Workload, "2025") {
 			crossed = fmt.Sprintf("%.0f%%", 100*r.Crossed)
 		}
-		fmt.Fprintf(w, "| %d | %s | %d | %.0f | %.0f µs | %.1f ms | %.1f ms | %s | %d |\n",
-			r.Replicas, r.Workload, r.Requests, r.RPS, r.CPUPerReq, r.P50ms, r.P99ms, crossed, r.Errors)
+		fmt.Fprintf(w, "| %d | %s | %d | %.0f | %.0f µs | %.0f µs | %.1f ms | %.1f ms | %s | %d |\n",
+			r.Replicas, r.Workload, r.Requests, r.RPS, r.CPUPerReq, r.HarnessCPUPerReq, r.P50ms, r.P99ms, crossed, r.Errors)
 	}
 	enc := json.NewEncoder(w)
 	for _, r := range results {
@@ -182,14 +186,21 @@ func (c *cluster) load(ctx context.Context, wl workload, opts benchOptions) (ben
 		if err := bc.open(ctx); err != nil {
 			return res, err
 		}
-		// One request each warms the connections and the replicas.
-		if err := bc.promptsGet(ctx, i%c.cfg.templates); err != nil {
-			return res, fmt.Errorf("warm-up: %w", err)
+		// A few requests each warm the connections, the replicas' caches
+		// and, with NATS, the forwarding subscriptions.
+		for k := range 20 {
+			if err := bc.promptsGet(ctx, (i+k)%c.cfg.templates); err != nil {
+				return res, fmt.Errorf("warm-up: %w", err)
+			}
 		}
 		clients[i] = bc
 	}
 	before := c.proxy.stats()
 	cpu0, err := c.cpu()
+	if err != nil {
+		return res, err
+	}
+	self0, err := procCPU(os.Getpid())
 	if err != nil {
 		return res, err
 	}
@@ -233,6 +244,10 @@ func (c *cluster) load(ctx context.Context, wl workload, opts benchOptions) (ben
 	if err != nil {
 		return res, err
 	}
+	self1, err := procCPU(os.Getpid())
+	if err != nil {
+		return res, err
+	}
 	after := c.proxy.stats()
 	slices.Sort(lat)
 	res.Requests = int64(len(lat))
@@ -243,7 +258,9 @@ func (c *cluster) load(ctx context.Context, wl workload, opts benchOptions) (ben
 	res.Seconds = elapsed.Seconds()
 	if res.Requests > 0 {
 		res.RPS = float64(res.Requests) / res.Seconds
-		res.CPUPerReq = float64(cpu1-cpu0) / clockTicks * 1e6 / float64(res.Requests+res.Errors)
+		n := float64(res.Requests + res.Errors)
+		res.CPUPerReq = float64(cpu1-cpu0) / clockTicks * 1e6 / n
+		res.HarnessCPUPerReq = float64(self1-self0) / clockTicks * 1e6 / n
 		res.P50ms = float64(lat[len(lat)/2].Microseconds()) / 1000
 		res.P99ms = float64(lat[len(lat)*99/100].Microseconds()) / 1000
 	}
