@@ -52,7 +52,7 @@ func summarize(t *testing.T, cat *templates.Catalog) (map[string]entrySummary, m
 }
 
 func TestArchiveLargeLibrary(t *testing.T) {
-	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 1990, Invalid: 6, Oversized: 4, TemplateSize: 4096})
+	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 1990, Invalid: 6, Oversized: 4, TemplateBytes: 4096})
 	total := 0
 	for _, name := range lib.Valid {
 		b := lib.Files["templates/"+name+".json"]
@@ -655,7 +655,7 @@ func TestUseArchive(t *testing.T) {
 func TestTarSizeBoundsTheFakeArchive(t *testing.T) {
 	// The bound derived from the listing holds GitHub's layout: the fake
 	// writes it like GitHub, long paths and all.
-	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 30, TemplateSize: 2000})
+	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 30, TemplateBytes: 2000})
 	lib.Files["templates/"+strings.Repeat("very-long-folder-name/", 8)+"Deep.json"] = fakegithub.ValidTemplate("Deep", "{{subject}}")
 	h := newHarness(t, lib)
 	c := h.client()
