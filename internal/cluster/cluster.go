@@ -3,7 +3,7 @@
 // parts use. What is shared is built on it elsewhere: the GitHub catalog
 // and its revalidation (JetStream key-value, compare-and-set), and the
 // forwarding of 2025-era session requests to the replica that holds the
-// session (request/reply).
+// session (Router: request/reply, with the answer streamed back).
 //
 // A replica never depends on NATS to serve: when the server is down at
 // start or later, the client keeps reconnecting in the background

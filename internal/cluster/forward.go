@@ -133,7 +133,7 @@ type RouterOptions struct {
 // (NATS_CREDS, NATS_CA, NATS_CERT) and give only replicas the right to
 // publish under the prefix.
 //
-// An exchange: the forwarder subscribes a fresh inbox, then publishes the
+// An exchange: the forwarder picks a fresh inbox, then publishes the
 // request (method, path and query, Host, forwardedHeaders, the body's first
 // part) to the session's subject with the inbox as reply. The holder
 // answers at once with an accept message naming a control subject, to
@@ -161,11 +161,18 @@ type Router struct {
 	handler   atomic.Pointer[http.Handler]
 	reqs      chan *nats.Msg // what held sessions' subjects deliver
 	ctlSub    *nats.Subscription
-	sem       chan struct{} // one token per exchange served
-	ctx       context.Context
-	cancel    context.CancelFunc
-	stop      chan struct{}
-	wg        sync.WaitGroup
+	// Answers come to one wildcard inbox, routed by its last token: a
+	// subscription per exchange would cost the server a SUB and an UNSUB
+	// per request.
+	inboxPrefix string
+	inboxSub    *nats.Subscription
+	waitMu      sync.Mutex
+	waiting     map[string]chan *nats.Msg
+	sem         chan struct{} // one token per exchange served
+	ctx         context.Context
+	cancel      context.CancelFunc
+	stop        chan struct{}
+	wg          sync.WaitGroup
 
 	mu        sync.Mutex
 	closed    bool
@@ -197,7 +204,8 @@ func NewRouter(n *Node, opts RouterOptions) (*Router, error) {
 	}
 	rt := &Router{node: n, nc: n.nc, log: opts.Logger, opts: opts, id: randomHex(8),
 		reqs: make(chan *nats.Msg, requestBacklog), sem: make(chan struct{}, opts.MaxExchanges),
-		stop: make(chan struct{}), holds: map[string]*nats.Subscription{}, exchanges: map[string]*exchange{}}
+		stop: make(chan struct{}), holds: map[string]*nats.Subscription{}, exchanges: map[string]*exchange{},
+		waiting: map[string]chan *nats.Msg{}}
 	rt.ctlPrefix = n.Subject("fwd", rt.id) + "."
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	sub, err := rt.nc.Subscribe(rt.ctlPrefix+"*", rt.control)
@@ -206,6 +214,12 @@ func NewRouter(n *Node, opts RouterOptions) (*Router, error) {
 		return nil, fmt.Errorf("cluster: subscribe to forwarding control: %w", err)
 	}
 	rt.ctlSub = sub
+	rt.inboxPrefix = rt.nc.NewInbox() + "."
+	if rt.inboxSub, err = rt.nc.Subscribe(rt.inboxPrefix+"*", rt.answer); err != nil {
+		_ = sub.Unsubscribe()
+		rt.cancel()
+		return nil, fmt.Errorf("cluster: subscribe to forwarded answers: %w", err)
+	}
 	rt.wg.Add(1)
 	go rt.dispatch()
 	return rt, nil
@@ -286,6 +300,7 @@ func (rt *Router) Close() {
 		_ = sub.Unsubscribe()
 	}
 	_ = rt.ctlSub.Unsubscribe()
+	_ = rt.inboxSub.Unsubscribe()
 	close(rt.stop)
 	rt.cancel()
 	rt.wg.Wait()
@@ -334,6 +349,24 @@ func (rt *Router) refuse(reply string, status int, f *fault.Error) {
 	w := &fwdWriter{x: x, hdr: http.Header{}, chunk: rt.chunkSize()}
 	writeError(w, status, f)
 	w.finish()
+}
+
+// answer hands a message from a holder to the Forward waiting for it.
+// It never blocks: a Forward whose client reads too slowly loses the
+// message, and the gap in the numbers aborts its response.
+func (rt *Router) answer(m *nats.Msg) {
+	token := strings.TrimPrefix(m.Subject, rt.inboxPrefix)
+	rt.waitMu.Lock()
+	ch := rt.waiting[token]
+	rt.waitMu.Unlock()
+	if ch == nil {
+		return
+	}
+	select {
+	case ch <- m:
+	default:
+		rt.log.Warn("a forwarded answer's client reads too slowly: dropped part of it", "backlog", inboxBacklog)
+	}
 }
 
 // control serves the control subjects of the exchanges running here.
@@ -668,14 +701,16 @@ func (rt *Router) Forward(w http.ResponseWriter, r *http.Request, id string, bod
 	}
 	chunk := rt.chunkSize()
 	xid := randomHex(12)
-	inbox := rt.nc.NewInbox()
+	inbox := rt.inboxPrefix + xid
 	ch := make(chan *nats.Msg, inboxBacklog)
-	sub, err := rt.nc.ChanSubscribe(inbox, ch)
-	if err != nil {
-		rt.log.Warn("cannot forward a session request", "error", err)
-		return false
-	}
-	defer func() { _ = sub.Unsubscribe() }()
+	rt.waitMu.Lock()
+	rt.waiting[xid] = ch
+	rt.waitMu.Unlock()
+	defer func() {
+		rt.waitMu.Lock()
+		delete(rt.waiting, xid)
+		rt.waitMu.Unlock()
+	}()
 	wr := wireRequest{Method: r.Method, URI: r.URL.RequestURI(), Host: r.Host, Remote: r.RemoteAddr,
 		Header: http.Header{}, Len: len(body), Exchange: xid}
 	for _, k := range forwardedHeaders {

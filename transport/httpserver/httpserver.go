@@ -8,6 +8,11 @@
 // checked against allow lists (loopback names by default). An optional
 // bearer token guards /mcp and /sse; Void cannot send headers, so the SSE
 // URL may carry it as ?token= instead. Sessions and bodies are capped.
+//
+// Behind a load balancer, replicas reach each other's 2025-era sessions
+// through Options.Sessions: a request for a session another replica holds
+// passes this replica's guard, then is forwarded to the holder, which runs
+// it on its own endpoints (after the guard) and streams the answer back.
 package httpserver
 
 import (
