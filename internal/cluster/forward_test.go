@@ -7,8 +7,11 @@ import (
 	"crypto/rand"
 	"fmt"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +19,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
 	"github.com/flowyprompt/flowyprompt/internal/testfiles"
+	"github.com/nats-io/nats.go"
 )
 
 // promptly bounds what must happen "at once": a guard against hangs and
@@ -33,6 +37,8 @@ type fwdPair struct {
 	client     *http.Client
 	release    func()
 }
+
+var quietLog = slog.New(slog.DiscardHandler)
 
 const sessionID = "0123456789abcdef0123456789abcdef"
 
@@ -54,22 +60,28 @@ func newFwdPair(t *testing.T, handler http.Handler, opts RouterOptions) *fwdPair
 	if p.release, err = p.holder.Hold(sessionID); err != nil {
 		t.Fatal(err)
 	}
+	p.url, p.client = forwardServer(t, p.forwarder)
+	return p
+}
+
+// forwardServer serves HTTP by forwarding every request to the session
+// its Mcp-Session-Id names, and returns its URL and a client of it.
+func forwardServer(t *testing.T, fwd *Router) (string, *http.Client) {
+	t.Helper()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(r.Body)
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusBadRequest)
 			return
 		}
-		if !p.forwarder.Forward(w, r, r.Header.Get("Mcp-Session-Id"), body) {
+		if !fwd.Forward(w, r, r.Header.Get("Mcp-Session-Id"), body) {
 			http.Error(w, "unknown session", http.StatusNotFound)
 		}
 	}))
 	t.Cleanup(hs.Close)
-	p.url = hs.URL
 	tr := &http.Transport{}
 	t.Cleanup(tr.CloseIdleConnections)
-	p.client = &http.Client{Transport: tr}
-	return p
+	return hs.URL, &http.Client{Transport: tr}
 }
 
 func (p *fwdPair) do(t *testing.T, ctx context.Context, method, path, session string, body []byte, header ...string) *http.Response {
@@ -337,6 +349,7 @@ func TestForwardHolderDies(t *testing.T) {
 
 func TestForwardConcurrent(t *testing.T) {
 	p := newFwdPair(t, echo, RouterOptions{})
+	base := runtime.NumGoroutine()
 	const n = 40
 	errs := make(chan error, n)
 	var wg sync.WaitGroup
@@ -361,6 +374,10 @@ func TestForwardConcurrent(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
+	// Every exchange is over: nothing of them may be left running on
+	// either side.
+	p.client.Transport.(*http.Transport).CloseIdleConnections()
+	waitFor(t, "the exchanges' goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
 }
 
 func TestForwardBound(t *testing.T) {
@@ -430,5 +447,78 @@ func TestHoldWhileDisconnected(t *testing.T) {
 	w := httptest.NewRecorder()
 	if rt.Forward(w, httptest.NewRequest("POST", "/mcp", nil), sessionID, nil) {
 		t.Errorf("Forward while disconnected reported the session held")
+	}
+}
+
+// TestForwardLostMessageAborts: a holder whose messages arrive with a gap
+// (here, one speaking the wire format by hand that skips a number) never
+// passes off a truncated answer as a whole one.
+func TestForwardLostMessageAborts(t *testing.T) {
+	type send func(seq int, hdr nats.Header, data string)
+	tests := []struct {
+		name   string
+		script func(send)
+		// wantStatus is the answer's status; wantBody what arrives of its
+		// body; wantCut whether reading it fails rather than ending.
+		wantStatus int
+		wantBody   string
+		wantCut    bool
+	}{
+		{name: "before the head", wantStatus: http.StatusBadGateway, wantBody: "lost part of the response",
+			script: func(send send) {
+				send(0, nats.Header{hdrControl: {"nowhere.to.ping"}}, "")
+				send(2, nats.Header{hdrHead: {`{"status":200}`}, hdrEnd: {endDone}}, "never")
+			}},
+		{name: "in a JSON body", wantStatus: http.StatusOK, wantBody: `{"half":`, wantCut: true,
+			script: func(send send) {
+				send(0, nats.Header{hdrControl: {"nowhere.to.ping"}}, "")
+				send(1, nats.Header{hdrHead: {`{"status":200,"header":{"Content-Type":["application/json"]}}`}}, `{"half":`)
+				send(3, nats.Header{hdrEnd: {endDone}}, `"lost"}`)
+			}},
+		{name: "in an event stream", wantStatus: http.StatusOK, wantBody: "data: 1\n\n",
+			script: func(send send) {
+				send(0, nats.Header{hdrControl: {"nowhere.to.ping"}}, "")
+				send(1, nats.Header{hdrHead: {`{"status":200,"header":{"Content-Type":["text/event-stream"]}}`}}, "data: 1\n\n")
+				send(3, nats.Header{hdrEnd: {endDone}}, "data: 3\n\n")
+			}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natstest.Start(t)
+			raw := join(t, srv.URL(), "raw", &testfiles.SyncBuffer{})
+			fwd, err := NewRouter(join(t, srv.URL(), "forwarder", &testfiles.SyncBuffer{}), RouterOptions{Logger: quietLog})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(fwd.Close)
+			sub, err := raw.Conn().Subscribe(raw.Subject("session", sessionID), func(m *nats.Msg) {
+				tc.script(func(seq int, hdr nats.Header, data string) {
+					hdr.Set(hdrSeq, strconv.Itoa(seq))
+					raw.Conn().PublishMsg(&nats.Msg{Subject: m.Reply, Header: hdr, Data: []byte(data)})
+				})
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sub.Unsubscribe() })
+			if err := raw.Conn().Flush(); err != nil {
+				t.Fatal(err)
+			}
+			url, client := forwardServer(t, fwd)
+			req, _ := http.NewRequest("POST", url+"/mcp", strings.NewReader("{}"))
+			req.Header.Set("Mcp-Session-Id", sessionID)
+			resp, err := client.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			body, err := io.ReadAll(resp.Body)
+			if resp.StatusCode != tc.wantStatus || !strings.Contains(string(body), tc.wantBody) {
+				t.Errorf("got %d %q, want %d with %q", resp.StatusCode, body, tc.wantStatus, tc.wantBody)
+			}
+			if cut := err != nil; cut != tc.wantCut {
+				t.Errorf("reading the body: %v; want it cut off: %v", err, tc.wantCut)
+			}
+		})
 	}
 }
