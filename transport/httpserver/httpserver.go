@@ -133,13 +133,17 @@ type Server struct {
 	ln     net.Listener
 	public *url.URL
 
-	hosts      atomic.Pointer[hostList]
-	anyHost    bool
-	origins    map[string]bool
-	anyOrigin  bool
-	tokenSum   [sha256.Size]byte
-	hasToken   bool
-	closing    atomic.Bool
+	hosts     atomic.Pointer[hostList]
+	anyHost   bool
+	origins   map[string]bool
+	anyOrigin bool
+	tokenSum  [sha256.Size]byte
+	hasToken  bool
+	closing   atomic.Bool
+	// stopped is cancelled by Shutdown: forwarded GET streams end then,
+	// as local ones do when the engine closes their sessions.
+	stopped    context.Context
+	stop       context.CancelFunc
 	holdFailed atomic.Bool // the last Hold failed: logged, not again until one succeeds
 	settings   httpx.Settings
 	handler    http.Handler
@@ -168,6 +172,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger}
 	settings.Fill(e)
 	s := &Server{e: e, opts: opts, log: settings.Logger, origins: map[string]bool{}}
+	s.stopped, s.stop = context.WithCancel(context.Background())
 	if opts.Sessions != nil {
 		settings.OnSession = s.holdSession
 	}
@@ -291,6 +296,7 @@ func (s *Server) Serve() error {
 // /healthz says "shutting_down" meanwhile.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
+	s.stop()
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.srv.Close()
 		return fmt.Errorf("http shutdown: %w", err)
@@ -518,6 +524,14 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 			if body, ok = httpx.ReadBody(w, r, s.settings.MaxBodyBytes, s.settings.BodyTimeout); !ok {
 				return
 			}
+		}
+		if r.Method == http.MethodGet {
+			// A stream would otherwise hold the shutdown for its whole
+			// grace period: its session lives on, elsewhere.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(s.stopped, cancel)()
+			r = r.WithContext(ctx)
 		}
 		if !s.opts.Sessions.Forward(w, r, id, body) {
 			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound(how))

@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -204,4 +205,27 @@ func BenchmarkLocal(b *testing.B) {
 func BenchmarkForwarded(b *testing.B) {
 	_, other, id := benchReplicas(b)
 	benchSession(b, other.c, id)
+}
+
+// TestShutdownEndsForwardedStreams: a replica shutting down does not wait
+// out its grace period for the GET streams it relays from another replica,
+// whose sessions live on.
+func TestShutdownEndsForwardedStreams(t *testing.T) {
+	ns := natstest.Start(t)
+	a := newReplica(t, ns.URL(), "a")
+	b := newReplica(t, ns.URL(), "b")
+	id := a.c.openMCP(t)
+	ev := b.c.stream(t, "/mcp", "Mcp-Session-Id", id)
+	defer ev.close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := b.srv.Shutdown(ctx); err != nil {
+		t.Fatalf("b's shutdown: %v; want its relayed stream ended promptly", err)
+	}
+	if err := closedWithin(ev.done); err != nil {
+		t.Fatalf("the relayed stream: %v", err)
+	}
+	if r := a.c.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Mcp-Session-Id", id); r.status != http.StatusOK {
+		t.Errorf("the session on a after b's shutdown: %d %s, want 200", r.status, r.body)
+	}
 }
