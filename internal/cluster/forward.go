@@ -694,7 +694,9 @@ func (w *fwdWriter) send(end bool) error {
 // failed before the response began. A response cut off after it began is
 // ended as it stands when it is an event stream (the client reconnects),
 // and aborted otherwise (panic(http.ErrAbortHandler)), so that a truncated
-// body is never taken for a whole one.
+// body is never taken for a whole one. When r's context ends (the client
+// went away) Forward tells the holder, whose handler's context is then
+// cancelled, and returns.
 func (rt *Router) Forward(w http.ResponseWriter, r *http.Request, id string, body []byte) (held bool) {
 	if !validToken(id) || !rt.nc.IsConnected() {
 		return false
