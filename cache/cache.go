@@ -184,6 +184,24 @@ func (c *Cache) Peek(key string) (Entry, bool) {
 	return clone(el.Value.(*Entry)), true
 }
 
+// View returns the value stored for key, fresh or stale, without the copy
+// Peek makes. The bytes are shared with the cache and with every other
+// viewer: the caller must never modify them. It is for values kept as long
+// as the cache keeps its own (templates built from cached blobs), which a
+// copy would hold twice; the cache never modifies a value in place, as Put
+// replaces the entry instead.
+func (c *Cache) View(key string) ([]byte, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	el, ok := c.items[key]
+	if !ok {
+		return nil, false
+	}
+	c.lru.MoveToFront(el)
+	v := el.Value.(*Entry).Value
+	return v[:len(v):len(v)], true // an append must not write into the shared array
+}
+
 // Put stores e as given (a zero ExpiresAt never expires; a zero CachedAt
 // becomes now). An entry larger than MaxBytes is not kept.
 func (c *Cache) Put(e Entry) {

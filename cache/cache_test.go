@@ -3,6 +3,7 @@ package cache
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -668,5 +669,79 @@ func BenchmarkSaveOpen(b *testing.B) {
 		if _, err := Open(path, Options{}); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// TestSaveWritesWhatMarshalWould: the file written entry by entry is the
+// one json.Marshal of the whole cache gave, so files written before and
+// after read alike; an empty cache included.
+func TestSaveWritesWhatMarshalWould(t *testing.T) {
+	clk := newClock()
+	for _, n := range []int{0, 1, 3} {
+		c := New(Options{TTL: time.Minute, Now: clk.Now})
+		for i := range n {
+			set(c, fmt.Sprintf("ns|blob:%d", i), []byte{byte(i), '<', 255}, fmt.Sprintf(`"e%d"`, i))
+		}
+		path := filepath.Join(t.TempDir(), "c.json")
+		if err := c.Save(path); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := file{Version: fileVersion, Entries: []Entry{}}
+		for _, k := range c.Keys("") {
+			f.Entries = append(f.Entries, mustPeek(t, c, k))
+		}
+		want, err := json.Marshal(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(got) != string(want) {
+			t.Errorf("%d entries: file\n%s\nwant\n%s", n, got, want)
+		}
+	}
+}
+
+// TestSaveEncodingErrorLeavesNoFile: an entry that cannot be encoded (a
+// time past year 9999) fails the save, keeps the last file and leaves no
+// temporary file behind.
+func TestSaveEncodingErrorLeavesNoFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "c.json")
+	c := New(Options{TTL: time.Minute})
+	c.Put(Entry{Key: "good", Value: []byte("g")})
+	if err := c.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	c.Put(Entry{Key: "bad", Value: []byte("b"), CachedAt: time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)})
+	err := c.Save(path)
+	if err == nil || !strings.Contains(err.Error(), `"bad"`) {
+		t.Fatalf("Save = %v, want an error naming the entry", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Errorf("cache dir holds %d files, want only the last good file", len(ents))
+	}
+	if got, err := Open(path, Options{}); err != nil || len(got.Keys("")) != 1 {
+		t.Errorf("the last good file: %v, %v", got.Keys(""), err)
+	}
+}
+
+// TestViewShares: View returns the stored bytes themselves, which Peek
+// copies, and nothing for a missing key.
+func TestViewShares(t *testing.T) {
+	c := New(Options{})
+	c.Put(Entry{Key: "k", Value: []byte("value")})
+	a, ok1 := c.View("k")
+	b, ok2 := c.View("k")
+	if !ok1 || !ok2 || string(a) != "value" || &a[0] != &b[0] {
+		t.Fatalf("View = %q %v, %q %v; want the same stored bytes twice", a, ok1, b, ok2)
+	}
+	if p := mustPeek(t, c, "k"); &p.Value[0] == &a[0] {
+		t.Error("Peek shares the stored bytes; it must copy them")
+	}
+	if v, ok := c.View("missing"); ok || v != nil {
+		t.Errorf("View(missing) = %q, %v", v, ok)
 	}
 }

@@ -1,11 +1,13 @@
 package cache
 
 import (
+	"bufio"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -81,18 +83,41 @@ func (c *Cache) saveLocked(path string) error {
 	if c.encoding != nil {
 		c.encoding()
 	}
-	data, err := json.Marshal(f)
-	if err != nil {
-		return fmt.Errorf("encode cache: %w", err)
-	}
-	if err := writeAtomic(path, data); err != nil {
+	if err := writeAtomic(path, f.encode); err != nil {
 		return err
 	}
 	c.savedGen, c.savedPath = gen, path
 	return nil
 }
 
-func writeAtomic(path string, data []byte) (err error) {
+// encode writes f as json.Marshal would, one entry at a time: marshalled
+// whole, a cache of templates was held twice more in memory (base64 is a
+// third larger than the bytes, and the buffer grew by doubling), which
+// made saving the peak of a server's memory.
+func (f file) encode(w io.Writer) error {
+	if _, err := fmt.Fprintf(w, `{"version":%d,"entries":[`, f.Version); err != nil {
+		return err
+	}
+	for i := range f.Entries {
+		data, err := json.Marshal(&f.Entries[i])
+		if err != nil {
+			return fmt.Errorf("encode cache entry %q: %w", f.Entries[i].Key, err)
+		}
+		if i > 0 {
+			if _, err := io.WriteString(w, ","); err != nil {
+				return err
+			}
+		}
+		if _, err := w.Write(data); err != nil {
+			return err
+		}
+	}
+	_, err := io.WriteString(w, "]}")
+	return err
+}
+
+// writeAtomic writes the file at path with write, atomically.
+func writeAtomic(path string, write func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("create cache directory: %w", err)
@@ -110,7 +135,11 @@ func writeAtomic(path string, data []byte) (err error) {
 	if err := tmp.Chmod(0o600); err != nil {
 		return fmt.Errorf("restrict cache file: %w", err)
 	}
-	if _, err := tmp.Write(data); err != nil {
+	buf := bufio.NewWriterSize(tmp, 64<<10)
+	if err := write(buf); err != nil {
+		return fmt.Errorf("write cache file: %w", err)
+	}
+	if err := buf.Flush(); err != nil {
 		return fmt.Errorf("write cache file: %w", err)
 	}
 	if err := tmp.Sync(); err != nil {

@@ -38,7 +38,12 @@ func summarize(t *testing.T, cat *templates.Catalog) (map[string]entrySummary, m
 	t.Helper()
 	valid := map[string]entrySummary{}
 	for _, e := range cat.Templates() {
-		text, err := render.Prompt(e.Template, map[string]string{"subject": "repository archives"})
+		// A value for every variable, whichever the generator declared.
+		vars := map[string]string{}
+		for _, v := range e.Template.Variables {
+			vars[v.Name] = "value of " + v.Name
+		}
+		text, err := render.Prompt(e.Template, vars)
 		if err != nil {
 			t.Fatalf("render %s: %v", e.Template.Metadata.Name, err)
 		}
@@ -52,12 +57,12 @@ func summarize(t *testing.T, cat *templates.Catalog) (map[string]entrySummary, m
 }
 
 func TestArchiveLargeLibrary(t *testing.T) {
-	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 1990, Invalid: 6, Oversized: 4, TemplateSize: 4096})
+	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 1990, Invalid: 6, Oversized: 4, TemplateBytes: 4096})
 	total := 0
 	for _, name := range lib.Valid {
 		b := lib.Files["templates/"+name+".json"]
 		total += len(b)
-		if n := bytes.Count(b, []byte("{{subject}}")); n < 50 {
+		if n := bytes.Count(b, []byte("{{")); n < 50 {
 			t.Fatalf("%s has %d placeholders, want a placeholder-dense template", name, n)
 		}
 	}
@@ -655,7 +660,7 @@ func TestUseArchive(t *testing.T) {
 func TestTarSizeBoundsTheFakeArchive(t *testing.T) {
 	// The bound derived from the listing holds GitHub's layout: the fake
 	// writes it like GitHub, long paths and all.
-	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 30, TemplateSize: 2000})
+	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 30, TemplateBytes: 2000})
 	lib.Files["templates/"+strings.Repeat("very-long-folder-name/", 8)+"Deep.json"] = fakegithub.ValidTemplate("Deep", "{{subject}}")
 	h := newHarness(t, lib)
 	c := h.client()

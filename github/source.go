@@ -557,7 +557,13 @@ func (s *Source) build(commit string, entries []TreeEntry, contents map[string][
 			files = append(files, templates.File{Path: e.Path, Err: templates.TooLarge(e.Path, int64(e.Size), int64(s.cfg.maxFileSize))})
 			continue
 		}
-		files = append(files, templates.File{Path: e.Path, Data: contents[e.SHA]})
+		data := contents[e.SHA]
+		// The cache holds the same bytes (blobs and restore put them there):
+		// the catalog shares its copy rather than keep a second one.
+		if cached, ok := s.cache.View(s.blobNS + e.SHA); ok {
+			data = cached
+		}
+		files = append(files, templates.File{Path: e.Path, Data: data})
 	}
 	s.mu.Lock()
 	info := s.infoLocked(commit)
@@ -657,11 +663,11 @@ func (s *Source) restore() {
 		if te.Size > s.cfg.maxFileSize {
 			continue
 		}
-		ce, ok := s.cache.Peek(s.blobNS + te.SHA)
+		b, ok := s.cache.View(s.blobNS + te.SHA)
 		if !ok {
 			return // incomplete: the first sync fetches what is missing
 		}
-		contents[te.SHA] = ce.Value
+		contents[te.SHA] = b
 	}
 	cat := s.build(l.Commit, l.Entries, contents)
 	s.mu.Lock()

@@ -111,7 +111,7 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 		} else {
 			size += len("\n\n---\n\n")
 		}
-		for _, p := range s.Parts() {
+		for p := range s.All() {
 			switch {
 			case p.Var >= 0:
 				size += len(values[p.Var])
@@ -159,7 +159,7 @@ func walk(t *templates.Template, args map[string]string, values []string, put fu
 		} else {
 			put("\n\n---\n\n")
 		}
-		for _, p := range s.Parts() {
+		for p := range s.All() {
 			switch {
 			case p.Var >= 0:
 				put(values[p.Var])
@@ -206,7 +206,7 @@ func Unknown(t *templates.Template, args map[string]string) []string {
 // no variable defines, each once.
 func undefinedPlaceholders(t *templates.Template, buf []string) []string {
 	for _, s := range t.Sections() {
-		for _, p := range s.Parts() {
+		for p := range s.All() {
 			if p.IsPlaceholder() && p.Var < 0 && !slices.Contains(buf, p.Name) {
 				buf = append(buf, p.Name)
 			}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/big"
 	"path"
 	"slices"
@@ -23,6 +24,10 @@ import (
 // DefaultMaxFileSize is MAX_FILE_SIZE's default: the seed's 100 KB, which
 // holds 99% of real templates with room to spare.
 const DefaultMaxFileSize = 102400
+
+// maxParsedSize is the largest file Parse accepts whatever MaxFileSize
+// says: compiled sections locate placeholders with 32-bit offsets.
+const maxParsedSize int64 = math.MaxUint32
 
 // MaxNameLength bounds template names from clients and files alike.
 const MaxNameLength = 128
@@ -110,6 +115,9 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 	if len(data) > maxSize {
 		return nil, nil, TooLarge(opts.FileName, int64(len(data)), int64(maxSize))
 	}
+	if int64(len(data)) > maxParsedSize {
+		return nil, nil, TooLarge(opts.FileName, int64(len(data)), maxParsedSize)
+	}
 
 	doc, err := decodeDocument(data)
 	if err != nil {
@@ -130,6 +138,7 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 	}
 
 	t := fromDocument(doc.(map[string]any))
+	t.pack()
 	t.sections = compileSections(t)
 	return t, warnings, nil
 }
@@ -728,6 +737,63 @@ func fromDocument(top map[string]any) *Template {
 	}
 	t.Resources = strs(top, "resources")
 	return t
+}
+
+// pack moves every string of t into one allocation, each field a
+// substring of it. A library's templates stay in memory as long as they are
+// served, and the decoder made a string for each value, dozens per
+// template, each rounded up to an allocator size class; packed, the text is
+// held once and in one place, and the sections, compiled after, share it.
+// A string kept beyond the template's life (a name a session remembers)
+// must be cloned, or it keeps the whole text alive.
+func (t *Template) pack() {
+	size := 0
+	t.eachString(func(s *string) { size += len(*s) })
+	var b strings.Builder
+	b.Grow(size)
+	t.eachString(func(s *string) { b.WriteString(*s) })
+	all, off := b.String(), 0
+	t.eachString(func(s *string) {
+		n := len(*s)
+		*s = all[off : off+n]
+		off += n
+	})
+}
+
+// eachString calls f with a pointer to every string t holds, always in the
+// same order.
+func (t *Template) eachString(f func(*string)) {
+	md := &t.Metadata
+	for _, s := range []*string{&md.Name, &md.Description, &md.Version, &md.Author, &md.Category, &md.LastUpdated} {
+		f(s)
+	}
+	for i := range md.Tags {
+		f(&md.Tags[i])
+	}
+	for i := range t.Variables {
+		v := &t.Variables[i]
+		f(&v.Name)
+		f(&v.Type)
+		f(&v.Description)
+		if v.Default != nil {
+			f(v.Default)
+		}
+		for j := range v.Enum {
+			f(&v.Enum[j])
+		}
+		for j := range v.Examples {
+			f(&v.Examples[j])
+		}
+	}
+	for i := range t.Results {
+		r := &t.Results[i]
+		f(&r.Name)
+		f(&r.Content)
+		f(&r.Format)
+	}
+	for i := range t.Resources {
+		f(&t.Resources[i])
+	}
 }
 
 func str(m map[string]any, key string) string {

@@ -5,9 +5,9 @@ import (
 )
 
 // Placeholders are scanned by hand rather than with a regular expression:
-// the scanner runs over every section of every template at load time and its
-// output (Parts) is what rendering walks, so it is worth a single pass with
-// no allocations beyond the parts themselves.
+// the scanner runs over every section of every template at load time, twice
+// (to size the placeholder list exactly, then to fill it), and allocates
+// nothing but that list.
 //
 // The grammar, from the seed's edge cases:
 //
@@ -90,28 +90,45 @@ func (s *nameSet) add(name string) {
 	}
 }
 
-// compileParts splits content into literal and placeholder parts. varIndex
-// maps a variable name to its index in the template's variables.
-func compileParts(content string, varIndex func(string) int) []Part {
-	var parts []Part
-	lit := 0
-	for i := 0; i < len(content); {
-		start, end, nameStart, nameEnd, ok := nextPlaceholder(content, i)
+// compileHoles finds content's placeholders. varIndex maps a variable name
+// to its index in the template's variables. The slice has the exact length,
+// as it is kept as long as the template.
+func compileHoles(content string, varIndex func(string) int) []hole {
+	n := 0
+	for i := 0; ; n++ {
+		_, end, _, _, ok := nextPlaceholder(content, i)
 		if !ok {
 			break
 		}
-		if start > lit {
-			parts = append(parts, literal(content[lit:start]))
-		}
-		name := content[nameStart:nameEnd]
-		parts = append(parts, Part{Text: content[start:end], Name: name, Var: varIndex(name)})
-		lit, i = end, end
+		i = end
 	}
-	if lit < len(content) {
-		parts = append(parts, literal(content[lit:]))
+	if n == 0 {
+		return nil
 	}
-	return parts
+	holes := make([]hole, 0, n)
+	for i := 0; len(holes) < n; {
+		start, end, nameStart, nameEnd, _ := nextPlaceholder(content, i)
+		holes = append(holes, hole{start: uint32(start), end: uint32(end), v: int32(varIndex(content[nameStart:nameEnd]))})
+		i = end
+	}
+	return holes
 }
+
+// placeholderName returns the name of a placeholder as written
+// ("{{ name }}"): the name's characters are neither braces nor white space,
+// so trimming those from both ends leaves exactly the name.
+func placeholderName(text string) string {
+	i, j := 0, len(text)
+	for i < j && (text[i] == '{' || isSpace(text[i])) {
+		i++
+	}
+	for j > i && (text[j-1] == '}' || isSpace(text[j-1])) {
+		j--
+	}
+	return text[i:j]
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\n' }
 
 func literal(text string) Part { return Part{Text: text, Var: -1} }
 
@@ -171,13 +188,8 @@ func indexBraces(s string, from int) int {
 }
 
 func skipSpace(s string, i int) int {
-	for i < len(s) {
-		switch s[i] {
-		case ' ', '\t', '\r', '\n':
-			i++
-		default:
-			return i
-		}
+	for i < len(s) && isSpace(s[i]) {
+		i++
 	}
 	return i
 }

@@ -1,13 +1,22 @@
 package templates
 
-import "slices"
+import (
+	"iter"
+	"math"
+	"slices"
+)
 
 // Section is one result section in rendering order, compiled into parts.
 type Section struct {
 	Name    string
 	Format  string // "text", "markdown" or "json"; "" when the file gives none
 	Content string
-	parts   []Part
+	// holes are Content's placeholders; the literal text between them is
+	// implied. Every template of a library is held in memory, and as Part
+	// values (two strings and an int, one for each placeholder and one for
+	// the text before it) a placeholder-dense section took more than twice
+	// the bytes of its text.
+	holes []hole
 	// vars maps the template's variable names to their indexes when it has
 	// too many for a linear search; every section of the template shares
 	// it. Template has no field of its own for it, and the sections are
@@ -15,9 +24,39 @@ type Section struct {
 	vars map[string]int
 }
 
-// Parts returns the section's content as literal and placeholder parts. The
-// slice is shared by every reader of the template: do not modify it.
-func (s Section) Parts() []Part { return s.parts }
+// hole is one placeholder of a section.
+type hole struct {
+	// start and end delimit the placeholder, braces included, in Content.
+	start, end uint32
+	// v is the index in Template.Variables of the variable it names, or -1.
+	v int32
+}
+
+// Parts returns the section's content as literal and placeholder parts, in
+// a new slice. Walking them with All allocates nothing.
+func (s Section) Parts() []Part { return slices.Collect(s.All()) }
+
+// All yields the section's content as literal and placeholder parts, in
+// order: Parts without the slice, for rendering, which walks them on every
+// request.
+func (s Section) All() iter.Seq[Part] {
+	return func(yield func(Part) bool) {
+		lit := 0
+		for _, h := range s.holes {
+			if int(h.start) > lit && !yield(literal(s.Content[lit:h.start])) {
+				return
+			}
+			text := s.Content[h.start:h.end]
+			if !yield(Part{Text: text, Name: placeholderName(text), Var: int(h.v)}) {
+				return
+			}
+			lit = int(h.end)
+		}
+		if lit < len(s.Content) {
+			yield(literal(s.Content[lit:]))
+		}
+	}
+}
 
 // Sections returns the results sorted by order (ties and missing orders keep
 // file order; a missing order counts as the array index), compiled once by
@@ -43,10 +82,8 @@ func (t *Template) Variable(name string) (*Variable, bool) {
 func (t *Template) Placeholders() []string {
 	var names nameSet
 	for _, s := range t.Sections() {
-		for _, p := range s.parts {
-			if p.IsPlaceholder() {
-				names.add(p.Name)
-			}
+		for _, h := range s.holes {
+			names.add(placeholderName(s.Content[h.start:h.end]))
 		}
 	}
 	return names.list
@@ -120,11 +157,16 @@ func compileSections(t *Template) []Section {
 	}
 	out := make([]Section, len(ks))
 	for i, k := range ks {
+		if uint64(len(k.r.Content)) > math.MaxUint32 {
+			// Parse refuses such files (maxParsedSize); only a template
+			// built by hand can get here.
+			panic("templates: a section's content is over 4 GiB")
+		}
 		out[i] = Section{
 			Name:    k.r.Name,
 			Format:  k.r.Format,
 			Content: k.r.Content,
-			parts:   compileParts(k.r.Content, index),
+			holes:   compileHoles(k.r.Content, index),
 			vars:    m,
 		}
 	}

@@ -32,6 +32,7 @@ func run() error {
 	valid := flag.Int("valid", 140, "valid templates to generate")
 	invalid := flag.Int("invalid", 6, "invalid templates to generate")
 	oversized := flag.Int("oversized", 4, "oversized templates to generate")
+	templateBytes := flag.Int("template-bytes", 0, "make each valid template about this many bytes, placeholder-dense (0: one short section)")
 	token := flag.String("token", "", "require this token (empty: no auth)")
 	flag.Parse()
 
@@ -40,7 +41,7 @@ func run() error {
 	if *token != "" {
 		gh.SetToken(*token)
 	}
-	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: *valid, Invalid: *invalid, Oversized: *oversized})
+	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: *valid, Invalid: *invalid, Oversized: *oversized, TemplateBytes: *templateBytes})
 	gh.PutFiles(lib.Files)
 	gh.Reset()
 

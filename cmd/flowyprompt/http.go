@@ -46,7 +46,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	if maxSessions == 0 {
 		maxSessions = -1
 	}
-	srv, err := httpserver.New(e, httpserver.Options{
+	opts := httpserver.Options{
 		Addr:           cfg.Addr,
 		PublicURL:      cfg.PublicURL,
 		AllowedHosts:   cfg.AllowedHosts,
@@ -57,7 +57,18 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		MaxBodyBytes:   int64(cfg.MaxMessageSize),
 		Status:         catalogStatus(s.lib, s.node),
 		Logger:         s.log,
-	})
+	}
+	if s.node != nil {
+		// 2025-era sessions live on the replica that opened them; the
+		// others forward their requests to it.
+		router, err := cluster.NewRouter(s.node, cluster.RouterOptions{Logger: s.log})
+		if err != nil {
+			return fmt.Errorf("forwarding sessions between replicas: %w", err)
+		}
+		defer router.Close()
+		opts.Sessions = router
+	}
+	srv, err := httpserver.New(e, opts)
 	if err != nil {
 		return usageError("%v", err)
 	}

@@ -1,6 +1,9 @@
 package app
 
-import "sync"
+import (
+	"strings"
+	"sync"
+)
 
 // memory keeps, for each client session, the values it used for each
 // template variable, most recent first, so that argument completion can
@@ -35,9 +38,15 @@ func (m *memory) remember(session, template, variable, value string) {
 		vars = make(map[memoryKey][]string)
 		m.bySession[session] = vars
 	}
-	old := vars[key]
+	old, known := vars[key]
 	if len(old) > 0 && old[0] == value {
 		return // the common case of a client repeating itself costs nothing
+	}
+	if !known {
+		// A template's strings share one allocation with its text: a key
+		// holding its name would keep the whole template alive for the
+		// session's life, after a reload replaced it.
+		key = memoryKey{strings.Clone(template), strings.Clone(variable)}
 	}
 	vals := make([]string, 0, min(len(old)+1, maxRemembered))
 	vals = append(vals, value)

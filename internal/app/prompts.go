@@ -39,6 +39,9 @@ func promptOf(t *templates.Template) mcp.Prompt {
 // argumentDescription adds the default and allowed values, since the
 // prompt argument form of most clients shows nothing but the description.
 func argumentDescription(v templates.Variable) string {
+	if len(v.Enum) == 0 && (v.Default == nil || *v.Default == "") {
+		return v.Description // shared, not copied: the list is kept per catalog
+	}
 	var b strings.Builder
 	b.WriteString(v.Description)
 	if len(v.Enum) > 0 {

@@ -3,7 +3,7 @@
 // parts use. What is shared is built on it elsewhere: the GitHub catalog
 // and its revalidation (JetStream key-value, compare-and-set), and the
 // forwarding of 2025-era session requests to the replica that holds the
-// session (request/reply).
+// session (Router: request/reply, with the answer streamed back).
 //
 // A replica never depends on NATS to serve: when the server is down at
 // start or later, the client keeps reconnecting in the background
@@ -125,8 +125,8 @@ func Join(opts Options) (*Node, error) {
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
-		nats.ConnectHandler(func(*nats.Conn) { n.up() }),
-		nats.ReconnectHandler(func(*nats.Conn) { n.up() }),
+		nats.ConnectHandler(func(nc *nats.Conn) { n.up(nc) }),
+		nats.ReconnectHandler(func(nc *nats.Conn) { n.up(nc) }),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { n.down(err) }),
 		// Errors of subscriptions (a slow consumer) would otherwise go
 		// nowhere.
@@ -169,7 +169,7 @@ func Join(opts Options) (*Node, error) {
 	n.done.Add(1)
 	go n.announce()
 	if nc.IsConnected() {
-		n.up()
+		n.up(nc)
 	} else {
 		n.log.Warn("NATS is not reachable yet; serving alone and retrying in the background", "replica", n.id)
 	}
@@ -305,7 +305,9 @@ func (n *Node) heard(m *nats.Msg) {
 	n.mu.Unlock()
 }
 
-func (n *Node) up() {
+// up takes the connection from its caller: the connect callback may run
+// before Join has stored it in n.nc.
+func (n *Node) up(nc *nats.Conn) {
 	n.mu.Lock()
 	was := n.connected
 	n.connected, n.since, n.lastErr = true, n.now(), ""
@@ -317,7 +319,7 @@ func (n *Node) up() {
 	if was {
 		return
 	}
-	n.log.Info("joined the cluster", "replica", n.id, "nats", n.nc.ConnectedUrlRedacted())
+	n.log.Info("joined the cluster", "replica", n.id, "nats", nc.ConnectedUrlRedacted())
 	for _, fn := range fns {
 		go fn()
 	}

@@ -207,13 +207,3 @@ func TestTarballFaults(t *testing.T) {
 		t.Errorf("archive with overrides: %v", files)
 	}
 }
-
-func TestGenerateLibraryTemplateSize(t *testing.T) {
-	lib := GenerateLibrary(LibraryOptions{Valid: 3, TemplateSize: 4096})
-	for _, n := range lib.Valid {
-		b := lib.Files["templates/"+n+".json"]
-		if len(b) < 3800 || len(b) > 4400 || bytes.Count(b, []byte("{{subject}}")) < 50 {
-			t.Errorf("%s: %d bytes, %d placeholders; want about 4 KB, dense in placeholders", n, len(b), bytes.Count(b, []byte("{{subject}}")))
-		}
-	}
-}

@@ -863,10 +863,11 @@ type LibraryOptions struct {
 	Invalid     int
 	Oversized   int
 	MaxFileSize int // default 102400; oversized files are a little larger
-	// TemplateSize pads each valid template to about this many bytes with
-	// text dense in placeholders, as real prompt libraries are; 0 keeps
-	// them one line long.
-	TemplateSize int
+	// TemplateBytes, when set, makes each valid template about that many
+	// bytes, with several variables and a placeholder every few words, as
+	// a real library's templates are: memory and load tests need files of
+	// a realistic size and density, not a one-line section.
+	TemplateBytes int
 }
 
 // GenerateLibrary builds a deterministic library of templates in the format
@@ -883,7 +884,11 @@ func GenerateLibrary(opts LibraryOptions) Library {
 	lib := Library{Files: map[string][]byte{}}
 	for i := range opts.Valid {
 		name := fmt.Sprintf("Generated_%03d", i)
-		lib.Files[opts.Dir+"/"+name+".json"] = ValidTemplate(name, generatedContent(i, opts.TemplateSize))
+		if opts.TemplateBytes > 0 {
+			lib.Files[opts.Dir+"/"+name+".json"] = denseTemplate(name, i, opts.TemplateBytes)
+		} else {
+			lib.Files[opts.Dir+"/"+name+".json"] = ValidTemplate(name, fmt.Sprintf("Write about {{subject}} (template %d).", i))
+		}
 		lib.Valid = append(lib.Valid, name)
 	}
 	for i := range opts.Invalid {
@@ -908,20 +913,6 @@ func GenerateLibrary(opts LibraryOptions) Library {
 	return lib
 }
 
-// templateOverhead is about what ValidTemplate adds around the content.
-const templateOverhead = 420
-
-// generatedContent is template i's content, padded to about size bytes of
-// template file with numbered lines that each use the placeholder twice.
-func generatedContent(i, size int) string {
-	var sb strings.Builder
-	fmt.Fprintf(&sb, "Write about {{subject}} (template %d).", i)
-	for n := 1; sb.Len() < size-templateOverhead; n++ {
-		fmt.Fprintf(&sb, "\n%d.%d Explain how {{subject}} relates to point %d, then restate {{subject}} briefly.", i, n, n)
-	}
-	return sb.String()
-}
-
 // ValidTemplate returns a valid template named name with one required
 // variable, subject, and one section with the given content.
 func ValidTemplate(name, content string) []byte {
@@ -932,6 +923,52 @@ func ValidTemplate(name, content string) []byte {
 		},
 		"variables": []map[string]any{{"name": "subject", "type": "string", "description": "What to write about", "required": true}},
 		"results":   []map[string]any{{"name": "Task", "content": content, "format": "markdown"}},
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(t); err != nil {
+		panic(err)
+	}
+	return buf.Bytes()
+}
+
+// denseVariables are the variables of a dense template; its sections use
+// all of them.
+var denseVariables = []string{"subject", "audience", "tone", "goal", "product", "region", "deadline", "format"}
+
+// denseTemplate returns a valid template named name of about size bytes:
+// the variables above, with descriptions and examples, and three sections
+// of sentences that each use two of them.
+func denseTemplate(name string, i, size int) []byte {
+	vars := make([]map[string]any, 0, len(denseVariables))
+	for j, v := range denseVariables {
+		vars = append(vars, map[string]any{
+			"name": v, "type": "string", "required": j < 3,
+			"description": "The " + v + " the prompt is about",
+			"examples":    []string{"first " + v, "second " + v},
+		})
+	}
+	results := make([]map[string]any, 0, 3)
+	per := max(size-2600, 300) / 3
+	for s := range 3 {
+		var b strings.Builder
+		for k := 0; b.Len() < per; k++ {
+			a := denseVariables[(i+s+k)%len(denseVariables)]
+			c := denseVariables[(i+2*s+3*k+1)%len(denseVariables)]
+			fmt.Fprintf(&b, "Step %d: explain {{%s}} to {{%s}} and keep it short.\n", k+1, a, c)
+		}
+		results = append(results, map[string]any{"name": fmt.Sprintf("Section %d", s+1), "content": b.String(), "format": "markdown", "order": s + 1})
+	}
+	t := map[string]any{
+		"metadata": map[string]any{
+			"name": name, "description": "Generated template " + name + " with dense placeholders", "version": "1.0.0",
+			"author": "fakegithub", "tags": []string{"generated", fmt.Sprintf("group%d", i%10)}, "category": "Testing",
+			"lastUpdated": "2025-01-06",
+		},
+		"variables": vars,
+		"results":   results,
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)

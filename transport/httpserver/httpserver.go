@@ -8,6 +8,11 @@
 // checked against allow lists (loopback names by default). An optional
 // bearer token guards /mcp and /sse; Void cannot send headers, so the SSE
 // URL may carry it as ?token= instead. Sessions and bodies are capped.
+//
+// Behind a load balancer, replicas reach each other's 2025-era sessions
+// through Options.Sessions: a request for a session another replica holds
+// passes this replica's guard, then is forwarded to the holder, which runs
+// it on its own endpoints (after the guard) and streams the answer back.
 package httpserver
 
 import (
@@ -85,7 +90,35 @@ type Options struct {
 	// Status adds to /healthz: its value's JSON object members are merged
 	// into the report (templates, invalid, source, stale, ...).
 	Status func() any
-	Logger *slog.Logger
+	// Sessions, when set, makes 2025-era sessions reachable from every
+	// replica behind a load balancer: a request for a session another
+	// replica holds is forwarded to it (see SessionRouter).
+	Sessions SessionRouter
+	Logger   *slog.Logger
+}
+
+// SessionRouter reaches the sessions other replicas hold (cluster.Router
+// is one, over NATS); httpserver uses it so:
+//
+//   - Serve is called once, by New, with the HTTP surface behind the
+//     security guard: requests other replicas forward here run on it, and
+//     are not checked again (the forwarding replica's guard did that).
+//   - Hold is called as a session opens, before its id reaches the client,
+//     and what it returns as the session ends. An error does not fail the
+//     session: it is served here only, and the error logged once.
+//   - Connected is asked before forwarding: with the link down, a request
+//     for a session this replica does not hold is answered 404 at once.
+//   - Forward is called, after the guard and with the body read within
+//     the usual limits, for a request naming a session this replica does
+//     not hold; false means nobody holds it, and the request is answered
+//     as for an unknown session.
+//
+// All of them may be called concurrently.
+type SessionRouter interface {
+	Serve(h http.Handler)
+	Hold(id string) (release func(), err error)
+	Connected() bool
+	Forward(w http.ResponseWriter, r *http.Request, id string, body []byte) (held bool)
 }
 
 // Server is the HTTP front of one engine.
@@ -100,13 +133,19 @@ type Server struct {
 	ln     net.Listener
 	public *url.URL
 
-	hosts      atomic.Pointer[hostList]
-	anyHost    bool
-	origins    map[string]bool
-	anyOrigin  bool
-	tokenSum   [sha256.Size]byte
-	hasToken   bool
-	closing    atomic.Bool
+	hosts     atomic.Pointer[hostList]
+	anyHost   bool
+	origins   map[string]bool
+	anyOrigin bool
+	tokenSum  [sha256.Size]byte
+	hasToken  bool
+	closing   atomic.Bool
+	// stopped is cancelled by Shutdown: forwarded GET streams end then,
+	// as local ones do when the engine closes their sessions.
+	stopped    context.Context
+	stop       context.CancelFunc
+	holdFailed atomic.Bool // the last Hold failed: logged, not again until one succeeds
+	settings   httpx.Settings
 	handler    http.Handler
 	debugLog   bool
 	listenHost string
@@ -133,6 +172,11 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger}
 	settings.Fill(e)
 	s := &Server{e: e, opts: opts, log: settings.Logger, origins: map[string]bool{}}
+	s.stopped, s.stop = context.WithCancel(context.Background())
+	if opts.Sessions != nil {
+		settings.OnSession = s.holdSession
+	}
+	s.settings = settings
 	host, _, err := net.SplitHostPort(opts.Addr)
 	if err != nil {
 		return nil, fmt.Errorf("listen address %q: want HOST:PORT, e.g. 127.0.0.1:3000: %w", opts.Addr, err)
@@ -179,7 +223,12 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	mux.Handle("/mcp", s.mcp)
 	mux.HandleFunc("/healthz", s.health)
 	mux.HandleFunc("/", notFound)
-	s.handler = s.guard(mux)
+	var inner http.Handler = mux
+	if opts.Sessions != nil {
+		opts.Sessions.Serve(mux)
+		inner = s.forwarding(mux)
+	}
+	s.handler = s.guard(inner)
 	// net/http does what a server facing any client needs: a head that
 	// does not arrive within ReadHeaderTimeout closes its connection (a
 	// silent connection costs at most that long), a kept-alive connection
@@ -247,6 +296,7 @@ func (s *Server) Serve() error {
 // /healthz says "shutting_down" meanwhile.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.closing.Store(true)
+	s.stop()
 	if err := s.srv.Shutdown(ctx); err != nil {
 		s.srv.Close()
 		return fmt.Errorf("http shutdown: %w", err)
@@ -431,6 +481,89 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// holdSession announces a session opening here to the other replicas
+// (httpx.Settings.OnSession).
+func (s *Server) holdSession(id string) func() {
+	release, err := s.opts.Sessions.Hold(id)
+	if err != nil {
+		if !s.holdFailed.Swap(true) {
+			s.log.Warn("a session cannot be reached from other replicas: it is served by this one only, until the cluster link is back",
+				"error", err)
+		}
+	} else {
+		s.holdFailed.Store(false)
+	}
+	if release == nil {
+		return func() {}
+	}
+	return release
+}
+
+// forwarding sends a request for a 2025-era session that this replica
+// does not hold to the replica that does (Options.Sessions). GET /sse is
+// never forwarded: it opens a session here, and its endpoint URL comes
+// from the request's Host, the balancer's.
+func (s *Server) forwarding(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id, how := s.remoteSession(r)
+		if id == "" {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if !s.opts.Sessions.Connected() {
+			f := httpx.SessionNotFound(how)
+			f.Why = "this replica does not hold the session, and the replica that may hold it cannot be reached: the link to the cluster is down"
+			httpx.WriteError(w, r, http.StatusNotFound, f)
+			return
+		}
+		var body []byte
+		if r.Method == http.MethodPost {
+			var ok bool
+			if body, ok = httpx.ReadBody(w, r, s.settings.MaxBodyBytes, s.settings.BodyTimeout); !ok {
+				return
+			}
+		}
+		if r.Method == http.MethodGet {
+			// A stream would otherwise hold the shutdown for its whole
+			// grace period: its session lives on, elsewhere.
+			ctx, cancel := context.WithCancel(r.Context())
+			defer cancel()
+			defer context.AfterFunc(s.stopped, cancel)()
+			r = r.WithContext(ctx)
+		}
+		if !s.opts.Sessions.Forward(w, r, id, body) {
+			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound(how))
+		}
+	})
+}
+
+// remoteSession returns the session r names when it is one the local
+// transports do not hold, with the advice an unknown session gets; "" for
+// a request served here.
+func (s *Server) remoteSession(r *http.Request) (id, how string) {
+	switch r.URL.Path {
+	case "/mcp":
+		if r.Method != http.MethodPost && r.Method != http.MethodGet && r.Method != http.MethodDelete {
+			return "", ""
+		}
+		if id = r.Header.Get(streamable.HeaderSession); id != "" && !s.mcp.Holds(id) {
+			return id, "start a new session with initialize"
+		}
+	case "/sse/message":
+		if r.Method != http.MethodPost || r.URL.RawQuery == "" {
+			return "", ""
+		}
+		q := r.URL.Query()
+		if id = q.Get("session_id"); id == "" {
+			id = q.Get("sessionId")
+		}
+		if id != "" && !s.sse.Holds(id) {
+			return id, "open a new stream with GET /sse and use its endpoint URL"
+		}
+	}
+	return "", ""
 }
 
 func notFound(w http.ResponseWriter, r *http.Request) {

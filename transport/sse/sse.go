@@ -215,6 +215,10 @@ func (c *conn) stopKeepAlive() {
 	}
 }
 
+// Holds reports whether id names a session whose stream this handler
+// serves: a message posted for it is handled here.
+func (h *Handler) Holds(id string) bool { return h.lookup(id) != nil }
+
 func (h *Handler) lookup(id string) *conn {
 	if id == "" {
 		return nil
@@ -257,6 +261,11 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	h.conns[c.id] = c
 	h.mu.Unlock()
 	h.log.Debug("sse session opened", "session", c.id)
+	if h.opts.OnSession != nil {
+		// Before the endpoint event names the session: its messages may
+		// be posted to another replica. Released once the stream is gone.
+		defer h.opts.OnSession(c.id)()
+	}
 
 	// The events server finds the stream by the query's "stream"
 	// parameter; MCP clients send none, so it gets a copy of the request

@@ -114,6 +114,14 @@ func (h *Handler) Sessions() int {
 	return len(h.sessions)
 }
 
+// Holds reports whether id names a session of this handler, live or just
+// ended: a request for it is answered here.
+func (h *Handler) Holds(id string) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.sessions[id] != nil
+}
+
 // ServeHTTP dispatches on the method.
 func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
@@ -559,6 +567,12 @@ func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
 	h.sessions[ss.id] = ss
 	h.mu.Unlock()
 	id := ss.id
+	// Before the initialize answer names the session: the client's next
+	// request may land on another replica.
+	release := func() {}
+	if h.opts.OnSession != nil {
+		release = h.opts.OnSession(id)
+	}
 	// However the session ends (DELETE, idle expiry, shutdown, a client
 	// that stopped reading), its id stops resolving, and its kept streams
 	// give their memory back.
@@ -566,6 +580,7 @@ func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
+		release()
 		ss.end()
 	})
 	return ss

@@ -373,6 +373,13 @@ type Settings struct {
 	// message once its request head has been checked (0: DefaultBodyTimeout).
 	BodyTimeout time.Duration
 	Logger      *slog.Logger
+	// OnSession, when set, is called as a session opens, with its id,
+	// before the id is handed to the client (the initialize answer, the
+	// endpoint event), so that other replicas can reach the session from
+	// the client's next request on; the session's end calls what it
+	// returns. It must not fail the session: a session it cannot announce
+	// is still served here.
+	OnSession func(id string) (release func())
 }
 
 // Fill sets what is unset to the defaults, the body cap to e's message cap.
