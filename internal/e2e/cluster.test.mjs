@@ -309,6 +309,7 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
     }
     const k = 7;
     const edited = generated(k, "EDITED upstream: {{subject}} now reads differently.", "2.0.0");
+    await ctl(cluster, "POST", "/github/reset");
     await ctl(cluster, "POST", `/github/files?path=templates/${nameOf(k)}.json`, JSON.stringify(edited, null, 2));
     const committed = Date.now();
     // A change is seen at the next revalidation (within a TTL) and then
@@ -328,6 +329,12 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
     }
     LIBRARY.set(nameOf(k), edited);
     await Promise.all(subs.map((s) => s.close()));
+    // The change was fetched once for the cluster (the new tree and the
+    // one changed file), not by each replica.
+    const gh = await ctl(cluster, "GET", "/github/requests");
+    console.log(`# GitHub requests from the commit to every replica serving it: ${JSON.stringify(gh)}`);
+    assert.ok(gh.tree <= 1 && gh.blob <= 1, `the change's tree and file fetched once: ${JSON.stringify(gh)}`);
+    assert.equal(gh.byRoute["GET /repos/{owner}/{repo}/tarball/{ref...}"] ?? 0, 0, "no archive for one file");
   });
 
   it("when a replica dies, its sessions answer 404 through the others; new sessions and 2026 requests succeed", async () => {
