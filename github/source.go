@@ -80,6 +80,13 @@ type Source struct {
 	freshUntil time.Time // the checked commit is trusted until then
 	subs       map[int]func(*templates.Catalog)
 	nextSub    int
+
+	// The cluster (Config.Shared); store is nil without one.
+	store    Shared
+	replica  string
+	sharedNS string
+	alone    bool        // the store did not answer last time (s.mu)
+	seen     sharedState // the cluster's last check, as last read (s.mu)
 }
 
 // NewSource checks cfg, opens the disk cache, and, when the cache holds a
@@ -115,6 +122,13 @@ func NewSource(cfg Config) (*Source, error) {
 		},
 	}
 	s.blobNS += ":"
+	if st.shared != nil {
+		s.store, s.replica = st.shared, st.replica
+		if s.replica == "" {
+			s.replica = "replica-" + randomSuffix()
+		}
+		s.sharedNS = sharedNamespace(st.apiURL, st.owner+"/"+st.repo, st.ref, st.path)
+	}
 
 	opts := cache.Options{TTL: st.ttl, Now: st.now, Logger: st.logger, LoadTimeout: syncTimeout}
 	dir := st.cacheDir
@@ -170,7 +184,7 @@ func (s *Source) Load(ctx context.Context) (*templates.Catalog, error) {
 	if lastErr != nil && s.now().Before(retryAt) {
 		return nil, lastErr
 	}
-	cat, err := s.syncWait(ctx)
+	cat, err := s.syncWait(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -191,7 +205,7 @@ func (s *Source) Refresh(ctx context.Context) (*templates.Catalog, error) {
 	if s.pinned && cur != nil {
 		return cur, nil
 	}
-	return s.syncWait(ctx)
+	return s.syncWait(ctx, true)
 }
 
 // Watch revalidates in the background and calls onChange with the new
@@ -221,6 +235,18 @@ func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) e
 	if cur != nil && cur != last {
 		onChange(cur)
 	}
+	if s.store != nil {
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.watchShared(wctx)
+		}()
+		defer func() {
+			cancel()
+			<-done
+		}()
+	}
 	if s.pinned {
 		<-ctx.Done()
 		return nil
@@ -238,7 +264,7 @@ func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) e
 			// clock was set back): then nothing is due yet, and the loop
 			// arms the timer again for what is left.
 			if s.due(s.now()) {
-				s.syncWait(ctx) // a failure marks the catalog stale and notifies
+				s.syncWait(ctx, false) // a failure marks the catalog stale and notifies
 			}
 		}
 	}
@@ -306,30 +332,58 @@ func (s *Source) revalidateInBackground() {
 				s.bgDoneHook()
 			}
 		}()
-		s.syncWait(context.Background())
+		s.syncWait(context.Background(), false)
 	}()
 }
 
 // syncWait runs one shared revalidation and waits for it or for ctx. A
 // failed revalidation may still return a catalog (the held one, marked
-// stale) with its error.
-func (s *Source) syncWait(ctx context.Context) (*templates.Catalog, error) {
+// stale) with its error. force (a refresh) asks GitHub even when the
+// cluster checked within the TTL.
+func (s *Source) syncWait(ctx context.Context, force bool) (*templates.Catalog, error) {
 	v, err := s.shared(ctx, "sync", func(ctx context.Context) (any, error) {
-		return s.sync(ctx)
+		return s.sync(ctx, force)
 	})
 	cat, _ := v.(*templates.Catalog) // nil when ctx ended first
 	return cat, err
 }
 
-// sync is the protocol of the package documentation: one conditional
+// sync revalidates through the cluster when there is one (Config.Shared)
+// and it answers, and otherwise alone.
+func (s *Source) sync(ctx context.Context, force bool) (*templates.Catalog, error) {
+	if s.store != nil {
+		if cat, err, done := s.syncShared(ctx, force); done {
+			return cat, err
+		}
+	}
+	return s.syncGitHub(ctx, nil)
+}
+
+// syncGitHub is the protocol of the package documentation: one conditional
 // request for the ref; on a new commit one tree listing and only the blobs
-// not yet cached; then a new catalog.
-func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
+// not yet cached; then a new catalog. With cl, this replica holds the
+// cluster's claim: it starts from the cluster's last check, reads what the
+// cluster has before asking GitHub, and publishes its answer.
+func (s *Source) syncGitHub(ctx context.Context, cl *claimed) (*templates.Catalog, error) {
 	now := s.now()
 	old, oldEntry, haveOld := s.loadListing()
-	etag := ""
+	etag, prev := "", ""
 	if haveOld && old.Auth == s.authID {
-		etag = oldEntry.ETag
+		etag, prev = oldEntry.ETag, old.Commit
+	}
+	if cl != nil && cl.prev.Commit != "" && cl.prev.ETag != "" && cl.prev.Auth == s.authID {
+		// The cluster's ETag is from its last check, as recent as ours
+		// or more; it is sent only with the credentials it was
+		// obtained with.
+		etag, prev = cl.prev.ETag, cl.prev.Commit
+	}
+	fail := s.fail
+	if cl != nil {
+		fail = func(err error) (*templates.Catalog, error) {
+			cat, ferr := s.fail(err)
+			s.publishFailure(ctx, cl, err)
+			return cat, ferr
+		}
 	}
 
 	var sha, newETag string
@@ -343,21 +397,16 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		var err error
 		sha, newETag, notModified, err = s.client.ResolveRef(ctx, s.cfg.ref, etag)
 		if err != nil {
-			return s.fail(err)
+			return fail(err)
 		}
 		if notModified {
-			sha = old.Commit
+			sha = prev
 		}
 	}
 
-	var entries, files []TreeEntry
-	if haveOld && old.Commit == sha && old.Files != nil {
-		entries, files = old.Entries, old.Files
-	} else {
-		var err error
-		if entries, files, err = s.client.treeFiles(ctx, sha); err != nil {
-			return s.fail(err)
-		}
+	entries, files, err := s.listFiles(ctx, sha, old, haveOld, cl != nil)
+	if err != nil {
+		return fail(err)
 	}
 
 	s.mu.Lock()
@@ -368,8 +417,13 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		// Only a new commit needs blobs: an unchanged one is already
 		// built, whatever the cache has evicted since.
 		var err error
-		if contents, err = s.blobs(ctx, entries); err != nil {
-			return s.fail(err)
+		if cl != nil {
+			contents, err = s.sharedBlobs(ctx, entries)
+		} else {
+			contents, err = s.blobs(ctx, entries)
+		}
+		if err != nil {
+			return fail(err)
 		}
 	}
 
@@ -383,7 +437,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		l := listing{Commit: sha, Auth: s.authID, Entries: entries, Files: files}
 		var err error
 		if value, err = json.Marshal(l); err != nil {
-			return s.fail(fmt.Errorf("encode template listing: %w", err))
+			return fail(fmt.Errorf("encode template listing: %w", err))
 		}
 	}
 	expires := now.Add(s.cfg.ttl)
@@ -393,6 +447,16 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	s.listingMu.Lock()
 	s.cache.Put(cache.Entry{Key: s.listKey, ETag: newETag, Value: value, CachedAt: now, ExpiresAt: expires})
 	s.listingMu.Unlock()
+	if cl != nil {
+		s.publish(ctx, cl, sha, newETag, entries, files, contents, now)
+	}
+	return s.install(sha, entries, files, contents, changed, expires), nil
+}
+
+// install makes the checked commit current: a new catalog when it changed,
+// fresh until expires either way, and tells the watchers when the catalog
+// changed or stopped being stale.
+func (s *Source) install(sha string, entries, files []TreeEntry, contents map[string][]byte, changed bool, expires time.Time) *templates.Catalog {
 	s.pruneBlobs(entries, files)
 
 	var built *templates.Catalog
@@ -435,7 +499,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 			fn(cur)
 		}
 	}
-	return cur, nil
+	return cur
 }
 
 // blobs returns the contents of every entry small enough to use, from the

@@ -125,8 +125,10 @@ func Join(opts Options) (*Node, error) {
 		nats.RetryOnFailedConnect(true),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(time.Second),
-		nats.ConnectHandler(func(*nats.Conn) { n.up() }),
-		nats.ReconnectHandler(func(*nats.Conn) { n.up() }),
+		// The handlers get the connection: the first may run before
+		// Join has stored it in n.nc.
+		nats.ConnectHandler(n.up),
+		nats.ReconnectHandler(n.up),
 		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) { n.down(err) }),
 		// Errors of subscriptions (a slow consumer) would otherwise go
 		// nowhere.
@@ -169,7 +171,7 @@ func Join(opts Options) (*Node, error) {
 	n.done.Add(1)
 	go n.announce()
 	if nc.IsConnected() {
-		n.up()
+		n.up(nc)
 	} else {
 		n.log.Warn("NATS is not reachable yet; serving alone and retrying in the background", "replica", n.id)
 	}
@@ -305,7 +307,7 @@ func (n *Node) heard(m *nats.Msg) {
 	n.mu.Unlock()
 }
 
-func (n *Node) up() {
+func (n *Node) up(nc *nats.Conn) {
 	n.mu.Lock()
 	was := n.connected
 	n.connected, n.since, n.lastErr = true, n.now(), ""
@@ -317,7 +319,7 @@ func (n *Node) up() {
 	if was {
 		return
 	}
-	n.log.Info("joined the cluster", "replica", n.id, "nats", n.nc.ConnectedUrlRedacted())
+	n.log.Info("joined the cluster", "replica", n.id, "nats", nc.ConnectedUrlRedacted())
 	for _, fn := range fns {
 		go fn()
 	}
