@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -54,6 +55,9 @@ type Shared interface {
 	// content-addressed data, whose key names one value forever, so that
 	// concurrent writers write the same bytes.
 	Put(ctx context.Context, key string, value []byte) error
+	// Delete removes key; an absent key is not an error. The source uses
+	// it to drop the listing and blobs of a commit the cluster left.
+	Delete(ctx context.Context, key string) error
 	// Watch calls fn with the value of key each time it changes, from one
 	// goroutine, in order, until ctx ends; then it returns nil. It also
 	// calls fn with the current value (if any) when the watch is first
@@ -539,7 +543,38 @@ func (s *Source) publish(ctx context.Context, cl *claimed, sha, etag string, ent
 		}
 	}
 	st := sharedState{Commit: sha, ETag: etag, Auth: s.authID, CheckedAt: now, CheckedBy: s.replica}
-	s.finishClaim(ctx, cl, st)
+	if s.finishClaim(ctx, cl, st) && cl.prev.Commit != "" && cl.prev.Commit != sha {
+		s.dropCommit(ctx, cl.prev.Commit, entries)
+	}
+}
+
+// dropCommit deletes the shared listing of a commit the cluster moved on
+// from and the blobs the new listing does not use, so the bucket holds
+// about one commit's files rather than every version ever served. A
+// replica still adopting the old commit fetches what is gone from GitHub.
+func (s *Source) dropCommit(ctx context.Context, commit string, keep []TreeEntry) {
+	old, ok := s.getTree(ctx, commit)
+	if !ok {
+		return
+	}
+	used := make(map[string]bool, len(keep))
+	for _, e := range keep {
+		used[e.SHA] = true
+	}
+	var drop []string
+	for _, e := range old.Entries {
+		if !used[e.SHA] && !slices.Contains(drop, e.SHA) {
+			drop = append(drop, e.SHA)
+		}
+	}
+	s.eachBlob(ctx, drop, func(ctx context.Context, sha string) bool {
+		return s.store.Delete(ctx, s.blobKey(sha)) == nil
+	})
+	sctx, cancel := storeCtx(ctx)
+	defer cancel()
+	if err := s.store.Delete(sctx, s.treeKey(commit)); err != nil {
+		s.logger.Debug("cannot drop a shared listing", "commit", commit, "error", err)
+	}
 }
 
 // publishFailure records the failed check in the cluster, with the retry
@@ -558,7 +593,9 @@ func (s *Source) publishFailure(ctx context.Context, cl *claimed, err error) {
 	s.finishClaim(context.WithoutCancel(ctx), cl, st)
 }
 
-func (s *Source) finishClaim(ctx context.Context, cl *claimed, st sharedState) {
+// finishClaim publishes st over this replica's claim and reports whether
+// it was written.
+func (s *Source) finishClaim(ctx context.Context, cl *claimed, st sharedState) bool {
 	_, ok, err := s.writeState(ctx, st, cl.rev)
 	switch {
 	case err != nil:
@@ -570,6 +607,7 @@ func (s *Source) finishClaim(ctx context.Context, cl *claimed, st sharedState) {
 	default:
 		s.noteSeen(st)
 	}
+	return err == nil && ok
 }
 
 // watchShared follows the state key for as long as ctx lasts: a check any

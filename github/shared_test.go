@@ -225,6 +225,9 @@ func TestClusterChangeReachesEveryReplica(t *testing.T) {
 	a, b, d := c.replica("a", ""), c.replica("b", ""), c.replica("c", "")
 	first := loadAll(t, a, b, d)
 	watches := []<-chan *templates.Catalog{watching(t, a), watching(t, b), watching(t, d)}
+	before := c.fake.Head()
+	oldBlob := fakegithub.BlobSHA(c.lib.Files["templates/Generated_010.json"])
+	keptBlob := fakegithub.BlobSHA(c.lib.Files["templates/Generated_011.json"])
 	head := c.fake.PutFile("templates/Generated_010.json", fakegithub.ValidTemplate("Generated_010", "new text {{subject}}"))
 	c.fake.Reset()
 
@@ -246,6 +249,23 @@ func TestClusterChangeReachesEveryReplica(t *testing.T) {
 	t.Logf("one upstream change, three replicas: %v", cost)
 	if cost.Total != 3 || cost.ByRoute["commit"] != 1 || cost.ByRoute["tree"] != 1 || cost.ByRoute["blob"] != 1 {
 		t.Errorf("the change cost %v; want the noticing replica's 3 requests and none from the others", cost)
+	}
+
+	// The bucket keeps the new commit's files and drops what only the
+	// old one used.
+	for _, k := range []struct {
+		key     string
+		present bool
+	}{
+		{a.treeKey(head), true},
+		{a.blobKey(keptBlob), true},
+		{a.treeKey(before), false},
+		{a.blobKey(oldBlob), false},
+	} {
+		v, _, err := a.store.Get(ctxT(t), k.key)
+		if err != nil || (v != nil) != k.present {
+			t.Errorf("%s: present %v (%v), want %v", k.key, v != nil, err, k.present)
+		}
 	}
 }
 
@@ -297,8 +317,9 @@ func TestClusterNATSDown(t *testing.T) {
 	c := newClusterHarness(t)
 	srcs := []*Source{c.replica("a", ""), c.replica("b", ""), c.replica("c", "")}
 	loadAll(t, srcs...)
-	for _, s := range srcs {
-		watching(t, s)
+	watches := make([]<-chan *templates.Catalog, len(srcs))
+	for i, s := range srcs {
+		watches[i] = watching(t, s)
 	}
 	c.srv.Stop()
 	eventually(t, "every node disconnected", func() bool {
@@ -350,6 +371,34 @@ func TestClusterNATSDown(t *testing.T) {
 	for _, s := range srcs {
 		if st, _ := s.SharedStatus(); st.Alone {
 			t.Errorf("replica %s still alone after NATS came back: %+v", s.replica, st)
+		}
+	}
+
+	// The watches were armed again: a change one replica notices reaches
+	// the others.
+	head := c.fake.PutFile("templates/Generated_010.json", fakegithub.ValidTemplate("Generated_010", "after the outage {{subject}}"))
+	if _, err := srcs[0].Refresh(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i, w := range watches {
+		awaitCatalog(t, w, "replica "+srcs[i].replica+" told of "+head, func(cat *templates.Catalog) bool {
+			return cat.Info().Revision == head
+		})
+	}
+}
+
+// awaitCatalog waits for a Watch callback whose catalog satisfies ok.
+func awaitCatalog(t *testing.T, w <-chan *templates.Catalog, what string, ok func(*templates.Catalog) bool) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		select {
+		case cat := <-w:
+			if ok(cat) {
+				return
+			}
+		case <-timeout:
+			t.Fatalf("timed out waiting for %s", what)
 		}
 	}
 }
@@ -489,7 +538,7 @@ func TestClusterNoTokenInBucket(t *testing.T) {
 			sawError = true
 		}
 	}
-	if n < 150 || !sawError {
-		t.Errorf("scanned %d values (error state seen: %v); want the state, two listings and the blobs", n, sawError)
+	if n < 148 || !sawError {
+		t.Errorf("scanned %d values (error state seen: %v); want the state, the listing and the 146 blobs", n, sawError)
 	}
 }

@@ -153,6 +153,19 @@ func (c *Catalog) Put(ctx context.Context, key string, value []byte) error {
 	return nil
 }
 
+// Delete removes key; an absent key is not an error. With one revision
+// per key, what stays is a small delete marker.
+func (c *Catalog) Delete(ctx context.Context, key string) error {
+	kv, err := c.open(ctx)
+	if err != nil {
+		return err
+	}
+	if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return c.check(fmt.Errorf("cluster: delete %s: %w", key, err))
+	}
+	return nil
+}
+
 // MaxValueSize is the server's max payload less room for the subject and
 // headers; 0 before the first connection, when nothing can be stored.
 func (c *Catalog) MaxValueSize() int {

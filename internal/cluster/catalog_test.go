@@ -104,6 +104,14 @@ func TestCatalogCompareAndSet(t *testing.T) {
 	if got, _, err := b.Get(ctx, "src-0123456789.blob.abc"); err != nil || !bytes.Equal(got, blob) {
 		t.Errorf("Get of the 100 KB value = %d bytes, %v", len(got), err)
 	}
+	for i := range 2 { // the second deletes an absent key
+		if err := b.Delete(ctx, "src-0123456789.blob.abc"); err != nil {
+			t.Errorf("Delete %d: %v", i, err)
+		}
+	}
+	if got, rev, err := a.Get(ctx, "src-0123456789.blob.abc"); err != nil || got != nil || rev != 0 {
+		t.Errorf("Get after Delete = %d bytes, %d, %v; want absent", len(got), rev, err)
+	}
 	if max := a.MaxValueSize(); max < 100<<10 || max > 64<<20 {
 		t.Errorf("MaxValueSize = %d, want the server's max payload less headroom", max)
 	}
