@@ -99,6 +99,7 @@ type sharedState struct {
 	ErrorCode   string    `json:"error_code,omitempty"`
 	ErrorReason string    `json:"error_reason,omitempty"`
 	FailedSince time.Time `json:"failed_since,omitzero"`
+	FailedAt    time.Time `json:"failed_at,omitzero"` // the last failed check
 	RetryAt     time.Time `json:"retry_at,omitzero"`
 	Claim       *claim    `json:"claim,omitempty"`
 }
@@ -190,6 +191,7 @@ func (s *Source) readState(ctx context.Context) (sharedState, uint64, error) {
 	if err != nil || v == nil {
 		return sharedState{}, 0, err
 	}
+	s.noteRev(rev)
 	st, err := decodeState(v)
 	if err != nil {
 		// Unreadable (another version wrote it): claimed over like an
@@ -216,10 +218,35 @@ func (s *Source) writeState(ctx context.Context, st sharedState, rev uint64) (ui
 	}
 	sctx, cancel := storeCtx(ctx)
 	defer cancel()
+	var next uint64
+	var ok bool
 	if rev == 0 {
-		return s.store.Create(sctx, s.stateKey(), v)
+		next, ok, err = s.store.Create(sctx, s.stateKey(), v)
+	} else {
+		next, ok, err = s.store.Update(sctx, s.stateKey(), v, rev)
 	}
-	return s.store.Update(sctx, s.stateKey(), v, rev)
+	if ok {
+		s.noteRev(next)
+	}
+	return next, ok, err
+}
+
+// noteRev records the newest state revision this replica has read or
+// written, so that a value the watch delivers late is known to be older.
+func (s *Source) noteRev(rev uint64) {
+	s.mu.Lock()
+	s.stateRev = max(s.stateRev, rev)
+	s.mu.Unlock()
+}
+
+// outdated reports whether a state the watch delivered is older than one
+// this replica already read or wrote. A revision can also be lower because
+// the bucket was lost and created again: a check newer than this
+// replica's last success is then taken anyway.
+func (s *Source) outdated(st sharedState, rev uint64) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return rev < s.stateRev && !st.CheckedAt.After(s.freshUntil.Add(-s.cfg.ttl))
 }
 
 func (st sharedState) freshAt(now time.Time, ttl time.Duration) bool {
@@ -383,6 +410,7 @@ func (s *Source) listFiles(ctx context.Context, commit string, old listing, have
 		if t, ok := s.getTree(ctx, commit); ok {
 			return t.Entries, t.Files, nil
 		}
+		s.logger.Debug("the cluster has no listing of the commit; listing its tree", "commit", commit, "replica", s.replica)
 	}
 	return s.client.treeFiles(ctx, commit)
 }
@@ -585,8 +613,9 @@ func (s *Source) publishFailure(ctx context.Context, cl *claimed, err error) {
 	s.mu.Unlock()
 	st := cl.prev
 	st.Claim = nil
+	st.FailedAt = s.now()
 	if st.FailedSince.IsZero() {
-		st.FailedSince = s.now()
+		st.FailedSince = st.FailedAt
 	}
 	st.ErrorCode, st.ErrorReason, st.RetryAt = fault.CodeOf(err), err.Error(), retryAt
 	st.CheckedBy = s.replica
@@ -614,20 +643,22 @@ func (s *Source) finishClaim(ctx context.Context, cl *claimed, st sharedState) b
 // replica publishes is adopted at once, so every replica's clients hear of
 // a new commit (or of GitHub failing, or recovering) together.
 func (s *Source) watchShared(ctx context.Context) {
-	err := s.store.Watch(ctx, s.stateKey(), func(v []byte, _ uint64) {
+	err := s.store.Watch(ctx, s.stateKey(), func(v []byte, rev uint64) {
 		st, err := decodeState(v)
-		if err != nil || st.Claim != nil || (st.Commit == "" && st.ErrorCode == "") {
+		if err != nil || st.Claim != nil || (st.Commit == "" && st.ErrorCode == "") || s.outdated(st, rev) {
 			// A claim repeats the previous check: the claimer's answer
-			// follows.
+			// follows. An outdated value (the watch's first, arriving
+			// after this replica moved on) would take it back.
 			return
 		}
+		s.noteRev(rev)
 		s.storeUp()
 		s.noteSeen(st)
 		for range 2 {
 			// Through the sync group: a check running here finishes first
 			// (it may be the one that published st).
 			s.shared(ctx, "sync", func(ctx context.Context) (any, error) {
-				if s.holds(st) {
+				if s.holds(st) || s.outdated(st, rev) {
 					return nil, nil
 				}
 				if st.ErrorCode != "" {
@@ -635,7 +666,7 @@ func (s *Source) watchShared(ctx context.Context) {
 				}
 				return s.adopt(ctx, st)
 			})
-			if s.holds(st) || ctx.Err() != nil {
+			if s.holds(st) || s.outdated(st, rev) || ctx.Err() != nil {
 				return
 			}
 		}
@@ -645,18 +676,26 @@ func (s *Source) watchShared(ctx context.Context) {
 	}
 }
 
-// holds reports whether the source already reflects st: its commit, with
-// its freshness or failure.
+// holds reports whether the source already reflects st (its commit, with
+// its freshness or failure) or knows better: a check of its own made
+// since, while it was alone, is not undone by an older answer the watch
+// delivers when the link comes back.
 func (s *Source) holds(st sharedState) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st.Commit != "" && (s.base == nil || s.commit != st.Commit) {
 		return false
 	}
-	if st.ErrorCode != "" {
-		return s.stale != nil && s.stale.Code == st.ErrorCode
+	lastSuccess := s.freshUntil.Add(-s.cfg.ttl)
+	switch {
+	case st.ErrorCode != "" && s.stale == nil:
+		return !lastSuccess.Before(st.FailedAt)
+	case st.ErrorCode != "":
+		return s.stale.Code == st.ErrorCode
+	case s.stale != nil:
+		return !st.CheckedAt.After(s.stale.Since)
 	}
-	return s.stale == nil && !s.freshUntil.Before(st.CheckedAt.Add(s.cfg.ttl))
+	return !s.freshUntil.Before(st.CheckedAt.Add(s.cfg.ttl))
 }
 
 func randomSuffix() string {

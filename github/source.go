@@ -87,6 +87,7 @@ type Source struct {
 	sharedNS string
 	alone    bool        // the store did not answer last time (s.mu)
 	seen     sharedState // the cluster's last check, as last read (s.mu)
+	stateRev uint64      // the newest revision of the state read or written (s.mu)
 }
 
 // NewSource checks cfg, opens the disk cache, and, when the cache holds a
