@@ -5,8 +5,10 @@ import (
 	"compress/gzip"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -27,14 +29,32 @@ import (
 // replicas, each a Source with its own node and cache directory.
 type clusterHarness struct {
 	*harness
-	srv    *natstest.Server
+	srv    *natstest.Server // nil on an external server
+	url    string
+	prefix string
 	nodes  map[string]*cluster.Node
 	timers map[*Source]*atomic.Int32
 }
 
-func newClusterHarness(t *testing.T) *clusterHarness {
+// clusterServerEnv names an external NATS server (e.g. an installed NATS
+// 2.9) for the cluster tests that do not stop and restart the server;
+// unset, every test runs an embedded one.
+const clusterServerEnv = "FLOWYPROMPT_TEST_NATS_URL"
+
+// newClusterHarness starts the replicas' NATS server: embedded when the
+// test stops and restarts it (restartable) or clusterServerEnv is unset.
+func newClusterHarness(t *testing.T, restartable ...bool) *clusterHarness {
 	t.Helper()
-	c := &clusterHarness{harness: newHarness(t, standardLibrary()), srv: natstest.Start(t), nodes: map[string]*cluster.Node{}, timers: map[*Source]*atomic.Int32{}}
+	c := &clusterHarness{harness: newHarness(t, standardLibrary()), nodes: map[string]*cluster.Node{}, timers: map[*Source]*atomic.Int32{}}
+	c.url = os.Getenv(clusterServerEnv)
+	if c.url == "" || len(restartable) > 0 {
+		c.srv = natstest.Start(t)
+		c.url = c.srv.URL()
+	} else {
+		// A bucket of this test's own on the shared server.
+		c.prefix = fmt.Sprintf("fpt%d", time.Now().UnixNano())
+		t.Logf("against the external NATS server %s", c.url)
+	}
 	t.Cleanup(func() {
 		if t.Failed() {
 			t.Logf("logs:\n%s", c.logs.String())
@@ -46,7 +66,7 @@ func newClusterHarness(t *testing.T) *clusterHarness {
 // replica starts replica id on cacheDir ("" for a directory of its own).
 func (c *clusterHarness) replica(id, cacheDir string, edit ...func(*Config)) *Source {
 	c.t.Helper()
-	n, err := cluster.Join(cluster.Options{URL: c.srv.URL(), Replica: id, Logger: slog.New(slog.DiscardHandler)})
+	n, err := cluster.Join(cluster.Options{URL: c.url, Prefix: c.prefix, Replica: id, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		c.t.Fatalf("join %s: %v", id, err)
 	}
@@ -314,7 +334,7 @@ func TestClusterJoinAndRestart(t *testing.T) {
 // TestClusterNATSDown: without NATS each replica keeps serving and
 // revalidates alone, saying so once; with NATS back they share again.
 func TestClusterNATSDown(t *testing.T) {
-	c := newClusterHarness(t)
+	c := newClusterHarness(t, true)
 	srcs := []*Source{c.replica("a", ""), c.replica("b", ""), c.replica("c", "")}
 	loadAll(t, srcs...)
 	watches := make([]<-chan *templates.Catalog, len(srcs))
