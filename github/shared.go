@@ -320,11 +320,11 @@ func (s *Source) waitChange(ctx context.Context, rev uint64) error {
 			return ctx.Err()
 		case <-t.C:
 		}
-		st, now, err := s.readState(ctx)
+		st, cur, err := s.readState(ctx)
 		if err != nil {
 			return nil // the caller finds the store down and goes alone
 		}
-		if now != rev || st.Claim == nil || s.now().Sub(st.Claim.At) >= claimExpiry {
+		if cur != rev || st.Claim == nil || s.now().Sub(st.Claim.At) >= claimExpiry {
 			return nil
 		}
 	}
@@ -436,25 +436,36 @@ func (s *Source) getTree(ctx context.Context, commit string) (sharedTree, bool) 
 // putTree shares a commit's listing, unless it is too large to: the
 // replicas then list the tree themselves.
 func (s *Source) putTree(ctx context.Context, commit string, entries, files []TreeEntry) error {
-	if files == nil {
-		files = []TreeEntry{}
+	v, err := encodeTree(entries, files)
+	if err != nil {
+		return err
 	}
-	var buf bytes.Buffer
-	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
-	if err := json.NewEncoder(zw).Encode(sharedTree{Entries: entries, Files: files}); err != nil {
-		return fmt.Errorf("encode shared listing: %w", err)
-	}
-	if err := zw.Close(); err != nil {
-		return fmt.Errorf("compress shared listing: %w", err)
-	}
-	if buf.Len() > s.store.MaxValueSize() {
+	if len(v) > s.store.MaxValueSize() {
 		s.logger.Debug("the template listing is too large to share; each replica lists the tree itself",
-			"commit", commit, "bytes", buf.Len(), "max", s.store.MaxValueSize())
+			"commit", commit, "bytes", len(v), "max", s.store.MaxValueSize())
 		return nil
 	}
 	sctx, cancel := storeCtx(ctx)
 	defer cancel()
-	return s.store.Put(sctx, s.treeKey(commit), buf.Bytes())
+	return s.store.Put(sctx, s.treeKey(commit), v)
+}
+
+// encodeTree is a listing as shared: gzipped JSON, since a listing of
+// thousands of templates is hundreds of KB of JSON, near the 1 MB a NATS
+// message may carry by default, and compresses well.
+func encodeTree(entries, files []TreeEntry) ([]byte, error) {
+	if files == nil {
+		files = []TreeEntry{} // nil would read as "never listed"
+	}
+	var buf bytes.Buffer
+	zw, _ := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err := json.NewEncoder(zw).Encode(sharedTree{Entries: entries, Files: files}); err != nil {
+		return nil, fmt.Errorf("encode shared listing: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("compress shared listing: %w", err)
+	}
+	return buf.Bytes(), nil
 }
 
 // sharedBlobs is blobs with the cluster in front of GitHub: blobs missing

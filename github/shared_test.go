@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -560,5 +561,27 @@ func TestClusterNoTokenInBucket(t *testing.T) {
 	}
 	if n < 148 || !sawError {
 		t.Errorf("scanned %d values (error state seen: %v); want the state, the listing and the 146 blobs", n, sawError)
+	}
+}
+
+// TestSharedListingSize: the listing of a large library, compressed, fits
+// well within NATS's default 1 MB message.
+func TestSharedListingSize(t *testing.T) {
+	var entries []TreeEntry
+	for i := range 2000 {
+		p := fmt.Sprintf("templates/team-%02d/Generated_Template_Name_%04d.json", i%40, i)
+		entries = append(entries, TreeEntry{Path: p, SHA: fakegithub.BlobSHA([]byte(p)), Size: 2000 + i})
+	}
+	raw, err := json.Marshal(sharedTree{Entries: entries, Files: []TreeEntry{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := encodeTree(entries, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("listing of 2000 templates: %d bytes of JSON, %d gzipped", len(raw), len(v))
+	if len(v) > 512<<10 {
+		t.Errorf("the gzipped listing of 2000 templates is %d bytes; want it well under 1 MB", len(v))
 	}
 }
