@@ -385,8 +385,8 @@ func (s *Source) adoptFailure(ctx context.Context, st sharedState) (*templates.C
 	need := st.Commit != "" && (s.base == nil || s.commit != st.Commit)
 	s.mu.Unlock()
 	if need {
-		if _, err := s.adopt(ctx, st); err != nil {
-			return s.fail(err)
+		if cat, err := s.adopt(ctx, st); err != nil {
+			return cat, err // adopt has recorded the failure
 		}
 	}
 	retry := max(st.RetryAt.Sub(s.now()), time.Millisecond)
