@@ -39,6 +39,13 @@ type Config struct {
 	HTTPClient  *http.Client  // default: a client with a 30s timeout
 	Logger      *slog.Logger  // default slog.Default()
 	Now         func() time.Time
+	// Shared, when set, is the store through which the replicas of a
+	// cluster share one catalog and one revalidation per TTL (see # Cluster
+	// in the package documentation); nil: this process revalidates alone.
+	Shared Shared
+	// Replica names this replica in the shared state (who checked, who
+	// claims); default: a random name.
+	Replica string
 }
 
 // String describes c without its token, so printing a Config is safe.
@@ -77,6 +84,8 @@ type settings struct {
 	httpClient        *http.Client
 	logger            *slog.Logger
 	now               func() time.Time
+	shared            Shared
+	replica           string
 }
 
 var (
@@ -227,6 +236,8 @@ func (c Config) resolve() (settings, error) {
 		httpClient:  c.HTTPClient,
 		logger:      c.Logger,
 		now:         c.Now,
+		shared:      c.Shared,
+		replica:     c.Replica,
 	}
 	var errs []error
 	host, owner, repo, err := parseRepoURL(c.RepoURL)

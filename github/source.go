@@ -85,6 +85,14 @@ type Source struct {
 	freshUntil time.Time // the checked commit is trusted until then
 	subs       map[int]func(*templates.Catalog)
 	nextSub    int
+
+	// The cluster (Config.Shared); store is nil without one.
+	store    Shared
+	replica  string
+	sharedNS string
+	alone    bool        // the store did not answer last time (s.mu)
+	seen     sharedState // the cluster's last check, as last read (s.mu)
+	stateRev uint64      // the newest revision of the state read or written (s.mu)
 }
 
 // NewSource checks cfg, opens the disk cache, and, when the cache holds a
@@ -121,6 +129,13 @@ func NewSource(cfg Config) (*Source, error) {
 		},
 	}
 	s.blobNS += ":"
+	if st.shared != nil {
+		s.store, s.replica = st.shared, st.replica
+		if s.replica == "" {
+			s.replica = "replica-" + randomSuffix()
+		}
+		s.sharedNS = sharedNamespace(st.apiURL, st.owner+"/"+st.repo, st.ref, st.path)
+	}
 
 	opts := cache.Options{TTL: st.ttl, Now: st.now, Logger: st.logger, LoadTimeout: syncTimeout}
 	dir := st.cacheDir
@@ -176,7 +191,7 @@ func (s *Source) Load(ctx context.Context) (*templates.Catalog, error) {
 	if lastErr != nil && s.now().Before(retryAt) {
 		return nil, lastErr
 	}
-	cat, err := s.syncWait(ctx)
+	cat, err := s.syncWait(ctx, false)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +212,7 @@ func (s *Source) Refresh(ctx context.Context) (*templates.Catalog, error) {
 	if s.pinned && cur != nil {
 		return cur, nil
 	}
-	return s.syncWait(ctx)
+	return s.syncWait(ctx, true)
 }
 
 // Watch revalidates in the background and calls onChange with the new
@@ -227,6 +242,18 @@ func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) e
 	if cur != nil && cur != last {
 		onChange(cur)
 	}
+	if s.store != nil {
+		wctx, cancel := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.watchShared(wctx)
+		}()
+		defer func() {
+			cancel()
+			<-done
+		}()
+	}
 	if s.pinned {
 		<-ctx.Done()
 		return nil
@@ -244,7 +271,7 @@ func (s *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) e
 			// clock was set back): then nothing is due yet, and the loop
 			// arms the timer again for what is left.
 			if s.due(s.now()) {
-				s.syncWait(ctx) // a failure marks the catalog stale and notifies
+				s.syncWait(ctx, false) // a failure marks the catalog stale and notifies
 			}
 		}
 	}
@@ -312,30 +339,58 @@ func (s *Source) revalidateInBackground() {
 				s.bgDoneHook()
 			}
 		}()
-		s.syncWait(context.Background())
+		s.syncWait(context.Background(), false)
 	}()
 }
 
 // syncWait runs one shared revalidation and waits for it or for ctx. A
 // failed revalidation may still return a catalog (the held one, marked
-// stale) with its error.
-func (s *Source) syncWait(ctx context.Context) (*templates.Catalog, error) {
+// stale) with its error. force (a refresh) asks GitHub even when the
+// cluster checked within the TTL.
+func (s *Source) syncWait(ctx context.Context, force bool) (*templates.Catalog, error) {
 	v, err := s.shared(ctx, "sync", func(ctx context.Context) (any, error) {
-		return s.sync(ctx)
+		return s.sync(ctx, force)
 	})
 	cat, _ := v.(*templates.Catalog) // nil when ctx ended first
 	return cat, err
 }
 
-// sync is the protocol of the package documentation: one conditional
+// sync revalidates through the cluster when there is one (Config.Shared)
+// and it answers, and otherwise alone.
+func (s *Source) sync(ctx context.Context, force bool) (*templates.Catalog, error) {
+	if s.store != nil {
+		if cat, err, done := s.syncShared(ctx, force); done {
+			return cat, err
+		}
+	}
+	return s.syncGitHub(ctx, nil)
+}
+
+// syncGitHub is the protocol of the package documentation: one conditional
 // request for the ref; on a new commit one tree listing and only the blobs
-// not yet cached; then a new catalog.
-func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
+// not yet cached; then a new catalog. With cl, this replica holds the
+// cluster's claim: it starts from the cluster's last check, reads what the
+// cluster has before asking GitHub, and publishes its answer.
+func (s *Source) syncGitHub(ctx context.Context, cl *claimed) (*templates.Catalog, error) {
 	now := s.now()
 	old, oldEntry, haveOld := s.loadListing()
-	etag := ""
+	etag, prev := "", ""
 	if haveOld && old.Auth == s.authID {
-		etag = oldEntry.ETag
+		etag, prev = oldEntry.ETag, old.Commit
+	}
+	if cl != nil && cl.prev.Commit != "" && cl.prev.ETag != "" && cl.prev.Auth == s.authID {
+		// The cluster's ETag is from its last check, as recent as ours
+		// or more; it is sent only with the credentials it was
+		// obtained with.
+		etag, prev = cl.prev.ETag, cl.prev.Commit
+	}
+	fail := s.fail
+	if cl != nil {
+		fail = func(err error) (*templates.Catalog, error) {
+			cat, ferr := s.fail(err)
+			s.publishFailure(ctx, cl, err)
+			return cat, ferr
+		}
 	}
 
 	var sha, newETag string
@@ -349,22 +404,16 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		var err error
 		sha, newETag, notModified, err = s.client.ResolveRef(ctx, s.cfg.ref, etag)
 		if err != nil {
-			return s.fail(err)
+			return fail(err)
 		}
 		if notModified {
-			sha = old.Commit
+			sha = prev
 		}
 	}
 
-	var entries, files []TreeEntry
-	var archiveSize int64
-	if haveOld && old.Commit == sha && old.Files != nil {
-		entries, files, archiveSize = old.Entries, old.Files, old.ArchiveSize
-	} else {
-		var err error
-		if entries, files, archiveSize, err = s.client.treeFiles(ctx, sha); err != nil {
-			return s.fail(err)
-		}
+	entries, files, archiveSize, err := s.listFiles(ctx, sha, old, haveOld, cl != nil)
+	if err != nil {
+		return fail(err)
 	}
 
 	s.mu.Lock()
@@ -375,8 +424,13 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		// Only a new commit needs blobs: an unchanged one is already
 		// built, whatever the cache has evicted since.
 		var err error
-		if contents, err = s.blobs(ctx, sha, entries, archiveSize); err != nil {
-			return s.fail(err)
+		if cl != nil {
+			contents, err = s.sharedBlobs(ctx, sha, entries, archiveSize)
+		} else {
+			contents, err = s.blobs(ctx, sha, entries, archiveSize)
+		}
+		if err != nil {
+			return fail(err)
 		}
 	}
 
@@ -390,7 +444,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 		l := listing{Commit: sha, Auth: s.authID, Entries: entries, Files: files, ArchiveSize: archiveSize}
 		var err error
 		if value, err = json.Marshal(l); err != nil {
-			return s.fail(fmt.Errorf("encode template listing: %w", err))
+			return fail(fmt.Errorf("encode template listing: %w", err))
 		}
 	}
 	expires := now.Add(s.cfg.ttl)
@@ -400,6 +454,16 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 	s.listingMu.Lock()
 	s.cache.Put(cache.Entry{Key: s.listKey, ETag: newETag, Value: value, CachedAt: now, ExpiresAt: expires})
 	s.listingMu.Unlock()
+	if cl != nil {
+		s.publish(ctx, cl, sha, newETag, entries, files, archiveSize, contents, now)
+	}
+	return s.install(sha, entries, files, contents, changed, expires), nil
+}
+
+// install makes the checked commit current: a new catalog when it changed,
+// fresh until expires either way, and tells the watchers when the catalog
+// changed or stopped being stale.
+func (s *Source) install(sha string, entries, files []TreeEntry, contents map[string][]byte, changed bool, expires time.Time) *templates.Catalog {
 	s.pruneBlobs(entries, files)
 
 	var built *templates.Catalog
@@ -442,7 +506,7 @@ func (s *Source) sync(ctx context.Context) (*templates.Catalog, error) {
 			fn(cur)
 		}
 	}
-	return cur, nil
+	return cur
 }
 
 // blobs returns the contents of every entry small enough to use, from the

@@ -89,7 +89,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		}
 		s.node = node
 	}
-	src, err := openSource(&s.cfg, s.log)
+	src, err := openSource(&s.cfg, s.log, s.node)
 	if err != nil {
 		return nil, err
 	}
@@ -106,10 +106,10 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 }
 
 // openSource picks the template source: GitHub, a folder, or the examples.
-func openSource(cfg *config.Config, log *slog.Logger) (templates.Source, error) {
+func openSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (templates.Source, error) {
 	switch {
 	case cfg.GitHubRepoURL != "":
-		src, err := githubSource(cfg, log)
+		src, err := githubSource(cfg, log, node)
 		if err != nil {
 			return nil, err
 		}

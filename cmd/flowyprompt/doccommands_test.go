@@ -184,7 +184,12 @@ var docSetups = map[string]docSetup{
 		prepare: func(t *testing.T, dir string) []string {
 			gopath := filepath.Join(dir, "go")
 			copyFile(t, binary(t), filepath.Join(gopath, "bin", "flowyprompt"), 0o755)
-			return []string{"GOPATH=" + gopath}
+			// The page runs `go env`: with telemetry on, the go command
+			// leaves a process behind that writes into the configuration
+			// folder while the test removes it.
+			config := t.TempDir()
+			testfiles.Write(t, config, map[string]string{"go/telemetry/mode": "off"})
+			return []string{"GOPATH=" + gopath, "XDG_CONFIG_HOME=" + config}
 		},
 		want: func(*testing.T) map[string][]string {
 			return map[string][]string{

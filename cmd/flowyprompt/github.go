@@ -11,17 +11,23 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
 // githubSource builds the GitHub source from the configuration, refusing
-// bad settings with what / why / how before any request is made.
-func githubSource(cfg *config.Config, log *slog.Logger) (*github.Source, error) {
+// bad settings with what / why / how before any request is made. With a
+// node (serve --nats), the replicas share one catalog and one
+// revalidation per TTL through the cluster.
+func githubSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (*github.Source, error) {
 	gc := github.Config{
 		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
+	}
+	if node != nil {
+		gc.Shared, gc.Replica = cluster.NewCatalog(node), node.ID()
 	}
 	// NewSource validates gc (every problem, joined) before it does
 	// anything else, and that is its only failure.
@@ -107,7 +113,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	if cfg.GitHubRepoURL == "" {
 		return checkLocal(ctx, &cfg, log, stdout, *asJSON)
 	}
-	src, err := githubSource(&cfg, log)
+	src, err := githubSource(&cfg, log, nil)
 	if err != nil {
 		return err
 	}
@@ -140,7 +146,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 
 // checkLocal reports on a folder or the built-in examples.
 func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdout io.Writer, asJSON bool) error {
-	src, err := openSource(cfg, log)
+	src, err := openSource(cfg, log, nil)
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -55,7 +56,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		KeepAlive:      keepAlive,
 		MaxSessions:    maxSessions,
 		MaxBodyBytes:   int64(cfg.MaxMessageSize),
-		Status:         catalogStatus(s.lib, s.node),
+		Status:         catalogStatus(s.lib, s.node, s.src),
 		Logger:         s.log,
 	}
 	if s.node != nil {
@@ -148,10 +149,18 @@ type invalidFile struct {
 	Kept bool `json:"kept,omitempty"`
 }
 
+// clusterStatus is /healthz's "cluster": the link and, for a GitHub
+// source, the shared catalog (its commit, who revalidated GitHub last and
+// when), so an operator sees that the replicas serve the same commit.
+type clusterStatus struct {
+	cluster.Health
+	Catalog *github.SharedStatus `json:"catalog,omitempty"`
+}
+
 // catalogStatus feeds /healthz from the template library: besides the
 // counts, each invalid file with its error code, so that an operator sees
 // what to fix without reading the log.
-func catalogStatus(lib *templates.Library, node *cluster.Node) func() any {
+func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Source) func() any {
 	return func() any {
 		c := lib.Catalog()
 		inv := c.Invalid()
@@ -173,7 +182,15 @@ func catalogStatus(lib *templates.Library, node *cluster.Node) func() any {
 		}
 		if node != nil {
 			h := node.Health()
-			st["cluster"] = h
+			cs := clusterStatus{Health: h}
+			if gs, ok := src.(interface {
+				SharedStatus() (github.SharedStatus, bool)
+			}); ok {
+				if shared, ok := gs.SharedStatus(); ok {
+					cs.Catalog = &shared
+				}
+			}
+			st["cluster"] = cs
 			if !h.Connected && st["status"] == "ok" {
 				// Serving alone: every answer is still right, but changes
 				// seen elsewhere do not arrive and sessions held elsewhere
