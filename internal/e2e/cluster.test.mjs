@@ -223,6 +223,7 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
   });
 
   it("cold-starts the three replicas with at most 154 GitHub requests in total", () => {
+    console.log(`# cold start of ${REPLICAS} replicas: ${JSON.stringify(ready)}`);
     // One library's worth (a commit, a tree, 150 blobs) and 2 to spare:
     // the replicas that did not fetch it got it from the shared catalog.
     assert.ok(ready.total <= TEMPLATES + 2 + 2, `GitHub requests for the cold start: ${JSON.stringify(ready)}`);
