@@ -98,6 +98,22 @@ async function ctl(cluster, method, path, body) {
 
 const health = async (cluster) => (await ctl(cluster, "GET", "/health")).replicas;
 
+/**
+ * A raw 2025-era request naming session sid, on /mcp or /sse/message (by
+ * the session's transport), to base: resolves to { status, body }.
+ */
+async function rawSessionRequest(base, era, sid) {
+  const ping = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" });
+  const headers = { "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+  const url =
+    era === "2025 /sse"
+      ? `${base}/sse/message?session_id=${encodeURIComponent(sid)}`
+      : `${base}/mcp`;
+  if (era !== "2025 /sse") Object.assign(headers, { "Mcp-Session-Id": sid, "MCP-Protocol-Version": "2025-11-25" });
+  const res = await within(fetch(url, { method: "POST", headers, body: ping }), STEP_MS, `POST ${url}`);
+  return { status: res.status, body: await res.text() };
+}
+
 /** A 2025-era client over Streamable HTTP (/mcp) of the 1.x SDK. */
 async function legacyMCP(base, name, onListChanged) {
   const transport = new StreamableV1(new URL(`${base}/mcp`));
@@ -365,6 +381,14 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
     for (const [c, owner] of held) {
       const name = nameOf(1);
       if (owner === victim) {
+        // On the wire: whichever live replica the proxy picks answers 404.
+        for (let i = 0; i < REPLICAS; i++) {
+          const t0 = Date.now();
+          const raw = await rawSessionRequest(cluster.proxy, c.era, c.sid());
+          assert.equal(raw.status, 404, `${c.name} (${c.era}) on dead ${victim}: ${raw.body}`);
+          assert.match(raw.body, /SESSION_NOT_FOUND/);
+          assert.ok(Date.now() - t0 < 2000, `${c.name}: the 404 took ${Date.now() - t0} ms`);
+        }
         const t0 = Date.now();
         const err = await rejection(c.client.getPrompt({ name, arguments: { subject: "x" } }, opts), `${c.name} on dead ${victim}`);
         // Promptly: the other replicas know no one holds the session.
@@ -413,6 +437,14 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
       const res = await c.client.getPrompt({ name, arguments: { subject: "alone" } }, opts);
       assert.equal(res.messages[0].content.text, expectedPrompt(LIBRARY.get(name), { subject: "alone" }), `${c.name} without NATS`);
     }
+    // A session held elsewhere cannot be reached: 404 at once, saying why.
+    const held = direct.find((c) => c.era === "2025 /mcp");
+    const other = cluster.replicas.find((r) => !held.name.startsWith(`${r.id}-`));
+    const t0 = Date.now();
+    const raw = await rawSessionRequest(other.url, held.era, held.sid());
+    assert.equal(raw.status, 404, raw.body);
+    assert.match(raw.body, /link to the cluster is down/);
+    assert.ok(Date.now() - t0 < 2000, `the 404 took ${Date.now() - t0} ms`);
     // 2026 requests need nothing shared: through the proxy, to any replica.
     const m = viaProxy.find((c) => c.modern);
     for (let i = 0; i < 12; i++) {
