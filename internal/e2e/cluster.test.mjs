@@ -249,6 +249,7 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
     // been downloaded once for the cluster, as one archive or as blobs.
     const archives = ready.byRoute["GET /repos/{owner}/{repo}/tarball/{ref...}"] ?? 0;
     assert.ok(archives <= 1, `archive downloads: ${JSON.stringify(ready)}`);
+    assert.ok(ready.tree <= 1, `tree listings: ${JSON.stringify(ready)}`);
     assert.ok(ready.blob <= TEMPLATES && (archives === 0 || ready.blob === 0), `blob downloads: ${JSON.stringify(ready)}`);
     for (const r of cluster.replicas) assert.match(r.url, /^http:\/\/127\.0\.0\.1:\d+$/);
   });
