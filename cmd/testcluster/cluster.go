@@ -222,6 +222,9 @@ var servingRe = regexp.MustCompile(`serving over HTTP on (http://127\.0\.0\.1:(\
 type replica struct {
 	id string
 	c  *cluster
+	// ops serialises start, kill and stop: two starts at once would race
+	// for the same port.
+	ops sync.Mutex
 
 	mu     sync.Mutex
 	cmd    *exec.Cmd
@@ -274,6 +277,8 @@ func (r *replica) env() []string {
 // start runs the process and waits until it serves; starting a live
 // replica is an error.
 func (r *replica) start() error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	if _, _, alive := r.info(); alive {
 		return fmt.Errorf("replica %s is running", r.id)
 	}
@@ -347,6 +352,8 @@ func (r *replica) readLog(rd io.Reader, served chan<- string) {
 // kill sends SIGKILL: the replica gets no chance to hand anything over,
 // as when its machine dies.
 func (r *replica) kill() error {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	cmd, exited := r.cmd, r.exited
 	r.mu.Unlock()
@@ -366,6 +373,8 @@ func (r *replica) kill() error {
 
 // stop asks the replica to shut down and kills it after grace.
 func (r *replica) stop(grace time.Duration) {
+	r.ops.Lock()
+	defer r.ops.Unlock()
 	r.mu.Lock()
 	cmd, exited := r.cmd, r.exited
 	r.mu.Unlock()
