@@ -77,10 +77,14 @@ const (
 	sharedTimeout = 2 * time.Second
 	// sharedPoll spaces the looks of a replica waiting for another's check.
 	sharedPoll = 100 * time.Millisecond
-	// claimExpiry is how long a claim holds: a replica that claimed and
-	// died leaves a claim that others take over once it is this old. A
-	// check is bounded by syncTimeout, so a live claimer is done by then.
-	claimExpiry = syncTimeout
+	// claimExpiry is how long a claim holds unless renewed: a replica that
+	// claimed and died leaves a claim that others take over once it is
+	// this old, and a cold replica waits at most that long for it. A live
+	// claimer renews its claim every claimRenewal while its check runs
+	// (which may take up to syncTimeout for a large library on a slow
+	// link), so a slow check is not taken over and repeated.
+	claimExpiry  = 15 * time.Second
+	claimRenewal = claimExpiry / 3
 	// sharedParallel bounds concurrent reads and writes of blobs.
 	sharedParallel = 8
 )
@@ -111,10 +115,13 @@ type claim struct {
 }
 
 // claimed is a claim this replica holds: the state it claimed over and
-// the revision its claim wrote.
+// the revision its claim last wrote, which renewals move on (mu).
 type claimed struct {
 	prev sharedState
+
+	mu   sync.Mutex
 	rev  uint64
+	over bool // the claim was finished: renewals stop
 }
 
 // sharedTree is the value of a tree key: a commit's listing, gzipped JSON.
@@ -307,7 +314,10 @@ func (s *Source) syncShared(ctx context.Context, force bool) (cat *templates.Cat
 		if !ok {
 			continue // another replica claimed first: see what it does
 		}
-		cat, err := s.syncGitHub(ctx, &claimed{prev: st, rev: crev})
+		cl := &claimed{prev: st, rev: crev}
+		stop := s.renewClaim(cl, next)
+		cat, err := s.syncGitHub(ctx, cl)
+		stop()
 		return cat, err, true
 	}
 }
@@ -637,9 +647,56 @@ func (s *Source) publishFailure(ctx context.Context, cl *claimed, err error) {
 	s.finishClaim(context.WithoutCancel(ctx), cl, st)
 }
 
+// renewClaim moves the claim's time forward every s.claimRenew until
+// stop is called or the claim is finished, so the other replicas keep
+// waiting for this check instead of taking it over. A renewal that loses
+// the compare-and-set (the claim was taken over after all) or cannot
+// reach the store ends the renewals; finishClaim then fails the same way.
+// stop may be called more than once.
+func (s *Source) renewClaim(cl *claimed, st sharedState) (stop func()) {
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(s.claimRenew)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			cl.mu.Lock()
+			if cl.over {
+				cl.mu.Unlock()
+				return
+			}
+			st.Claim = &claim{By: s.replica, At: s.now()}
+			rev, ok, err := s.writeState(context.Background(), st, cl.rev)
+			if err == nil && ok {
+				cl.rev = rev
+			}
+			cl.mu.Unlock()
+			if err != nil || !ok {
+				return
+			}
+		}
+	}()
+	return sync.OnceFunc(func() {
+		close(done)
+		wg.Wait()
+	})
+}
+
 // finishClaim publishes st over this replica's claim and reports whether
 // it was written.
 func (s *Source) finishClaim(ctx context.Context, cl *claimed, st sharedState) bool {
+	// Holding cl.mu for the write keeps a renewal from slipping in
+	// between: it would move the revision this write expects.
+	cl.mu.Lock()
+	defer cl.mu.Unlock()
+	cl.over = true
 	_, ok, err := s.writeState(ctx, st, cl.rev)
 	switch {
 	case err != nil:

@@ -468,6 +468,62 @@ func TestClusterDeadClaim(t *testing.T) {
 	}
 }
 
+// TestClusterClaimRenewed: a replica whose check outlasts claimExpiry
+// keeps its claim by renewing it, so the others go on waiting for its
+// answer rather than take the check over; and its answer is still written
+// over the renewed claim.
+func TestClusterClaimRenewed(t *testing.T) {
+	c := newClusterHarness(t)
+	a := c.replica("a", "")
+	a.claimRenew = 20 * time.Millisecond
+	held := sharedState{Claim: &claim{By: "a", At: c.clock.Now()}}
+	rev, ok, err := a.writeState(ctxT(t), held, 0)
+	if err != nil || !ok {
+		t.Fatalf("claim: %v, %v", ok, err)
+	}
+	cl := &claimed{rev: rev}
+	stop := a.renewClaim(cl, held)
+	defer stop()
+
+	// Past the first claim's expiry, the renewals carry the clock's time.
+	c.clock.Add(claimExpiry + time.Second)
+	renewedAt := c.clock.Now()
+	eventually(t, "a renewal at the clock's time", func() bool {
+		st, _, err := a.readState(ctxT(t))
+		return err == nil && st.Claim != nil && st.Claim.At.Equal(renewedAt)
+	})
+
+	b := c.replica("b", "")
+	done := make(chan error, 1)
+	go func() {
+		_, err := b.Load(ctxT(t))
+		done <- err
+	}()
+	time.Sleep(300 * time.Millisecond) // several of b's looks at the state
+	select {
+	case err := <-done:
+		t.Fatalf("b's Load returned (%v) while a held a renewed claim", err)
+	default:
+	}
+	if n := c.fake.Total(); n != 0 {
+		t.Errorf("%d GitHub requests while a held a renewed claim, want 0", n)
+	}
+
+	// a finishes (here: with nothing found) over its latest renewal.
+	stop()
+	if !a.finishClaim(ctxT(t), cl, sharedState{CheckedBy: "a"}) {
+		t.Fatal("finishing over the renewed claim failed")
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("b's Load after a's claim ended: %v", err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("b never loaded after a's claim ended")
+	}
+}
+
 // TestClusterOutageShared: a failed check is shared, so the other
 // replicas serve stale and wait for the retry time without asking GitHub.
 func TestClusterOutageShared(t *testing.T) {

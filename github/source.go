@@ -93,6 +93,9 @@ type Source struct {
 	alone    bool        // the store did not answer last time (s.mu)
 	seen     sharedState // the cluster's last check, as last read (s.mu)
 	stateRev uint64      // the newest revision of the state read or written (s.mu)
+	// claimRenew spaces the renewals of a claim this replica holds
+	// (claimRenewal; tests shorten it).
+	claimRenew time.Duration
 }
 
 // NewSource checks cfg, opens the disk cache, and, when the cache holds a
@@ -130,7 +133,7 @@ func NewSource(cfg Config) (*Source, error) {
 	}
 	s.blobNS += ":"
 	if st.shared != nil {
-		s.store, s.replica = st.shared, st.replica
+		s.store, s.replica, s.claimRenew = st.shared, st.replica, claimRenewal
 		if s.replica == "" {
 			s.replica = "replica-" + randomSuffix()
 		}
