@@ -119,9 +119,10 @@
 // match), shares the listing and blobs it fetched, then publishes the new
 // state with compare-and-set over its claim. A replica that loses the race
 // waits for the state to change; so does a first Load, instead of asking
-// GitHub too. A claim older than the sync timeout (2 minutes) was left by a
-// dead replica and is taken over: claims expire by their timestamp, not by
-// a store TTL, so a NATS 2.9 server is enough.
+// GitHub too. The claimer renews its claim every 5 seconds while its check
+// runs; a claim not renewed for 15 seconds was left by a dead replica and
+// is taken over: claims expire by their timestamp, not by a store TTL, so
+// a NATS 2.9 server is enough.
 //
 // Every replica watches the state: a commit published by any of them is
 // adopted at once and its Watch callbacks fire, so templates.Library tells
