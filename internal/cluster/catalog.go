@@ -153,14 +153,23 @@ func (c *Catalog) Put(ctx context.Context, key string, value []byte) error {
 	return nil
 }
 
-// Delete removes key; an absent key is not an error. With one revision
-// per key, what stays is a small delete marker.
+// Delete removes key and leaves nothing behind; an absent key is not an
+// error. A key-value delete would leave a marker per key for good (a 2.9
+// server has no marker TTL), one per blob of every commit the library
+// moved past, so the key's subject is purged from the bucket's stream
+// instead. Watchers of the key are not told: the source deletes only
+// listings and blobs, which nobody watches.
 func (c *Catalog) Delete(ctx context.Context, key string) error {
-	kv, err := c.open(ctx)
-	if err != nil {
+	if _, err := c.open(ctx); err != nil {
 		return err
 	}
-	if err := kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	js := c.node.JetStream()
+	// A bucket B is the stream KV_B holding subject $KV.B.KEY per key.
+	st, err := js.Stream(ctx, "KV_"+c.bucket)
+	if err != nil {
+		return c.check(fmt.Errorf("cluster: delete %s: %w", key, err))
+	}
+	if err := st.Purge(ctx, jetstream.WithPurgeSubject("$KV."+c.bucket+"."+key)); err != nil {
 		return c.check(fmt.Errorf("cluster: delete %s: %w", key, err))
 	}
 	return nil

@@ -112,6 +112,18 @@ func TestCatalogCompareAndSet(t *testing.T) {
 	if got, rev, err := a.Get(ctx, "src-0123456789.blob.abc"); err != nil || got != nil || rev != 0 {
 		t.Errorf("Get after Delete = %d bytes, %d, %v; want absent", len(got), rev, err)
 	}
+	// Nothing stays behind: no delete marker for the key in the stream.
+	st, err := a.node.JetStream().Stream(ctx, "KV_"+a.bucket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("$KV."+a.bucket+".src-0123456789.blob.abc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := info.State.Subjects["$KV."+a.bucket+".src-0123456789.blob.abc"]; n != 0 {
+		t.Errorf("%d messages left for the deleted key, want none", n)
+	}
 	if max := a.MaxValueSize(); max < 100<<10 || max > 64<<20 {
 		t.Errorf("MaxValueSize = %d, want the server's max payload less headroom", max)
 	}
