@@ -12,6 +12,12 @@ import (
 	"text/template"
 )
 
+// manifestTemplate is manifest.json but for its version. Its
+// manifest_version, 0.3, is the newest the MCPB package publishes a JSON
+// schema for (mcpb-manifest-latest.schema.json): 0.4 only adds the "uv"
+// server type and is marked experimental, and a host whose copy of the
+// MCPB library predates a manifest version refuses the bundle outright.
+//
 //go:embed manifest.json.tmpl
 var manifestTemplate string
 
