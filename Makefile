@@ -15,9 +15,36 @@ HGO         := cd $(HARNESS) && $(GO)
 # on each module's own go.mod, as on a fresh machine.
 export GOWORK := off
 VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS     := -X main.buildVersion=$(VERSION)
+COMMIT      ?= $(shell git rev-parse --short=12 HEAD 2>/dev/null)$(if $(findstring -dirty,$(VERSION)),-dirty)
+LDFLAGS     := -X main.buildVersion=$(VERSION) -X main.buildCommit=$(COMMIT)
 
-.PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers bench-cluster fuzz clean
+# Release builds: static (CGO_ENABLED=0), without local paths (-trimpath)
+# or symbol tables (-s -w), for every platform a release ships.
+DIST        := dist
+PLATFORMS   := darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64
+HOST         = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
+MCPB        := $(E2E)/node_modules/.bin/mcpb
+RELEASE     := $(GO) run ./internal/release
+# $(call cross,PLATFORMS,DIR) builds DIR/<os>-<arch>/flowyprompt[.exe].
+define cross
+	@for p in $(1); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
+	  echo "go build $$os/$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+	    -o $(2)/$$os-$$arch/flowyprompt$$ext ./cmd/flowyprompt || exit 1; \
+	done
+endef
+# $(call mcpb,PLATFORMS,NAME,OUT) stages and packs a bundle: the real
+# manifest, with the binaries of PLATFORMS.
+define mcpb
+	rm -rf bin/$(2)
+	$(call cross,$(1),bin/$(2)/bins)
+	$(RELEASE) bundle -version "$(VERSION)" -bins bin/$(2)/bins -platforms "$(1)" -license LICENSE -out bin/$(2)/stage
+	$(MCPB) validate bin/$(2)/stage/manifest.json
+	$(MCPB) pack bin/$(2)/stage $(3)
+endef
+
+.PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers bench-cluster fuzz clean bundle bundle-host release
 
 all: build
 
@@ -65,9 +92,28 @@ unit:
 e2e-deps:
 	cd $(E2E) && npm ci --no-audit --no-fund
 
-e2e: build test-bins e2e-deps
+e2e: build test-bins bundle-host
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
-	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster node --test
+	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster \
+	  FLOWYPROMPT_BUNDLE=$(CURDIR)/bin/flowyprompt-host.mcpb node --test
+
+## bundle: dist/flowyprompt.mcpb, the one-click install for Claude Desktop
+## (an MCP Bundle: macOS universal, Windows x64, Linux x64 and arm64)
+bundle: e2e-deps
+	$(call mcpb,$(PLATFORMS),bundle,$(DIST)/flowyprompt.mcpb)
+
+# bundle-host: the bundle with only this machine's binary, for the
+# end-to-end test: the same manifest and layout, one build instead of five.
+bundle-host: e2e-deps
+	$(call mcpb,$(HOST),bundle-host,bin/flowyprompt-host.mcpb)
+
+## release: dist/ holds an archive per platform (tar.gz; zip for Windows)
+## with the binary, README.md and LICENSE, the bundle, and SHA256SUMS
+release: bundle
+	rm -f $(DIST)/flowyprompt_* $(DIST)/SHA256SUMS
+	$(RELEASE) archive -version "$(VERSION)" -bins bin/bundle/bins -platforms "$(PLATFORMS)" \
+	  -mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" -sum flowyprompt.mcpb -out $(DIST) README.md LICENSE
+	@ls -l $(DIST)
 
 ## conformance: the official MCP conformance suite against cmd/conformance-server (0.1.16 --suite all;
 ## 0.2.0-alpha.12 --requirements 2026-07-28 and 2025-11-25), and its generic scenarios of both eras
@@ -115,4 +161,4 @@ fuzz:
 	done
 
 clean:
-	rm -rf bin
+	rm -rf bin $(DIST)

@@ -51,3 +51,42 @@ func TestMakeInstall(t *testing.T) {
 		t.Errorf("LICENSE is not MIT by the flowyprompt authors:\n%.200s", lic)
 	}
 }
+
+// TestMakeRelease: `make release` cross-builds static, path-free binaries
+// stamped with the version and commit for the five platforms, packs the
+// bundle with the pinned MCPB CLI after checking its manifest, and writes
+// the archives and SHA256SUMS into dist/, which git ignores and
+// `make clean` removes.
+func TestMakeRelease(t *testing.T) {
+	if _, err := exec.LookPath("make"); err != nil {
+		t.Skip("no make")
+	}
+	root := filepath.Join("..", "..")
+	out, err := exec.Command("make", "-C", root, "-n", "release", "VERSION=v9.9.9-test", "COMMIT=abcdef123456").CombinedOutput()
+	if err != nil {
+		t.Fatalf("make -n release: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"npm ci",
+		"for p in darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64;",
+		`CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w -X main.buildVersion=v9.9.9-test -X main.buildCommit=abcdef123456"`,
+		"internal/e2e/node_modules/.bin/mcpb validate bin/bundle/stage/manifest.json",
+		"internal/e2e/node_modules/.bin/mcpb pack bin/bundle/stage dist/flowyprompt.mcpb",
+		"-sum flowyprompt.mcpb -out dist README.md LICENSE",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("make -n release does not run %q:\n%s", want, out)
+		}
+	}
+	out, err = exec.Command("make", "-C", root, "-n", "clean").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "rm -rf bin dist") {
+		t.Errorf("make -n clean does not remove dist (%v):\n%s", err, out)
+	}
+	ignore, err := os.ReadFile(filepath.Join(root, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains("\n"+string(ignore), "\n/dist/\n") {
+		t.Error(".gitignore does not ignore /dist/")
+	}
+}

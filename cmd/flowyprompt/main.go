@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 )
@@ -136,7 +137,7 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	case "version":
 		return cmdVersion(rest, stdout, stderr)
 	case "--version", "-version":
-		fmt.Fprintf(stdout, "flowyprompt %s\n", version())
+		fmt.Fprintln(stdout, versionLine())
 		return nil
 	case "help", "-h", "--help", "-help":
 		fmt.Fprint(stdout, usage)
@@ -145,9 +146,10 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	return usageError("unknown command %q (see flowyprompt -h)", cmd)
 }
 
-// buildVersion is set by `make build` (-ldflags -X), for builds where the
-// toolchain stamps no VCS information.
-var buildVersion string
+// buildVersion and buildCommit are set by make (-ldflags -X): release
+// archives are built with -trimpath and from a checkout whose VCS stamp the
+// toolchain may not see, so make passes what git says.
+var buildVersion, buildCommit string
 
 // version reports the module version stamped by `go install …@vX`, the
 // version make stamped, or the VCS revision of a local build.
@@ -159,8 +161,28 @@ func version() string {
 	if buildVersion != "" {
 		return buildVersion
 	}
+	if rev := vcsRevision(info, ok); rev != "" {
+		return "dev-" + rev
+	}
+	return "dev"
+}
+
+// commit is the revision the binary was built from, 12 hex digits and
+// "-dirty" for uncommitted changes, or "unknown".
+func commit() string {
+	if buildCommit != "" {
+		return buildCommit
+	}
+	info, ok := debug.ReadBuildInfo()
+	if rev := vcsRevision(info, ok); rev != "" {
+		return rev
+	}
+	return "unknown"
+}
+
+func vcsRevision(info *debug.BuildInfo, ok bool) string {
 	if !ok {
-		return "dev"
+		return ""
 	}
 	rev, dirty := "", false
 	for _, s := range info.Settings {
@@ -172,7 +194,7 @@ func version() string {
 		}
 	}
 	if rev == "" {
-		return "dev"
+		return ""
 	}
 	if len(rev) > 12 {
 		rev = rev[:12]
@@ -180,7 +202,13 @@ func version() string {
 	if dirty {
 		rev += "-dirty"
 	}
-	return "dev-" + rev
+	return rev
+}
+
+// versionLine is what version prints: enough for a bug report to name
+// the exact build (a release's archive, a bundle's binary, a go install).
+func versionLine() string {
+	return fmt.Sprintf("flowyprompt %s (commit %s, %s, %s/%s)", version(), commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // cmdVersion prints the version. It parses flags only so that
@@ -193,7 +221,7 @@ func cmdVersion(args []string, stdout, stderr io.Writer) error {
 	if fs.NArg() > 0 {
 		return cmdUsageError("version", "version takes no arguments, got %q", fs.Arg(0))
 	}
-	fmt.Fprintf(stdout, "flowyprompt %s\n", version())
+	fmt.Fprintln(stdout, versionLine())
 	return nil
 }
 
@@ -207,7 +235,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"validate": {"Check template files, or the *.json files in folders, without serving them; exit 1 if any is invalid.", "flowyprompt validate ./prompts"},
 	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},
 	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached, a template is invalid or a file a template lists is missing.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
-	"version":  {"Print the version.", "flowyprompt version"},
+	"version":  {"Print the version, the commit it was built from, the Go version and the platform.", "flowyprompt version"},
 }
 
 func newFlagSet(name, synopsis string, stderr io.Writer) *flag.FlagSet {

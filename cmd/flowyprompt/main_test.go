@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strings"
@@ -82,7 +83,9 @@ func TestCommands(t *testing.T) {
 	}{
 		{name: "no args", args: nil, code: 2, stderr: []string{"Usage:"}},
 		{name: "unknown command", args: []string{"frobnicate"}, code: 2, stderr: []string{`unknown command "frobnicate"`}},
-		{name: "version", args: []string{"version"}, stdout: []string{"flowyprompt "}},
+		{name: "version", args: []string{"version"}, stdout: []string{"flowyprompt ", " (commit ",
+			", " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"}},
+		{name: "--version", args: []string{"--version"}, stdout: []string{"flowyprompt ", " (commit ", ", " + runtime.Version() + ", "}},
 		{name: "help", args: []string{"help"}, stdout: []string{"flowyprompt serve"}},
 		{name: "serve -h", args: []string{"serve", "-h"}, code: 0, stderr: []string{"-templates", "-max-message-size"}},
 		{name: "serve help", args: []string{"serve", "-h"},
@@ -108,7 +111,7 @@ func TestCommands(t *testing.T) {
 		{name: "check help", args: []string{"check", "-h"},
 			stderr: []string{"Usage: flowyprompt check", "Check the configuration", "Example:\n", "-json", "-github-repo"}},
 		{name: "version help", args: []string{"version", "-h"},
-			stderr: []string{"Usage: flowyprompt version", "Print the version.", "Example:\n  flowyprompt version"},
+			stderr: []string{"Usage: flowyprompt version", "Print the version, the commit it was built from, the Go version and the platform.", "Example:\n  flowyprompt version"},
 			flags:  []string{}},
 		{name: "version extra argument", args: []string{"version", "now"}, code: 2, stderr: []string{"takes no arguments"}},
 		// A bad variable that validate never reads does not stop it.
@@ -321,5 +324,24 @@ func checkOutput(t *testing.T, stdout, stderr string, wantOut, wantErr []string)
 		if !strings.Contains(stderr, s) {
 			t.Errorf("stderr lacks %q:\n%s", s, stderr)
 		}
+	}
+}
+
+// TestVersionLine: make stamps the version and the commit; without them a
+// local build reports its VCS revision, and the line always names the Go
+// version and the platform the binary was built for.
+func TestVersionLine(t *testing.T) {
+	defer func(v, c string) { buildVersion, buildCommit = v, c }(buildVersion, buildCommit)
+	buildVersion, buildCommit = "v0.3.0", "abc123def456"
+	tail := ", " + runtime.Version() + ", " + runtime.GOOS + "/" + runtime.GOARCH + ")\n"
+	if out, _, code := runCLI(t, nil, "", "version"); code != 0 || out != "flowyprompt v0.3.0 (commit abc123def456"+tail {
+		t.Errorf("version printed %q (exit %d), want %q", out, code, "flowyprompt v0.3.0 (commit abc123def456"+tail)
+	}
+
+	// A test binary carries no VCS stamp: the version and commit say so
+	// rather than inventing one.
+	buildVersion, buildCommit = "", ""
+	if out, _, code := runCLI(t, nil, "", "--version"); code != 0 || out != "flowyprompt dev (commit unknown"+tail {
+		t.Errorf("--version printed %q (exit %d), want %q", out, code, "flowyprompt dev (commit unknown"+tail)
 	}
 }

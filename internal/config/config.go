@@ -65,6 +65,11 @@ type Config struct {
 	// 0 picks half the machine's, at least one, over stdio, and every CPU
 	// over HTTP.
 	Procs int
+
+	// placeholders names the variables read as unset because they held a
+	// host's unreplaced ${user_config.…}. The environment is read before
+	// the log level is known, so Logger reports them.
+	placeholders []string
 }
 
 // Env is the environment lookup (os.LookupEnv in production).
@@ -91,12 +96,12 @@ func RegisterFileSize(fs *flag.FlagSet, c *Config, env Env) error {
 func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
 	sizeErr := RegisterFileSize(fs, c, env)
 	r := &envReader{env: env}
-	fs.StringVar(&c.TemplatesDir, "templates", r.str("TEMPLATES_DIR"), "serve the template `folder` DIR, watched for changes (env TEMPLATES_DIR); default: the built-in examples")
+	fs.StringVar(&c.TemplatesDir, "templates", r.setting("TEMPLATES_DIR"), "serve the template `folder` DIR, watched for changes (env TEMPLATES_DIR); default: the built-in examples")
 	fs.StringVar(&c.LogLevel, "log-level", r.strOr("LOG_LEVEL", "info"), "log `level` on stderr: debug, info, warn, error (env LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", r.strOr("LOG_FORMAT", "text"), "log `format` on stderr: text or json (env LOG_FORMAT)")
-	fs.StringVar(&c.GitHubRepoURL, "github-repo", r.str("GITHUB_REPO_URL"), "serve templates from this GitHub repository `URL`, e.g. https://github.com/acme/prompts (env GITHUB_REPO_URL)")
-	c.GitHubToken = r.str("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
-	fs.StringVar(&c.GitHubRef, "github-ref", r.str("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
+	fs.StringVar(&c.GitHubRepoURL, "github-repo", r.setting("GITHUB_REPO_URL"), "serve templates from this GitHub repository `URL`, e.g. https://github.com/acme/prompts (env GITHUB_REPO_URL)")
+	c.GitHubToken = r.setting("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
+	fs.StringVar(&c.GitHubRef, "github-ref", r.setting("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
 	fs.StringVar(&c.GitHubPath, "github-path", r.strOr("GITHUB_TEMPLATES_PATH", "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
 	fs.StringVar(&c.GitHubAPIURL, "github-api-url", r.str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
 	fs.DurationVar(&c.CacheTTL, "cache-ttl", r.millis("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
@@ -108,6 +113,7 @@ func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
 		f := fs.Lookup(name)
 		f.DefValue = github.Redact(f.DefValue)
 	}
+	c.placeholders = append(c.placeholders, r.placeholders...)
 	return errors.Join(sizeErr, r.err())
 }
 
@@ -123,13 +129,34 @@ func RegisterWrite(fs *flag.FlagSet, c *Config, env Env) error {
 // envReader reads flag defaults from the environment and collects every
 // bad value, so one run reports them all instead of the first.
 type envReader struct {
-	env  Env
-	errs []error
+	env          Env
+	errs         []error
+	placeholders []string
 }
 
 func (r *envReader) err() error { return errors.Join(r.errs...) }
 
 func (r *envReader) str(name string) string { v, _ := r.env(name); return v }
+
+// setting reads a variable an installer may fill from a settings form.
+// Claude Desktop passes a bundle's env entry "${user_config.x}" through
+// unchanged when the user left x empty and it has no default, so such a
+// value means "not set", as an empty one does: the built-in examples are
+// then served instead of a folder named "${user_config.templates_dir}".
+func (r *envReader) setting(name string) string {
+	v := r.str(name)
+	if Unreplaced(v) {
+		r.placeholders = append(r.placeholders, name)
+		return ""
+	}
+	return v
+}
+
+// Unreplaced reports whether v is a whole ${user_config.…} placeholder
+// that the host left in place.
+func Unreplaced(v string) bool {
+	return strings.HasPrefix(v, "${user_config.") && strings.HasSuffix(v, "}") && strings.Count(v, "}") == 1
+}
 
 // strOr treats an empty variable as unset, as a shell's FOO= means.
 func (r *envReader) strOr(name, def string) string {
@@ -292,8 +319,14 @@ func ParseLevel(s string) (slog.Level, error) {
 func (c *Config) Logger(w io.Writer) *slog.Logger {
 	lvl, _ := ParseLevel(c.LogLevel)
 	opts := &slog.HandlerOptions{Level: lvl}
+	var l *slog.Logger
 	if c.LogFormat == "json" {
-		return slog.New(slog.NewJSONHandler(w, opts))
+		l = slog.New(slog.NewJSONHandler(w, opts))
+	} else {
+		l = slog.New(slog.NewTextHandler(w, opts))
 	}
-	return slog.New(slog.NewTextHandler(w, opts))
+	for _, name := range c.placeholders {
+		l.Debug("ignored an unreplaced settings placeholder: the setting is unset", "variable", name)
+	}
+	return l
 }

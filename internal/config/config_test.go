@@ -107,3 +107,80 @@ func TestRegisterDefaults(t *testing.T) {
 		})
 	}
 }
+
+// TestUnreplacedPlaceholders: a bundle's settings form left empty reaches
+// the server as the literal "${user_config.…}" (Claude Desktop does not
+// replace a variable without a value); those four settings then count as
+// unset, as an empty value does, and the debug log says which were
+// ignored, without their values.
+func TestUnreplacedPlaceholders(t *testing.T) {
+	for v, want := range map[string]bool{
+		"${user_config.templates_dir}":      true,
+		"${user_config.x}":                  true,
+		"${user_config.}":                   true,
+		"":                                  false,
+		"/srv/prompts":                      false,
+		"${HOME}/prompts":                   false,
+		"${user_config.a}/${user_config.b}": false,
+		"/srv/${user_config.dir}":           false,
+		"${user_config.dir}/templates":      false,
+	} {
+		if got := Unreplaced(v); got != want {
+			t.Errorf("Unreplaced(%q) = %v, want %v", v, got, want)
+		}
+	}
+
+	env := map[string]string{
+		"TEMPLATES_DIR":   "${user_config.templates_dir}",
+		"GITHUB_REPO_URL": "${user_config.github_repo_url}",
+		"GITHUB_PAT":      "${user_config.github_token}",
+		"GITHUB_REF":      "",
+		"LOG_LEVEL":       "debug",
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var c Config
+	if err := Register(fs, &c, envOf(env)); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	if err := fs.Parse(nil); err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	if c.TemplatesDir != "" || c.GitHubRepoURL != "" || c.GitHubToken != "" || c.GitHubRef != "" {
+		t.Errorf("placeholders were taken as values: %+v", c)
+	}
+	// Both a folder and a repository would be refused; neither is set.
+	if err := c.Check(); err != nil {
+		t.Errorf("Check: %v", err)
+	}
+	var log strings.Builder
+	c.Logger(&log).Info("started")
+	out := log.String()
+	for _, name := range []string{"TEMPLATES_DIR", "GITHUB_REPO_URL", "GITHUB_PAT"} {
+		if !strings.Contains(out, "level=DEBUG msg=\"ignored an unreplaced settings placeholder: the setting is unset\" variable="+name+"\n") {
+			t.Errorf("debug log does not name %s:\n%s", name, out)
+		}
+	}
+	if strings.Contains(out, "GITHUB_REF") || strings.Contains(out, "${user_config") {
+		t.Errorf("debug log names an empty setting or a placeholder's text:\n%s", out)
+	}
+	if !strings.Contains(out, "msg=started") {
+		t.Errorf("logger lost its own lines:\n%s", out)
+	}
+
+	// At the default level the notes stay out of the log, and real values
+	// pass through untouched.
+	env = map[string]string{"TEMPLATES_DIR": "/srv/prompts", "GITHUB_PAT": "${user_config.github_token}"}
+	fs = flag.NewFlagSet("serve", flag.ContinueOnError)
+	c = Config{}
+	if err := Register(fs, &c, envOf(env)); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	if c.TemplatesDir != "/srv/prompts" || c.GitHubToken != "" {
+		t.Errorf("TemplatesDir %q, GitHubToken %q", c.TemplatesDir, c.GitHubToken)
+	}
+	log.Reset()
+	c.Logger(&log).Debug("hidden")
+	if log.Len() != 0 {
+		t.Errorf("info logger wrote debug lines:\n%s", log.String())
+	}
+}

@@ -75,8 +75,8 @@ const V1_NOTIFICATIONS = {
 };
 
 /**
- * Spawns `flowyprompt ARGS` under the StdioClientTransport of sdk (SDK_V1
- * unless told) with a hermetic environment (serverEnv over a private cache
+ * Spawns `flowyprompt ARGS` (or command, such as a bundle's) under the
+ * StdioClientTransport of sdk (SDK_V1 unless told) with a hermetic environment (serverEnv over a private cache
  * directory, plus extraEnv) and connects a Client declaring capabilities,
  * with the connect options connect; setup(client, transport) runs before
  * the connect, so notification handlers miss nothing. Resolves to
@@ -85,6 +85,7 @@ const V1_NOTIFICATIONS = {
  * cache directory.
  */
 export async function stdioClient({
+  command = BIN,
   args = ["serve"],
   extraEnv = {},
   name = "flowyprompt-e2e-sdk",
@@ -96,7 +97,7 @@ export async function stdioClient({
   const cache = tempDir("flowyprompt-e2e-cache-");
   let stderr = "";
   const transport = new sdk.StdioClientTransport({
-    command: BIN,
+    command,
     args,
     env: serverEnv(cache.dir, extraEnv),
     stderr: "pipe",
