@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"time"
@@ -127,6 +128,18 @@ func requestInfo(r *Request) *RequestInfo {
 	if len(r.Params) == 0 || r.Params[0] != '{' {
 		return info
 	}
+	named := r.Method == MethodPromptsGet || r.Method == MethodToolsCall
+	if named {
+		// The scanner the handlers' params use: a modern request's _meta
+		// was read already, and a legacy params object without one needs
+		// no more than its name.
+		if name, _, ok := nameAndArguments(r.Params, r.modern); ok {
+			info.Target = name
+			return info
+		}
+	} else if r.Method != MethodResourcesRead && (r.modern || !bytes.Contains(r.Params, []byte(`"_meta"`))) {
+		return info
+	}
 	var p struct {
 		Name *string `json:"name"`
 		URI  *string `json:"uri"`
@@ -138,17 +151,13 @@ func requestInfo(r *Request) *RequestInfo {
 	if json.Unmarshal(r.Params, &p) != nil {
 		return info
 	}
-	switch r.Method {
-	case MethodPromptsGet, MethodToolsCall:
-		if p.Name != nil {
-			info.Target = *p.Name
-		}
-	case MethodResourcesRead:
-		if p.URI != nil {
-			info.Target = *p.URI
-		}
+	switch {
+	case named && p.Name != nil:
+		info.Target = *p.Name
+	case r.Method == MethodResourcesRead && p.URI != nil:
+		info.Target = *p.URI
 	}
-	if p.Meta != nil && info.TraceParent == "" {
+	if p.Meta != nil && !r.modern {
 		info.TraceParent, info.TraceState = p.Meta.TraceParent, p.Meta.TraceState
 	}
 	return info

@@ -50,12 +50,24 @@ type Receiver struct {
 	exports int
 }
 
-// New starts a receiver; Close stops it.
-func New() *Receiver {
+// New starts a receiver that decodes and keeps what it receives; Close
+// stops it.
+func New() *Receiver { return start(true) }
+
+// NewCounting starts a receiver that reads each export whole and answers
+// it as New's does, but only counts it: a benchmark's receiver, whose
+// decoding would be counted as the server's cost.
+func NewCounting() *Receiver { return start(false) }
+
+func start(keep bool) *Receiver {
 	r := &Receiver{}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
 		var in colltrace.ExportTraceServiceRequest
+		if !keep {
+			r.count(w, req)
+			return
+		}
 		if !decode(w, req, &in) {
 			return
 		}
@@ -64,6 +76,10 @@ func New() *Receiver {
 	})
 	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
 		var in collmetrics.ExportMetricsServiceRequest
+		if !keep {
+			r.count(w, req)
+			return
+		}
 		if !decode(w, req, &in) {
 			return
 		}
@@ -97,6 +113,15 @@ func (r *Receiver) Exports() int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.exports
+}
+
+func (r *Receiver) count(w http.ResponseWriter, req *http.Request) {
+	_, _ = io.Copy(io.Discard, req.Body)
+	r.mu.Lock()
+	r.exports++
+	r.mu.Unlock()
+	// An empty body is an empty response message in protobuf.
+	w.Header().Set("Content-Type", "application/x-protobuf")
 }
 
 func decode(w http.ResponseWriter, req *http.Request, m proto.Message) bool {
