@@ -143,7 +143,7 @@ func checkAudit(t *testing.T, stderr string, era string) {
 					t.Errorf("audit line without %s: %s", f, line)
 				}
 			}
-		case strings.Contains(line, `msg="tool used"`) && strings.Contains(line, "tool=flowyprompt_render_template"):
+		case strings.Contains(line, `msg="tool used"`) && strings.Contains(line, "tool=flowyprompt_render_template") && !strings.Contains(line, "outcome=tool_error"):
 			tool = true
 			if !strings.Contains(line, "template=Commit_Message") || !strings.Contains(line, "outcome=ok") {
 				t.Errorf("tool audit line: %s", line)
@@ -176,14 +176,15 @@ func TestBinaryTelemetryStdio(t *testing.T) {
 		`{"jsonrpc":"2.0","id":"t4","method":"tools/call","params":{"name":"flowyprompt_render_template","arguments":{"name":"Commit_Message","arguments":{"diff":"` + secretArg + `"}}}}`,
 		`{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"Commit_Message","arguments":{"diff":"` + secretArg + `"},"_meta":{` + meta2026 + `,"traceparent":"` + traceparent + `"}}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"flowyprompt_render_template","arguments":{"name":"Nope"}}}`,
 	}, "\n") + "\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("serve: %v\n%s", err, stderr.String())
 	}
-	if n := strings.Count(stdout.String(), "\n"); n != 6 {
-		t.Fatalf("%d answers, want 6:\n%s", n, stdout.String())
+	if n := strings.Count(stdout.String(), "\n"); n != 7 {
+		t.Fatalf("%d answers, want 7:\n%s", n, stdout.String())
 	}
 	checkSpans(t, recv, "pipe", []wantSpan{
 		{name: "prompts/get Commit_Message", parent: true, attrs: map[string]string{"jsonrpc.request.id": "2",
@@ -195,6 +196,7 @@ func TestBinaryTelemetryStdio(t *testing.T) {
 		{name: "prompts/get Commit_Message", parent: true, attrs: map[string]string{"jsonrpc.request.id": "5",
 			"mcp.protocol.version": "2026-07-28"}},
 		{name: "tools/list", attrs: map[string]string{"jsonrpc.request.id": "6", "mcp.method.name": "tools/list"}},
+		{name: "tools/call flowyprompt_render_template", errorType: "tool_error", attrs: map[string]string{"jsonrpc.request.id": "7"}},
 	})
 	for _, s := range recv.Spans() {
 		if s.Attrs["jsonrpc.request.id"] == "5" {
@@ -210,6 +212,9 @@ func TestBinaryTelemetryStdio(t *testing.T) {
 	}
 	checkMetrics(t, recv, "pipe")
 	checkAudit(t, stderr.String(), "2025")
+	if !strings.Contains(stderr.String(), "request_id=7") || !strings.Contains(stderr.String(), "outcome=tool_error") {
+		t.Errorf("no audit line with outcome=tool_error:\n%s", stderr.String())
+	}
 	if !strings.Contains(stderr.String(), "client_name=modern-client client_version=2 era=2026") {
 		t.Errorf("no audit line for the 2026 request with its _meta clientInfo:\n%s", stderr.String())
 	}

@@ -48,9 +48,8 @@ const benchPrompt = "Bench_API_00"
 
 var benchArguments = map[string]string{"topic": "rate limits", "audience": "platform engineers", "tone": "direct"}
 
-func benchSession(b *testing.B) (*mcp.Session, *countSink) { return observedSession(b, nil) }
-
-// observedSession is benchSession with obs as the engine's hook.
+// observedSession is an initialized session of an engine over the bench
+// templates, with obs (nil: none) as the engine's hook.
 func observedSession(b *testing.B, obs mcp.Observer) (*mcp.Session, *countSink) {
 	lib := templates.NewLibrary(folder.New(benchTemplates, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
 	if err := lib.Load(context.Background()); err != nil {
