@@ -14,6 +14,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
@@ -119,9 +120,11 @@ func (o *observer) StartRequest(ctx context.Context, info *mcp.RequestInfo) (con
 				if code != "" {
 					span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(code))
 				}
+				// The symbolic code, not the message: a message may quote
+				// what the client sent.
 				desc := errType
-				if out.Err != nil {
-					desc = out.Err.Error()
+				if f := fault.As(out.Err); f != nil {
+					desc = f.Code
 				}
 				span.SetStatus(codes.Error, desc)
 			}
