@@ -177,14 +177,15 @@ func TestBinaryTelemetryStdio(t *testing.T) {
 		`{"jsonrpc":"2.0","id":5,"method":"prompts/get","params":{"name":"Commit_Message","arguments":{"diff":"` + secretArg + `"},"_meta":{` + meta2026 + `,"traceparent":"` + traceparent + `"}}}`,
 		`{"jsonrpc":"2.0","id":6,"method":"tools/list"}`,
 		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"flowyprompt_render_template","arguments":{"name":"Nope"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"resources/read","params":{"uri":"template://Commit_Message"}}`,
 	}, "\n") + "\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("serve: %v\n%s", err, stderr.String())
 	}
-	if n := strings.Count(stdout.String(), "\n"); n != 7 {
-		t.Fatalf("%d answers, want 7:\n%s", n, stdout.String())
+	if n := strings.Count(stdout.String(), "\n"); n != 8 {
+		t.Fatalf("%d answers, want 8:\n%s", n, stdout.String())
 	}
 	checkSpans(t, recv, "pipe", []wantSpan{
 		{name: "prompts/get Commit_Message", parent: true, attrs: map[string]string{"jsonrpc.request.id": "2",
@@ -197,6 +198,7 @@ func TestBinaryTelemetryStdio(t *testing.T) {
 			"mcp.protocol.version": "2026-07-28"}},
 		{name: "tools/list", attrs: map[string]string{"jsonrpc.request.id": "6", "mcp.method.name": "tools/list"}},
 		{name: "tools/call flowyprompt_render_template", errorType: "tool_error", attrs: map[string]string{"jsonrpc.request.id": "7"}},
+		{name: "resources/read", attrs: map[string]string{"jsonrpc.request.id": "8", "mcp.resource.uri": "template://Commit_Message"}},
 	})
 	for _, s := range recv.Spans() {
 		if s.Attrs["jsonrpc.request.id"] == "5" {

@@ -48,10 +48,12 @@ func newObserver(tracer trace.Tracer, meter metric.Meter, tracing bool) (*observ
 	return &observer{tracer: tracer, tracing: tracing, op: op, session: sd}, nil
 }
 
-// SpanName is a request's span name: "{method} {target}", or the method
-// alone when there is no target.
+// SpanName is a request's span name: "{method} {target}" for a prompt or
+// a tool, else the method alone. A resource URI is no target here: the
+// conventions keep span names low in cardinality, and a URI is only an
+// attribute.
 func SpanName(info *mcp.RequestInfo) string {
-	if info.Target == "" {
+	if info.Target == "" || (info.Method != mcp.MethodPromptsGet && info.Method != mcp.MethodToolsCall) {
 		return info.Method
 	}
 	return info.Method + " " + info.Target
@@ -90,7 +92,7 @@ func (o *observer) StartRequest(ctx context.Context, info *mcp.RequestInfo) (con
 		if info.Method == mcp.MethodToolsCall {
 			attrs = append(attrs, semconv.GenAIOperationNameExecuteTool)
 		}
-		if info.ID != "" {
+		if info.ID != "" && info.ID != "null" {
 			attrs = append(attrs, semconv.JSONRPCRequestIDKey.String(info.ID))
 		}
 		if info.ProtocolVersion != "" {

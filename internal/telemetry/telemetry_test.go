@@ -4,6 +4,8 @@ import (
 	"context"
 	"strings"
 	"testing"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
 func envOf(kv ...string) func(string) string {
@@ -77,5 +79,24 @@ func TestMetricsListenerLoopback(t *testing.T) {
 	defer tel.Shutdown(context.Background())
 	if !strings.HasPrefix(tel.MetricsAddr, "127.0.0.1:") || tel.Observer == nil {
 		t.Errorf("listener %q, observer %v: want loopback and a hook", tel.MetricsAddr, tel.Observer)
+	}
+}
+
+// TestSpanName: prompts and tools name their span; a resource URI never
+// does.
+func TestSpanName(t *testing.T) {
+	tests := []struct {
+		info mcp.RequestInfo
+		want string
+	}{
+		{mcp.RequestInfo{Method: "prompts/get", Target: "Commit_Message"}, "prompts/get Commit_Message"},
+		{mcp.RequestInfo{Method: "tools/call", Target: "flowyprompt_render_template"}, "tools/call flowyprompt_render_template"},
+		{mcp.RequestInfo{Method: "resources/read", Target: "template://x"}, "resources/read"},
+		{mcp.RequestInfo{Method: "tools/list"}, "tools/list"},
+	}
+	for _, tt := range tests {
+		if got := SpanName(&tt.info); got != tt.want {
+			t.Errorf("%+v: %q, want %q", tt.info, got, tt.want)
+		}
 	}
 }
