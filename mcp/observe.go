@@ -104,8 +104,13 @@ func (e *Engine) observe(ctx context.Context, m method, r *Request) (any, error)
 	res, err := m.handle(ctx, r)
 	done = true
 	var o Outcome
-	if _, ierr := inputRequired(r, res, err); ierr != nil {
-		o.Err, o.Code = ierr, ErrorObjectFor(ierr, r.modern).Code
+	_, asks := res.(*InputRequiredResult)
+	if err != nil || asks {
+		// What the client is answered: an input-required error is a
+		// result, and a result the era does not allow is an error.
+		if _, ierr := inputRequired(r, res, err); ierr != nil {
+			o.Err, o.Code = ierr, ErrorObjectFor(ierr, r.modern).Code
+		}
 	} else if tr, ok := res.(*CallToolResult); ok && tr != nil && tr.IsError {
 		o.ToolError = true
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"go.opentelemetry.io/otel/attribute"
@@ -26,12 +28,21 @@ const ErrorTypeTool = "tool_error"
 // advise for both histograms.
 var buckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
 
+// serverKind is built once: an option is an interface value, and boxing
+// it allocates.
+var serverKind = trace.WithSpanKind(trace.SpanKindServer)
+
 // observer turns each request into a SERVER span and a duration sample.
 type observer struct {
 	tracer  trace.Tracer
 	tracing bool
 	op      mcpconv.ServerOperationDuration
 	session mcpconv.ServerSessionDuration
+
+	// sets caches the attribute set of each kind of sample (opKey), so
+	// that recording one allocates nothing.
+	sets  sync.Map
+	nsets atomic.Int64
 }
 
 var _ mcp.Observer = (*observer)(nil)
@@ -104,8 +115,7 @@ func (o *observer) StartRequest(ctx context.Context, info *mcp.RequestInfo) (con
 		if info.Transport != "" {
 			attrs = append(attrs, semconv.NetworkTransportKey.String(info.Transport))
 		}
-		ctx, span = o.tracer.Start(ctx, SpanName(info), trace.WithSpanKind(trace.SpanKindServer),
-			trace.WithAttributes(attrs...), trace.WithTimestamp(start))
+		ctx, span = o.tracer.Start(ctx, SpanName(info), serverKind, trace.WithAttributes(attrs...))
 	}
 	return ctx, func(out mcp.Outcome) {
 		errType, code := "", ""
@@ -136,34 +146,64 @@ func (o *observer) StartRequest(ctx context.Context, info *mcp.RequestInfo) (con
 	}
 }
 
+// opKey is what a sample of mcp.server.operation.duration is told apart
+// by: the request's method, its prompt or tool name when it counts, its
+// error, its revision and its transport.
+type opKey struct{ method, target, errType, code, version, transport string }
+
+// maxSets bounds the cache of attribute sets. Its keys are few (names of
+// templates and tools that exist, error codes, revisions), but a library
+// renamed often could add new ones forever; past the bound a set is
+// built for each sample instead.
+const maxSets = 4096
+
 // recordOperation adds one sample to mcp.server.operation.duration. A
 // prompt or tool name is an attribute only when the request succeeded or
 // failed as a tool: then it names one that exists, so the series stay as
 // few as the library's templates and tools; an unknown name a client
 // made up never becomes a series. Resource URIs never do.
 func (o *observer) recordOperation(ctx context.Context, info *mcp.RequestInfo, errType, code string, d time.Duration) {
-	attrs := make([]attribute.KeyValue, 0, 6)
-	if info.Target != "" && code == "" {
-		switch info.Method {
-		case mcp.MethodPromptsGet:
-			attrs = append(attrs, o.op.AttrGenAIPromptName(info.Target))
-		case mcp.MethodToolsCall:
-			attrs = append(attrs, o.op.AttrGenAIToolName(info.Target))
+	k := opKey{method: info.Method, errType: errType, code: code, version: info.ProtocolVersion, transport: info.Transport}
+	if code == "" && (info.Method == mcp.MethodPromptsGet || info.Method == mcp.MethodToolsCall) {
+		k.target = info.Target
+	}
+	if set, ok := o.sets.Load(k); ok {
+		o.op.RecordSet(ctx, d.Seconds(), set.(attribute.Set))
+		return
+	}
+	set := o.opSet(k)
+	if o.nsets.Load() < maxSets {
+		if _, loaded := o.sets.LoadOrStore(k, set); !loaded {
+			o.nsets.Add(1)
 		}
 	}
-	if errType != "" {
-		attrs = append(attrs, o.op.AttrErrorType(mcpconv.ErrorTypeAttr(errType)))
+	o.op.RecordSet(ctx, d.Seconds(), set)
+}
+
+func (o *observer) opSet(k opKey) attribute.Set {
+	attrs := make([]attribute.KeyValue, 0, 7)
+	attrs = append(attrs, semconv.McpMethodNameKey.String(k.method))
+	if k.target != "" {
+		switch k.method {
+		case mcp.MethodPromptsGet:
+			attrs = append(attrs, o.op.AttrGenAIPromptName(k.target))
+		case mcp.MethodToolsCall:
+			attrs = append(attrs, o.op.AttrGenAIToolName(k.target))
+		}
 	}
-	if code != "" {
-		attrs = append(attrs, o.op.AttrRPCResponseStatusCode(code))
+	if k.errType != "" {
+		attrs = append(attrs, o.op.AttrErrorType(mcpconv.ErrorTypeAttr(k.errType)))
 	}
-	if info.ProtocolVersion != "" {
-		attrs = append(attrs, o.op.AttrProtocolVersion(info.ProtocolVersion))
+	if k.code != "" {
+		attrs = append(attrs, o.op.AttrRPCResponseStatusCode(k.code))
 	}
-	if info.Transport != "" {
-		attrs = append(attrs, o.op.AttrNetworkTransport(mcpconv.NetworkTransportAttr(info.Transport)))
+	if k.version != "" {
+		attrs = append(attrs, o.op.AttrProtocolVersion(k.version))
 	}
-	o.op.Record(ctx, d.Seconds(), mcpconv.MethodNameAttr(info.Method), attrs...)
+	if k.transport != "" {
+		attrs = append(attrs, o.op.AttrNetworkTransport(mcpconv.NetworkTransportAttr(k.transport)))
+	}
+	return attribute.NewSet(attrs...)
 }
 
 // SessionEnded implements mcp.Observer.
