@@ -85,7 +85,15 @@ type SessionInfo struct {
 // SetTransport names the network transport of the session's requests
 // (TransportPipe, TransportTCP) for the engine's Observer. A transport
 // calls it right after NewSession, before the first Deliver.
-func (s *Session) SetTransport(network string) { s.transport = network }
+func (s *Session) SetTransport(network string) { s.transport.Store(&network) }
+
+// network is the session's transport as SetTransport named it, or "".
+func (s *Session) network() string {
+	if p := s.transport.Load(); p != nil {
+		return *p
+	}
+	return ""
+}
 
 var errPanicked = &fault.Error{Code: fault.Internal, What: "internal error", Why: "the handler failed unexpectedly"}
 
@@ -124,7 +132,7 @@ func requestInfo(r *Request) *RequestInfo {
 	info := &RequestInfo{Method: r.Method, ID: idText(r.ID), ProtocolVersion: r.peer.ProtocolVersion,
 		Client: r.peer.Info, Modern: r.modern, SessionID: r.SessionID()}
 	if r.s != nil {
-		info.Transport = r.s.transport
+		info.Transport = r.s.network()
 	} else {
 		// A request without a session came on its own POST (Exchange).
 		info.Transport = TransportTCP
@@ -189,7 +197,7 @@ func (s *Session) sessionEnded() {
 	}
 	p := s.peer.Load()
 	obs.SessionEnded(SessionInfo{ID: s.id, ProtocolVersion: p.ProtocolVersion, Client: p.Info,
-		Transport: s.transport, Duration: time.Since(time.Unix(0, started))})
+		Transport: s.network(), Duration: time.Since(time.Unix(0, started))})
 }
 
 // JoinObservers returns an Observer that calls each of obs in turn (nil

@@ -57,9 +57,10 @@ type Session struct {
 	lastActive atomic.Int64
 	holds      atomic.Int32 // Hold calls not yet released: idle expiry leaves the session alone
 
-	// For the engine's Observer: the transport's network (SetTransport)
+	// For the engine's Observer: the transport's network (SetTransport;
+	// atomic because Shutdown may close a session the moment it opens)
 	// and when initialize succeeded (zero: never).
-	transport string
+	transport atomic.Pointer[string]
 	started   atomic.Int64 // unix nanoseconds
 
 	mu         sync.Mutex
