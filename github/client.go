@@ -65,13 +65,15 @@ type RateLimit struct {
 func newClient(s settings) *Client {
 	// A copy: the caller's client (Config.HTTPClient) is not ours to change.
 	hc := *s.httpClient
-	download := &http.Client{Transport: hc.Transport, CheckRedirect: downloadRedirects}
+	traced := hc.Transport
+	if traced == nil {
+		traced = http.DefaultTransport
+	}
+	traced = tracingTransport{base: traced}
+	hc.Transport = traced
+	download := &http.Client{Transport: traced, CheckRedirect: downloadRedirects}
 	if s.token != "" {
-		base := hc.Transport
-		if base == nil {
-			base = http.DefaultTransport
-		}
-		hc.Transport = &authTransport{base: base, token: s.token, scheme: s.api.Scheme, host: s.api.Host}
+		hc.Transport = &authTransport{base: traced, token: s.token, scheme: s.api.Scheme, host: s.api.Host}
 	}
 	hc.CheckRedirect = sameOriginRedirects(hc.CheckRedirect)
 	g := gh.NewClient(&hc)

@@ -19,6 +19,9 @@ type EngineOptions struct {
 	CallTimeout           time.Duration // wait for a client's answer to our request (default 10 min; never past the asking request's deadline)
 	IdleTimeout           time.Duration // close sessions idle this long; 0 never (HTTP sets it)
 	Logger                *slog.Logger
+	// Observer, when set, sees every request and every 2025-era session
+	// end (see Observer); nil costs the request path nothing.
+	Observer Observer
 }
 
 func (o *EngineOptions) fill() {
@@ -254,6 +257,9 @@ func (e *Engine) call(ctx context.Context, m method, r *Request) (res any, err e
 				"the handler failed unexpectedly", "retry; if it persists, report it with the server's log")
 		}
 	}()
+	if e.opts.Observer != nil {
+		return e.observe(ctx, m, r)
+	}
 	return m.handle(ctx, r)
 }
 

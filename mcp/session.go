@@ -57,6 +57,12 @@ type Session struct {
 	lastActive atomic.Int64
 	holds      atomic.Int32 // Hold calls not yet released: idle expiry leaves the session alone
 
+	// For the engine's Observer: the transport's network (SetTransport;
+	// atomic because Shutdown may close a session the moment it opens)
+	// and when initialize succeeded (zero: never).
+	transport atomic.Pointer[string]
+	started   atomic.Int64 // unix nanoseconds
+
 	mu         sync.Mutex
 	inflight   map[string]*running
 	pending    map[int64]chan frame
@@ -333,6 +339,9 @@ func (s *Session) initialize(f frame, rt Route) {
 		ServerInfo:      s.engine.srv.Info,
 		Instructions:    s.engine.srv.Instructions,
 	}
+	if s.engine.opts.Observer != nil {
+		s.started.Store(time.Now().UnixNano())
+	}
 	s.peer.Store(&Peer{ProtocolVersion: res.ProtocolVersion, Info: p.ClientInfo, Capabilities: caps})
 	data, err := encodeResponse(f.id, res, nil)
 	if err != nil {
@@ -556,6 +565,7 @@ func (s *Session) Close() {
 			// No writer is running to close the sink: do it here.
 			s.finishWriter()
 		}
+		s.sessionEnded()
 		if fn := s.engine.srv.OnSessionClosed; fn != nil {
 			fn(s.id)
 		}

@@ -21,11 +21,13 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
+	"github.com/flowyprompt/flowyprompt/internal/telemetry"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -42,6 +44,9 @@ type setup struct {
 	src templates.Source
 	// node joins the other replicas (serve --nats); nil for one process.
 	node *cluster.Node
+	// tel is serve's telemetry (nil for other commands): set up before
+	// the source opens, so the GitHub source's first requests are traced.
+	tel *telemetry.Telemetry
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -57,7 +62,7 @@ const (
 // load parses the flags and loads the templates. problems says whether
 // the library logs the templates' problems (warnings, invalid files):
 // render, which reads one template, logs that one's alone.
-func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool) (*setup, error) {
+func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool) (_ *setup, err error) {
 	s := &setup{}
 	envErr := config.RegisterSource(fs, &s.cfg, config.Env(lookup))
 	if groups >= toolFlags {
@@ -81,6 +86,19 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		s.cfg.LogLevel = "warn"
 	}
 	s.log = s.cfg.Logger(stderr)
+	if serve {
+		tel, terr := telemetry.Setup(ctx, telemetry.Options{Stdio: s.cfg.Transport != "http", MetricsAddr: s.cfg.MetricsAddr,
+			ServiceVersion: version(), Logger: s.log})
+		if terr != nil {
+			return nil, &exitError{code: 2, err: fmt.Errorf("bad telemetry configuration: %w", terr)}
+		}
+		s.tel = tel
+		defer func() {
+			if err != nil {
+				s.closeTelemetry()
+			}
+		}()
+	}
 	if serve && s.cfg.NATSURL != "" {
 		node, err := cluster.Join(cluster.Options{URL: s.cfg.NATSURL, Creds: s.cfg.NATSCreds, CA: s.cfg.NATSCA,
 			Cert: s.cfg.NATSCert, Key: s.cfg.NATSKey, Replica: s.cfg.Replica, Logger: s.log})
@@ -103,6 +121,16 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		return nil, explain(err)
 	}
 	return s, nil
+}
+
+// closeTelemetry flushes the spans and metrics not yet exported. It runs
+// once the engine has shut down, so every request's span has ended.
+func (s *setup) closeTelemetry() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := s.tel.Shutdown(ctx); err != nil {
+		s.log.Warn("telemetry not flushed", "err", err)
+	}
 }
 
 // openSource picks the template source: GitHub, a folder, or the examples.
@@ -185,6 +213,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	defer s.node.Close()
+	defer s.closeTelemetry()
 	if n, set := procs(s.cfg.Procs, os.Getenv("GOMAXPROCS"), s.cfg.Transport, runtime.NumCPU()); set {
 		runtime.GOMAXPROCS(n)
 	}
@@ -198,7 +227,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	a := newApp(s)
 	returnLoadGarbage(s.lib)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
-		RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log})
+		RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log,
+		Observer: observers(ctx, s)})
 	defer a.Attach(e)()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -240,6 +270,17 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		s.log.Info("stdio session ended")
 		return nil
 	}
+}
+
+// observers is the engine's hook: the telemetry, when the environment
+// asks for it, and the audit log of prompt usage, when the log level lets
+// info lines through. Neither: nil, and requests run without a hook.
+func observers(ctx context.Context, s *setup) mcp.Observer {
+	var a mcp.Observer
+	if s.log.Enabled(ctx, slog.LevelInfo) {
+		a = audit.New(s.log)
+	}
+	return mcp.JoinObservers(s.tel.Observer, a)
 }
 
 // logServing says that the server is up: over HTTP once its listener

@@ -48,7 +48,9 @@ const benchPrompt = "Bench_API_00"
 
 var benchArguments = map[string]string{"topic": "rate limits", "audience": "platform engineers", "tone": "direct"}
 
-func benchSession(b *testing.B) (*mcp.Session, *countSink) {
+// observedSession is an initialized session of an engine over the bench
+// templates, with obs (nil: none) as the engine's hook.
+func observedSession(b *testing.B, obs mcp.Observer) (*mcp.Session, *countSink) {
 	lib := templates.NewLibrary(folder.New(benchTemplates, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
 	if err := lib.Load(context.Background()); err != nil {
 		b.Fatal(err)
@@ -58,7 +60,7 @@ func benchSession(b *testing.B) (*mcp.Session, *countSink) {
 	if _, ok := lib.Catalog().Lookup(benchPrompt); !ok {
 		b.Fatalf("%s not in %s", benchPrompt, benchTemplates)
 	}
-	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{})
+	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{Observer: obs})
 	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 	sink := &countSink{responses: make(chan struct{}, 1024)}
 	s, err := e.NewSession(sink, 0)
@@ -80,7 +82,11 @@ func benchSession(b *testing.B) (*mcp.Session, *countSink) {
 // hand-off latency); with many, the engine stays busy and ns/op is close
 // to the CPU one request costs on this machine.
 func benchRequests(b *testing.B, method string, params any, inFlight int) {
-	s, sink := benchSession(b)
+	benchObserved(b, nil, method, params, inFlight)
+}
+
+func benchObserved(b *testing.B, obs mcp.Observer, method string, params any, inFlight int) {
+	s, sink := observedSession(b, obs)
 	p, err := json.Marshal(params)
 	if err != nil {
 		b.Fatal(err)

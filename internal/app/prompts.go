@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
@@ -60,6 +61,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		return nil, templates.NotFound(p.Name, cat)
 	}
+	noteUsage(ctx, e, cat)
 	text, err := render.Prompt(e.Template, p.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable && r != nil && r.Modern() {
 		// A modern client that can show a form is asked for what is
@@ -84,6 +86,14 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 		msgs = append(msgs, a.embeddedResources(ctx, cat, e.Template)...)
 	}
 	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs}, nil
+}
+
+// noteUsage tells the audit log (when there is one) which template, and
+// which version of it from which source, the request uses.
+func noteUsage(ctx context.Context, e *templates.Entry, cat *templates.Catalog) {
+	info := cat.Info()
+	audit.Note(ctx, audit.Usage{Template: e.Template.Metadata.Name, Version: e.Template.Metadata.Version,
+		Source: info.Kind, Revision: info.Revision})
 }
 
 // remember keeps the values a session used, for argument completion.

@@ -758,7 +758,7 @@ func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) 
 	return e, cat, nil
 }
 
-func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) getTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct{ Name string }
 	if err := in.decode(&args); err != nil {
 		return nil, err
@@ -767,6 +767,7 @@ func (a *App) getTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*tool
 	if err != nil {
 		return nil, err
 	}
+	noteUsage(ctx, e, cat)
 	// A template's descriptions can fill most of its file, and the result
 	// carries them twice (text and structuredContent): within the budget,
 	// they are shortened, and the result says so.
@@ -925,6 +926,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	if err != nil {
 		return nil, err
 	}
+	noteUsage(ctx, e, cat)
 	t := e.Template
 	text, err := render.Prompt(t, args.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {

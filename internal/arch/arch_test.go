@@ -35,7 +35,7 @@ func TestImportRules(t *testing.T) {
 		pkg       string
 		forbidden []string
 	}{
-		{"mcp", []string{module + "/transport", "github.com/r3labs/sse", "github.com/google/go-github", module + "/templates", module + "/internal/app"}},
+		{"mcp", []string{module + "/transport", "github.com/r3labs/sse", "github.com/google/go-github", module + "/templates", module + "/internal/app", "go.opentelemetry.io", "github.com/prometheus"}},
 		{"templates", []string{module + "/mcp", module + "/transport", module + "/internal/app"}},
 		{"render", []string{module + "/mcp", module + "/transport"}},
 		// Transports move messages: what a template is, they never know.

@@ -50,6 +50,9 @@ type Config struct {
 	KeepAlive   time.Duration
 	IdleTimeout time.Duration
 	MaxSessions int
+	// MetricsAddr is the HOST:PORT of the Prometheus /metrics listener
+	// ("": none).
+	MetricsAddr string
 
 	// Cluster (serve --nats): the NATS server the replicas share, its
 	// credential and TLS files, and this replica's id. NATSURL may hold a
@@ -259,6 +262,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.IntVar(&c.MaxMessageSize, "max-message-size", size, "largest inbound JSON-RPC message in `bytes` (env MCP_MAX_MESSAGE_SIZE)")
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Minute, "deadline for one request")
 	fs.IntVar(&c.Procs, "procs", 0, "CPUs to run on at once (0: over stdio half the machine's, at least 1; over HTTP all of them; the GOMAXPROCS variable, when set, wins)")
+	fs.StringVar(&c.MetricsAddr, "metrics-addr", str("FLOWYPROMPT_METRICS_ADDR"), "serve Prometheus metrics at http://`HOST:PORT`/metrics, a listener of its own (an empty host is loopback; env FLOWYPROMPT_METRICS_ADDR; default: none; see docs/observability.md)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file`, for `go tool pprof` (performance reports)")
 	return errors.Join(errs...)
 }

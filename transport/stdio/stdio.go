@@ -71,6 +71,7 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 	if err != nil {
 		return fmt.Errorf("open the stdio session: %w", err)
 	}
+	s.SetTransport(mcp.TransportPipe)
 	defer s.Wait() // the writer has flushed and stopped before we return
 	defer s.Close()
 

@@ -151,6 +151,7 @@ func ParseError() *fault.Error {
 // returns nil.
 func OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine, sink mcp.Sink, max int) *mcp.Session {
 	if s, err := e.NewSession(sink, max); err == nil {
+		s.SetTransport(mcp.TransportTCP)
 		return s
 	}
 	WriteError(w, r, http.StatusServiceUnavailable, &fault.Error{Code: mcp.CodeTooManySessions,

@@ -1,0 +1,103 @@
+// Package audit writes the audit log of prompt usage: one structured line
+// at info level for every prompts/get and tools/call, saying which
+// template (and which version of it, from which source) a client used,
+// how long it took and how it ended.
+//
+// It sees requests through the engine's one hook, mcp.Observer. What only
+// the application knows, the template and its version, it adds with Note
+// on the handler's context: the Observer puts a record there before the
+// handler runs and writes the line once the handler returned. The line
+// never holds argument values or rendered text, only names, versions and
+// ids.
+package audit
+
+import (
+	"context"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
+)
+
+// Usage is what the application tells the audit log about the template a
+// request used.
+type Usage struct {
+	Template string // the template's name
+	Version  string // its metadata.version
+	Source   string // the catalog's source kind: embedded, directory, github
+	Revision string // the source's commit, when known
+}
+
+type key struct{}
+
+// record is one request's line, filled by Note while the handler runs.
+type record struct{ usage Usage }
+
+// Note adds u to the audit line of the request ctx belongs to. Without an
+// audit log (or outside a prompts/get or tools/call) it does nothing.
+func Note(ctx context.Context, u Usage) {
+	if r, ok := ctx.Value(key{}).(*record); ok {
+		r.usage = u
+	}
+}
+
+// Log is the audit log: an mcp.Observer that writes to a slog.Logger.
+type Log struct{ log *slog.Logger }
+
+// New returns the audit log writing to log.
+func New(log *slog.Logger) *Log { return &Log{log: log} }
+
+var _ mcp.Observer = (*Log)(nil)
+
+// StartRequest implements mcp.Observer.
+func (l *Log) StartRequest(ctx context.Context, info *mcp.RequestInfo) (context.Context, func(mcp.Outcome)) {
+	var msg, nameKey string
+	switch info.Method {
+	case mcp.MethodPromptsGet:
+		msg, nameKey = "prompt used", "prompt"
+	case mcp.MethodToolsCall:
+		msg, nameKey = "tool used", "tool"
+	default:
+		return ctx, func(mcp.Outcome) {}
+	}
+	if !l.log.Enabled(ctx, slog.LevelInfo) {
+		return ctx, func(mcp.Outcome) {}
+	}
+	rec := &record{}
+	ctx = context.WithValue(ctx, key{}, rec)
+	start := time.Now()
+	return ctx, func(o mcp.Outcome) {
+		era := "2025"
+		if info.Modern {
+			era = "2026"
+		}
+		attrs := make([]slog.Attr, 0, 16)
+		attrs = append(attrs, slog.String(nameKey, info.Target))
+		if u := rec.usage; u.Template != "" {
+			attrs = append(attrs, slog.String("template", u.Template), slog.String("template_version", u.Version),
+				slog.String("source", u.Source))
+			if u.Revision != "" {
+				attrs = append(attrs, slog.String("source_revision", u.Revision))
+			}
+		}
+		attrs = append(attrs, slog.String("client_name", info.Client.Name), slog.String("client_version", info.Client.Version),
+			slog.String("era", era), slog.String("protocol_version", info.ProtocolVersion))
+		if info.SessionID != "" {
+			attrs = append(attrs, slog.String("session", info.SessionID))
+		}
+		attrs = append(attrs, slog.String("request_id", info.ID), slog.Duration("duration", time.Since(start)))
+		switch {
+		case o.Code != 0:
+			attrs = append(attrs, slog.String("outcome", "error"), slog.String("error_code", strconv.FormatInt(o.Code, 10)))
+		case o.ToolError:
+			attrs = append(attrs, slog.String("outcome", "tool_error"))
+		default:
+			attrs = append(attrs, slog.String("outcome", "ok"))
+		}
+		l.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
+	}
+}
+
+// SessionEnded implements mcp.Observer; sessions are not audited.
+func (*Log) SessionEnded(mcp.SessionInfo) {}
