@@ -69,12 +69,16 @@ type Invalid struct {
 // Catalog is an immutable set of templates: build a new one to change it.
 // It is safe for any number of concurrent readers.
 type Catalog struct {
-	entries  []*Entry // sorted by name
-	byName   map[string]*Entry
-	invalid  []Invalid // sorted by path
-	info     SourceInfo
-	loadedAt time.Time
-	stale    *Staleness
+	entries []*Entry // sorted by name
+	byName  map[string]*Entry
+	// alias resolves bare names in a Composite's catalog: NAME to the
+	// first source's NAMESPACE/NAME. nil for a single source.
+	alias     map[string]*Entry
+	conflicts []Conflict // sorted by name
+	invalid   []Invalid  // sorted by path
+	info      SourceInfo
+	loadedAt  time.Time
+	stale     *Staleness
 }
 
 // Build parses files into a catalog. It never fails: invalid files are left
@@ -196,6 +200,15 @@ func LogProblems(logger *slog.Logger, old, cur *Catalog) {
 			}
 		}
 	}
+	oldC := map[string]string{}
+	for _, c := range old.Conflicts() {
+		oldC[c.Name] = c.Error()
+	}
+	for _, c := range cur.Conflicts() {
+		if oldC[c.Name] != c.Error() {
+			logger.Warn("template name conflict", "template", c.Name, "sources", c.Namespaces, "detail", c.Error())
+		}
+	}
 	for _, inv := range cur.Invalid() {
 		if oldI[invKey{inv.Path, inv.Err.Error(), inv.Kept}] {
 			continue
@@ -245,13 +258,27 @@ func (c *Catalog) Templates() []*Entry {
 	return slices.Clone(c.entries)
 }
 
-// Lookup returns the template named name (case-sensitive, as clients send it).
+// Lookup returns the template named name (case-sensitive, as clients send
+// it). In a Composite's catalog a bare NAME finds the first source's
+// NAMESPACE/NAME, by the sources' order.
 func (c *Catalog) Lookup(name string) (*Entry, bool) {
 	if c == nil {
 		return nil, false
 	}
-	e, ok := c.byName[name]
+	if e, ok := c.byName[name]; ok {
+		return e, ok
+	}
+	e, ok := c.alias[name]
 	return e, ok
+}
+
+// Conflicts lists the names that more than one source of a Composite
+// defines, sorted by name; never nil.
+func (c *Catalog) Conflicts() []Conflict {
+	if c == nil || len(c.conflicts) == 0 {
+		return []Conflict{}
+	}
+	return slices.Clone(c.conflicts)
 }
 
 // Invalid returns the files left out, sorted by path; never nil.
@@ -332,7 +359,12 @@ func (c *Catalog) Suggest(name string, n int) []string {
 		if n == name {
 			continue
 		}
+		// A namespaced name is matched by its bare part: "Code_Reviw"
+		// should find "team/Code_Review".
 		l, ln := strings.ToLower(n), normalizeName(n)
+		if b := BareName(n); b != n && !strings.Contains(name, NamespaceSeparator) {
+			l, ln = strings.ToLower(b), normalizeName(b)
+		}
 		score := -1
 		switch {
 		case l == q:
@@ -466,7 +498,7 @@ func (c *Catalog) invalidFile(name string) (Invalid, bool) {
 		return Invalid{}, false
 	}
 	for _, inv := range c.invalid {
-		if path.Base(inv.Path) == name+".json" {
+		if path.Base(inv.Path) == BareName(name)+".json" {
 			return inv, true
 		}
 	}

@@ -187,7 +187,7 @@ func reportChanged(old, cur *Catalog) bool {
 		return true
 	}
 	oi, ci := old.Invalid(), cur.Invalid()
-	if len(oi) != len(ci) {
+	if len(oi) != len(ci) || !slices.EqualFunc(old.Conflicts(), cur.Conflicts(), func(a, b Conflict) bool { return a.Error() == b.Error() }) {
 		return true
 	}
 	for i := range oi {

@@ -41,6 +41,12 @@ type SourceInfo struct {
 	Location string `json:"location"`           // folder path or repository URL (never with a token)
 	Ref      string `json:"ref,omitempty"`      // GitHub branch, tag or commit as configured
 	Revision string `json:"revision,omitempty"` // resolved commit SHA, when known
+
+	// A Composite's members, in precedence order, each with its Namespace
+	// and, when it is served stale, why.
+	Members   []SourceInfo `json:"members,omitempty"`
+	Namespace string       `json:"namespace,omitempty"`
+	Stale     *Staleness   `json:"stale,omitempty"`
 }
 
 // Staleness is set on a catalog that is being served although refreshing it

@@ -1,0 +1,350 @@
+package templates
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// NamespaceSeparator joins a source's namespace and a template's name:
+// "team/Code_Review". metadata.name cannot hold it, so a name with one is
+// always namespaced.
+const NamespaceSeparator = "/"
+
+// Member is one source of a Composite with the namespace its templates
+// are served under.
+type Member struct {
+	Namespace string
+	Source    Source
+}
+
+// Conflict is a template name that more than one source defines. Every
+// one is served under its namespace; the bare name goes to the first.
+type Conflict struct {
+	Name string `json:"name"`
+	// Namespaces define the name, in precedence order: the first serves
+	// the bare name.
+	Namespaces []string `json:"namespaces"`
+}
+
+// Error describes the conflict for logs and reports.
+func (c Conflict) Error() string {
+	return fmt.Sprintf("template %q is defined by the sources %s: the bare name %q is %s/%s; name the others as NAMESPACE/%s",
+		c.Name, strings.Join(c.Namespaces, ", "), c.Name, c.Namespaces[0], c.Name, c.Name)
+}
+
+// Composite serves several sources as one: each template as
+// NAMESPACE/NAME, and its bare NAME as well, from the first member (in the
+// order given) that defines it. Same names in two members are reported as
+// conflicts (Catalog.Conflicts), never silently hidden.
+type Composite struct {
+	members []Member
+	logger  *slog.Logger
+	now     func() time.Time
+
+	mu   sync.Mutex // guards last and serialises combined notifications
+	last []*Catalog // each member's latest catalog, in member order
+}
+
+// ValidateNamespace checks a source's namespace: like a template name,
+// letters, digits, '_' and '-', so NAMESPACE/NAME splits one way only.
+func ValidateNamespace(ns string) error {
+	if ns == "" {
+		return errors.New("the namespace is empty")
+	}
+	if len(ns) > MaxNameLength/2 {
+		return fmt.Errorf("the namespace is %d characters long; the maximum is %d", len(ns), MaxNameLength/2)
+	}
+	for _, r := range ns {
+		if r >= 0x80 || (!isNameByte(byte(r)) && r != '-') {
+			return fmt.Errorf("%q is not allowed in a namespace: use letters, digits, '_' and '-'", r)
+		}
+	}
+	return nil
+}
+
+// NewComposite combines members, in precedence order. Namespaces must be
+// valid and distinct; a nil logger means slog.Default().
+func NewComposite(members []Member, logger *slog.Logger) (*Composite, error) {
+	if len(members) == 0 {
+		return nil, errors.New("a composite source needs at least one member")
+	}
+	seen := map[string]bool{}
+	var errs []error
+	for _, m := range members {
+		if err := ValidateNamespace(m.Namespace); err != nil {
+			errs = append(errs, fmt.Errorf("source namespace %q: %w", m.Namespace, err))
+		}
+		if seen[m.Namespace] {
+			errs = append(errs, fmt.Errorf("two sources are named %q: give each --source a different name=", m.Namespace))
+		}
+		seen[m.Namespace] = true
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if logger == nil {
+		logger = slog.Default()
+	}
+	return &Composite{members: slices.Clone(members), logger: logger, now: time.Now, last: make([]*Catalog, len(members))}, nil
+}
+
+// Members returns the members, in precedence order.
+func (c *Composite) Members() []Member { return slices.Clone(c.members) }
+
+// Info lists the members; Location names their namespaces in order.
+func (c *Composite) Info() SourceInfo {
+	info := SourceInfo{Kind: "multi"}
+	var names []string
+	for _, m := range c.members {
+		mi := m.Source.Info()
+		mi.Namespace = m.Namespace
+		info.Members = append(info.Members, mi)
+		names = append(names, m.Namespace)
+	}
+	info.Location = strings.Join(names, ", ")
+	return info
+}
+
+// FreshFor is the shortest of the members': the combined catalog is no
+// fresher than its stalest part.
+func (c *Composite) FreshFor() time.Duration {
+	d := time.Duration(-1)
+	for _, m := range c.members {
+		if f := m.Source.FreshFor(); d < 0 || f < d {
+			d = f
+		}
+	}
+	return max(d, 0)
+}
+
+// Load loads every member at once. It fails when any member fails: a
+// library served without one of its parts would answer with the wrong
+// template for a bare name another member also defines.
+func (c *Composite) Load(ctx context.Context) (*Catalog, error) {
+	return c.loadAll(ctx, func(s Source) func(context.Context) (*Catalog, error) { return s.Load })
+}
+
+// Refresh refreshes every member from its origin (Refresher) or loads it.
+// A member that fails keeps its last catalog, marked stale when it says
+// so; the combined catalog is returned with the failures joined.
+func (c *Composite) Refresh(ctx context.Context) (*Catalog, error) {
+	return c.loadAll(ctx, func(s Source) func(context.Context) (*Catalog, error) {
+		if r, ok := s.(Refresher); ok {
+			return r.Refresh
+		}
+		return s.Load
+	})
+}
+
+func (c *Composite) loadAll(ctx context.Context, how func(Source) func(context.Context) (*Catalog, error)) (*Catalog, error) {
+	cats := make([]*Catalog, len(c.members))
+	errs := make([]error, len(c.members))
+	var wg sync.WaitGroup
+	for i, m := range c.members {
+		wg.Go(func() {
+			cats[i], errs[i] = how(m.Source)(ctx)
+		})
+	}
+	wg.Wait()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var failed []error
+	for i, m := range c.members {
+		if cats[i] != nil {
+			c.last[i] = cats[i]
+		}
+		if errs[i] != nil {
+			failed = append(failed, &memberError{ns: m.Namespace, err: errs[i]})
+		}
+	}
+	if slices.Contains(c.last, nil) {
+		return nil, errors.Join(failed...)
+	}
+	return c.combine(), errors.Join(failed...)
+}
+
+// memberError says which source an error came from, keeping the error
+// (and its fault code) for errors.As.
+type memberError struct {
+	ns  string
+	err error
+}
+
+func (e *memberError) Error() string { return "source " + e.ns + ": " + e.err.Error() }
+func (e *memberError) Unwrap() error { return e.err }
+
+// Watch runs every member's watcher and calls onChange with a new combined
+// catalog whenever any member produces one. A member whose watcher fails
+// is logged and left as it was; the others go on. Watch returns when ctx
+// ends, with the members' failures joined.
+func (c *Composite) Watch(ctx context.Context, onChange func(*Catalog)) error {
+	var wg sync.WaitGroup
+	errs := make([]error, len(c.members))
+	for i, m := range c.members {
+		w, ok := m.Source.(Watcher)
+		if !ok {
+			continue
+		}
+		wg.Go(func() {
+			err := w.Watch(ctx, func(cat *Catalog) {
+				c.mu.Lock()
+				defer c.mu.Unlock()
+				c.last[i] = cat
+				if slices.Contains(c.last, nil) {
+					return // not loaded yet: Load combines them
+				}
+				// Under mu, so notifications leave in the order the
+				// combined catalogs were built.
+				onChange(c.combine())
+			})
+			if err != nil && ctx.Err() == nil {
+				c.logger.Warn("template source stopped watching; its templates are no longer updated",
+					"source", m.Namespace, "error", err)
+			}
+			if err != nil {
+				errs[i] = &memberError{ns: m.Namespace, err: err}
+			}
+		})
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+// ReadResource reads NAMESPACE/PATH from that member: the combined
+// catalog names the files templates list that way.
+func (c *Composite) ReadResource(ctx context.Context, p string) ([]byte, string, error) {
+	m, rest, err := c.resourceMember(p)
+	if err != nil {
+		return nil, "", err
+	}
+	return m.ReadResource(ctx, rest)
+}
+
+// CheckResource tells whether ReadResource would find NAMESPACE/PATH.
+func (c *Composite) CheckResource(ctx context.Context, p string) error {
+	m, rest, err := c.resourceMember(p)
+	if err != nil {
+		return err
+	}
+	if ch, ok := m.(interface {
+		CheckResource(ctx context.Context, path string) error
+	}); ok {
+		return ch.CheckResource(ctx, rest)
+	}
+	_, _, err = m.ReadResource(ctx, rest)
+	return err
+}
+
+type resourceReader interface {
+	ReadResource(ctx context.Context, path string) ([]byte, string, error)
+}
+
+func (c *Composite) resourceMember(p string) (resourceReader, string, error) {
+	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
+	for _, m := range c.members {
+		if m.Namespace != ns {
+			continue
+		}
+		if rr, ok := m.Source.(resourceReader); ok && rest != "" {
+			return rr, rest, nil
+		}
+		break
+	}
+	return nil, "", &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", p),
+		Why: "no source of this server serves that file",
+		How: "name a file a template lists in its resources, as NAMESPACE/PATH"}
+}
+
+// combine builds the combined catalog from c.last (all set); c.mu held.
+func (c *Composite) combine() *Catalog {
+	out := &Catalog{byName: map[string]*Entry{}, alias: map[string]*Entry{}, info: c.Info(), loadedAt: c.now()}
+	defined := map[string][]string{} // bare name → namespaces, in order
+	var stale []string
+	for i, m := range c.members {
+		cat := c.last[i]
+		ns := m.Namespace
+		for _, e := range cat.entries {
+			bare := e.Template.Metadata.Name
+			ne := namespaced(ns, e, cat)
+			out.entries = append(out.entries, ne)
+			out.byName[ne.Template.Metadata.Name] = ne
+			if _, taken := out.alias[bare]; !taken {
+				out.alias[bare] = ne
+			}
+			defined[bare] = append(defined[bare], ns)
+		}
+		for _, inv := range cat.invalid {
+			inv.Path = ns + NamespaceSeparator + inv.Path
+			out.invalid = append(out.invalid, inv)
+		}
+		if s := cat.Stale(); s != nil {
+			stale = append(stale, ns)
+			if out.stale == nil {
+				cp := *s
+				out.stale = &cp
+			} else if s.Since.Before(out.stale.Since) {
+				out.stale.Since = s.Since
+			}
+			out.info.Members[i].Stale = s
+		}
+		out.info.Members[i].Revision = cat.Info().Revision
+	}
+	if out.stale != nil && len(stale) > 1 {
+		out.stale.Reason = fmt.Sprintf("%d sources are stale (%s); first: %s", len(stale), strings.Join(stale, ", "), out.stale.Reason)
+	} else if out.stale != nil {
+		out.stale.Reason = "source " + stale[0] + ": " + out.stale.Reason
+	}
+	for name, nss := range defined {
+		if len(nss) > 1 {
+			out.conflicts = append(out.conflicts, Conflict{Name: name, Namespaces: nss})
+		}
+	}
+	slices.SortFunc(out.conflicts, func(a, b Conflict) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out.entries, func(a, b *Entry) int { return strings.Compare(a.Template.Metadata.Name, b.Template.Metadata.Name) })
+	slices.SortStableFunc(out.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })
+	return out
+}
+
+// namespaced is e as the combined catalog serves it: named NS/NAME, its
+// path NS/PATH, and its resources pointing into the same member, so a
+// template never attaches another source's file or template.
+func namespaced(ns string, e *Entry, member *Catalog) *Entry {
+	t := *e.Template
+	t.Metadata.Name = ns + NamespaceSeparator + e.Template.Metadata.Name
+	if len(t.Resources) > 0 {
+		t.Resources = make([]string, len(e.Template.Resources))
+		for i, r := range e.Template.Resources {
+			switch name, isTemplate := strings.CutPrefix(r, "template://"); {
+			case isTemplate:
+				if _, ok := member.Lookup(name); ok {
+					r = "template://" + ns + NamespaceSeparator + name
+				}
+			case !strings.Contains(r, "://"):
+				r = ns + NamespaceSeparator + path.Clean(r)
+			}
+			t.Resources[i] = r
+		}
+	}
+	ne := *e
+	ne.Template = &t
+	ne.Path = ns + NamespaceSeparator + e.Path
+	return &ne
+}
+
+// BareName is name without its namespace ("Code_Review" for
+// "team/Code_Review").
+func BareName(name string) string {
+	if i := strings.LastIndex(name, NamespaceSeparator); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}

@@ -1,0 +1,274 @@
+package templates
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// watchedSource is a fakeSource that also watches: push hands a new
+// catalog to its watcher, as a folder or GitHub source does on a change.
+type watchedSource struct {
+	fakeSource
+	fresh  time.Duration
+	stale  *Staleness
+	pushes chan *Catalog
+}
+
+func newWatched(files ...File) *watchedSource {
+	s := &watchedSource{pushes: make(chan *Catalog)}
+	s.set(nil, files...)
+	return s
+}
+
+func (s *watchedSource) FreshFor() time.Duration { return s.fresh }
+
+func (s *watchedSource) Load(ctx context.Context) (*Catalog, error) {
+	c, err := s.fakeSource.Load(ctx)
+	if c != nil && s.stale != nil {
+		c = c.WithStale(s.stale)
+	}
+	return c, err
+}
+
+func (s *watchedSource) Watch(ctx context.Context, onChange func(*Catalog)) error {
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case c := <-s.pushes:
+			onChange(c)
+		}
+	}
+}
+
+func (s *watchedSource) push(t *testing.T, files ...File) {
+	t.Helper()
+	s.set(nil, files...)
+	c, err := s.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s.pushes <- c:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the composite is not watching")
+	}
+}
+
+func TestCompositeNames(t *testing.T) {
+	team := newWatched(File{Path: "Code_Review.json", Data: tmpl("Code_Review", "team review")},
+		File{Path: "Only_Team.json", Data: tmpl("Only_Team", "t")})
+	platform := newWatched(File{Path: "sub/Code_Review.json", Data: tmpl("Code_Review", "platform review")},
+		File{Path: "Incident_Update.json", Data: tmpl("Incident_Update", "i")})
+	c, err := NewComposite([]Member{{"team", team}, {"platform", platform}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := c.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff([]string{"platform/Code_Review", "platform/Incident_Update", "team/Code_Review", "team/Only_Team"}, names(cat.Templates())); diff != "" {
+		t.Errorf("names (-want +got):\n%s", diff)
+	}
+	tests := []struct {
+		name, wantName, wantPath, wantText string
+		found                              bool
+	}{
+		{"team/Code_Review", "team/Code_Review", "team/Code_Review.json", "team review", true},
+		{"platform/Code_Review", "platform/Code_Review", "platform/sub/Code_Review.json", "platform review", true},
+		// The bare name goes to the first source that defines it.
+		{"Code_Review", "team/Code_Review", "team/Code_Review.json", "team review", true},
+		{"Incident_Update", "platform/Incident_Update", "platform/Incident_Update.json", "i", true},
+		{"team/Incident_Update", "", "", "", false},
+		{"other/Code_Review", "", "", "", false},
+		{"code_review", "", "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, ok := cat.Lookup(tt.name)
+			if ok != tt.found {
+				t.Fatalf("Lookup(%q) found = %v, want %v", tt.name, ok, tt.found)
+			}
+			if !ok {
+				return
+			}
+			if e.Template.Metadata.Name != tt.wantName || e.Path != tt.wantPath || !bytes.Contains(e.Raw, []byte(tt.wantText)) {
+				t.Errorf("Lookup(%q) = %s at %s, want %s at %s with %q", tt.name, e.Template.Metadata.Name, e.Path, tt.wantName, tt.wantPath, tt.wantText)
+			}
+		})
+	}
+	if diff := cmp.Diff([]Conflict{{Name: "Code_Review", Namespaces: []string{"team", "platform"}}}, cat.Conflicts()); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+	if got := cat.Suggest("Incident_Updat", 1); len(got) != 1 || got[0] != "platform/Incident_Update" {
+		t.Errorf("Suggest(Incident_Updat) = %v, want platform/Incident_Update", got)
+	}
+	info := cat.Info()
+	if info.Kind != "multi" || info.Location != "team, platform" || len(info.Members) != 2 || info.Members[1].Namespace != "platform" {
+		t.Errorf("info = %+v", info)
+	}
+	// The member's own catalog is untouched: its readers still see bare names.
+	if e, _ := c.last[0].Lookup("Code_Review"); e.Template.Metadata.Name != "Code_Review" {
+		t.Errorf("the member's template was renamed to %s", e.Template.Metadata.Name)
+	}
+}
+
+func TestCompositeConflictLogged(t *testing.T) {
+	a := newWatched(File{Path: "X.json", Data: tmpl("X", "a")})
+	b := newWatched(File{Path: "X.json", Data: tmpl("X", "b")})
+	c, err := NewComposite([]Member{{"a", a}, {"b", b}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	l := NewLibrary(c, slog.New(slog.NewTextHandler(&buf, nil)))
+	if err := l.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"level=WARN", "template name conflict", "template=X", "sources=\"[a b]\""} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
+	}
+}
+
+func TestCompositeWatch(t *testing.T) {
+	a := newWatched(File{Path: "A.json", Data: tmpl("A", "1")})
+	b := newWatched(File{Path: "B.json", Data: tmpl("B", "1")})
+	plain := &fakeSource{}
+	plain.set(nil, File{Path: "P.json", Data: tmpl("P", "1")})
+	c, err := NewComposite([]Member{{"a", a}, {"b", b}, {"p", plain}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLibrary(c, quiet)
+	if err := l.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var got []Changes
+	l.OnChange(func(_, _ *Catalog, ch Changes) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, ch)
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() { done <- l.Run(ctx) }()
+
+	b.push(t, File{Path: "B.json", Data: tmpl("B", "2")})
+	a.push(t, File{Path: "A.json", Data: tmpl("A", "1")}, File{Path: "A2.json", Data: tmpl("A2", "1")})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run = %v", err)
+	}
+	want := []Changes{
+		{Added: []string{}, Changed: []string{"b/B"}, Removed: []string{}},
+		{Added: []string{"a/A2"}, Changed: []string{}, Removed: []string{}},
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if _, ok := l.Catalog().Lookup("p/P"); !ok {
+		t.Error("the member without a watcher is gone from the combined catalog")
+	}
+}
+
+func TestCompositeFreshnessAndStaleness(t *testing.T) {
+	since := time.Date(2025, 1, 6, 12, 0, 0, 0, time.UTC)
+	a := newWatched(File{Path: "A.json", Data: tmpl("A", "1")})
+	a.fresh = 10 * time.Minute
+	b := newWatched(File{Path: "B.json", Data: tmpl("B", "1")})
+	b.fresh = 2 * time.Minute
+	b.stale = &Staleness{Since: since, Reason: "GitHub is down", Code: "NETWORK_ERROR"}
+	c, err := NewComposite([]Member{{"a", a}, {"b", b}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.FreshFor(); got != 2*time.Minute {
+		t.Errorf("FreshFor = %v, want the shortest, 2m", got)
+	}
+	cat, err := c.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := cat.Stale()
+	if s == nil || s.Code != "NETWORK_ERROR" || s.Reason != "source b: GitHub is down" || !s.Since.Equal(since) {
+		t.Errorf("stale = %+v", s)
+	}
+	if m := cat.Info().Members; m[0].Stale != nil || m[1].Stale == nil {
+		t.Errorf("members' staleness = %+v, %+v; want only b stale", m[0].Stale, m[1].Stale)
+	}
+}
+
+func TestCompositeLoadFails(t *testing.T) {
+	a := newWatched(File{Path: "A.json", Data: tmpl("A", "1")})
+	b := &fakeSource{}
+	b.set(errors.New("folder missing"))
+	c, err := NewComposite([]Member{{"a", a}, {"b", b}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := c.Load(t.Context())
+	if cat != nil || err == nil || err.Error() != "source b: folder missing" {
+		t.Errorf("Load = %v, %v; want no catalog and source b's error", cat, err)
+	}
+}
+
+func TestNewCompositeRefuses(t *testing.T) {
+	src := &fakeSource{}
+	tests := []struct {
+		name    string
+		members []Member
+		want    string
+	}{
+		{"none", nil, "at least one member"},
+		{"empty namespace", []Member{{"", src}}, "the namespace is empty"},
+		{"slash", []Member{{"a/b", src}}, `'/' is not allowed in a namespace`},
+		{"twice", []Member{{"a", src}, {"a", src}}, `two sources are named "a"`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := NewComposite(tt.members, quiet)
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("NewComposite = %v, want an error with %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestCompositeResources(t *testing.T) {
+	withRes := []byte(`{"metadata":{"name":"R","description":"d","version":"1.0.0"},"variables":[],` +
+		`"results":[{"name":"S","content":"x"}],"resources":["guides/style.md","template://Other","template://Missing"]}`)
+	a := newWatched(File{Path: "R.json", Data: withRes}, File{Path: "Other.json", Data: tmpl("Other", "o")})
+	c, err := NewComposite([]Member{{"a", a}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cat, err := c.Load(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, ok := cat.Lookup("a/R")
+	if !ok {
+		t.Fatalf("a/R is not served: %v", cat.Invalid())
+	}
+	want := []string{"a/guides/style.md", "template://a/Other", "template://Missing"}
+	if diff := cmp.Diff(want, e.Template.Resources); diff != "" {
+		t.Errorf("resources (-want +got):\n%s", diff)
+	}
+	if _, _, err := c.ReadResource(t.Context(), "b/guides/style.md"); err == nil || !strings.Contains(err.Error(), "cannot read") {
+		t.Errorf("ReadResource of an unknown namespace = %v", err)
+	}
+}
