@@ -136,6 +136,8 @@ func (s *setup) closeTelemetry() {
 // openSource picks the template source: GitHub, a folder, or the examples.
 func openSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (templates.Source, error) {
 	switch {
+	case len(cfg.Sources) > 0:
+		return compositeSource(cfg, log, node)
 	case cfg.GitHubRepoURL != "":
 		src, err := githubSource(cfg, log, node)
 		if err != nil {

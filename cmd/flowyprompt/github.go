@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/github"
@@ -15,6 +16,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 // githubSource builds the GitHub source from the configuration, refusing
@@ -36,6 +38,55 @@ func githubSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (*gi
 		return nil, badConfig("bad GitHub configuration", err)
 	}
 	return src, nil
+}
+
+// compositeSource builds the sources of --source, each under its
+// namespace, in their order. Each GitHub source is a github.Source of its
+// own: its disk cache files and its shared catalog in the cluster are
+// keyed by repository, ref and path, so they never mix.
+func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (templates.Source, error) {
+	var members []templates.Member
+	var errs []error
+	for _, spec := range cfg.Sources {
+		mlog := log.With("source", spec.Name)
+		var src templates.Source
+		switch spec.Kind {
+		case config.KindGitHub:
+			one := *cfg
+			one.GitHubRepoURL, one.GitHubRef, one.GitHubToken = spec.Location, spec.Ref, string(spec.Token)
+			if spec.Path != "" {
+				one.GitHubPath = spec.Path
+			}
+			if spec.APIURL != "" {
+				one.GitHubAPIURL = spec.APIURL
+			}
+			gs, err := githubSource(&one, mlog, node)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("source %s: %w", spec.Name, err))
+				continue
+			}
+			src = gs
+		case config.KindDir:
+			abs, err := filepath.Abs(spec.Location)
+			if err != nil {
+				errs = append(errs, fmt.Errorf("source %s: template folder %q: %w", spec.Name, spec.Location, err))
+				continue
+			}
+			src = folder.New(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: mlog,
+				Info: templates.SourceInfo{Kind: "directory", Location: abs}})
+		default:
+			src = templates.Embedded()
+		}
+		members = append(members, templates.Member{Namespace: spec.Name, Source: src})
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	c, err := templates.NewComposite(members, log)
+	if err != nil {
+		return nil, badConfig("bad --source configuration", err)
+	}
+	return c, nil
 }
 
 // badConfig is a configuration refused at startup: exit status 2, and a
@@ -170,7 +221,10 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 		// Missing are the listed resources that cannot be read: the
 		// templates are served without them.
 		Missing []missing `json:"missing_resources"`
-	}{Source: cat.Info(), Valid: cat.Len(), Invalid: []invalid{}, Missing: []missing{}}
+		// Conflicts are names several --source libraries define: served,
+		// but a bare name may not be the template meant.
+		Conflicts []templates.Conflict `json:"conflicts"`
+	}{Source: cat.Info(), Valid: cat.Len(), Invalid: []invalid{}, Missing: []missing{}, Conflicts: cat.Conflicts()}
 	for _, i := range cat.Invalid() {
 		rep.Invalid = append(rep.Invalid, invalid{i.Path, i.Err.Error()})
 	}
@@ -190,6 +244,12 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 		fmt.Fprintf(stdout, "source:    %s %s\ntemplates: %d valid, %d invalid\n", rep.Source.Kind, rep.Source.Location, rep.Valid, len(rep.Invalid))
 		for _, i := range rep.Invalid {
 			fmt.Fprintf(stdout, "  %s: %s\n", i.Path, i.Error)
+		}
+		if len(rep.Conflicts) > 0 {
+			fmt.Fprintf(stdout, "conflicts: %d name(s) defined by several sources (each served as NAMESPACE/NAME; the bare name by the first):\n", len(rep.Conflicts))
+			for _, c := range rep.Conflicts {
+				fmt.Fprintf(stdout, "  %s: %s\n", c.Name, strings.Join(c.Namespaces, ", "))
+			}
 		}
 		if len(rep.Missing) > 0 {
 			fmt.Fprintf(stdout, "resources: %d listed file(s) cannot be read (the templates are served without them):\n", len(rep.Missing))

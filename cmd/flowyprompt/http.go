@@ -176,6 +176,9 @@ func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Sou
 			"source":        c.Info(),
 			"loaded_at":     c.LoadedAt(),
 			"stale":         c.Stale(),
+			// The same name in two --source libraries: each is served
+			// under its namespace, the bare name by the first.
+			"conflicts": c.Conflicts(),
 		}
 		if c.Stale() != nil {
 			st["status"] = "stale"

@@ -141,6 +141,16 @@ func TestCommands(t *testing.T) {
 		{name: "call bad json", args: []string{"call", "flowyprompt_list_templates", "{"}, code: 2, stderr: []string{"not valid JSON"}},
 		{name: "bad env", env: map[string]string{"MAX_FILE_SIZE": "lots"}, args: []string{"list"}, code: 2, stderr: []string{"MAX_FILE_SIZE", "positive integer"}},
 		{name: "missing dir", args: []string{"list", "--templates", filepath.Join(dir, "missing")}, code: 1, stderr: []string{"missing", "how to fix"}},
+		{name: "list sources", args: []string{"list", "--source", "name=ex,examples", "--source", "name=local,dir=" + dir},
+			stdout: []string{"local/Hello", "local/Team_Hello", "ex/Commit_Message", "15 templates from multi"}},
+		{name: "render bare name from sources", env: map[string]string{"FLOWYPROMPT_SOURCES": "name=ex,examples;name=local,dir=" + dir},
+			args: []string{"render", "Hello", "--arg", "who=Ada"}, stdout: []string{"Hello Ada!"}},
+		{name: "render namespaced name", args: []string{"render", "local/Hello", "--source", "name=local,dir=" + dir, "--arg", "who=Ada"},
+			stdout: []string{"Hello Ada!"}},
+		{name: "check sources conflict", args: []string{"check", "--source", "name=a,dir=" + dir, "--source", "name=b,dir=" + dir},
+			stdout: []string{"conflicts: 2 name(s)", "Hello: a, b", "Team_Hello: a, b"}},
+		{name: "source token refused", args: []string{"list", "--source", "name=t,github=https://github.com/a/b,token=ghp_NotShownAnywhere1"},
+			code: 2, stderr: []string{"token= is refused", "token-env="}},
 		{name: "serve stdio", args: []string{"serve"}, stdin: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
 			`{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"Hello","arguments":{"who":"Zed"}}}` + "\n",
 			env: map[string]string{"TEMPLATES_DIR": dir}, stdout: []string{`"protocolVersion":"2024-11-05"`, `Hello Zed!`}},
@@ -152,6 +162,9 @@ func TestCommands(t *testing.T) {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}
 			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
+			if strings.Contains(stdout+stderr, "ghp_NotShownAnywhere1") {
+				t.Errorf("the output shows the token given on the command line:\nstdout: %s\nstderr: %s", stdout, stderr)
+			}
 			if tt.flags != nil {
 				got := usageFlags(stderr)
 				want := append([]string{}, tt.flags...)
@@ -221,7 +234,7 @@ func TestLinkLeadingOut(t *testing.T) {
 // help rows of TestCommands expect.
 var (
 	sourceFlagNames = []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
-		"log-format", "log-level", "max-file-size", "templates"}
+		"log-format", "log-level", "max-file-size", "source", "templates"}
 	writeFlagNames = []string{"allow-write", "write-allow"}
 )
 

@@ -38,6 +38,13 @@ type Config struct {
 	CacheTTL      time.Duration
 	CacheDir      string
 
+	// Sources are the --source values (or FLOWYPROMPT_SOURCES), read by
+	// Check: several libraries served at once, each under its namespace.
+	// Empty means the single source of the settings above.
+	Sources     []SourceSpec
+	sourceFlags []string
+	env         Env
+
 	// HTTP transport (serve --transport http).
 	PublicURL      string
 	AllowedHosts   []string
@@ -104,6 +111,14 @@ func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.StringVar(&c.LogFormat, "log-format", r.strOr("LOG_FORMAT", "text"), "log `format` on stderr: text or json (env LOG_FORMAT)")
 	fs.StringVar(&c.GitHubRepoURL, "github-repo", r.setting("GITHUB_REPO_URL"), "serve templates from this GitHub repository `URL`, e.g. https://github.com/acme/prompts (env GITHUB_REPO_URL)")
 	c.GitHubToken = r.setting("GITHUB_PAT") // never a flag: command lines are visible to every user of the machine
+	c.env = env
+	fs.Func("source", "serve this `SPEC` too, repeated for several libraries at once, each under its namespace: "+
+		"name=NS,github=URL[,ref=REF][,path=DIR][,api-url=URL][,token-env=VAR] or name=NS,dir=PATH or name=NS,examples; "+
+		"the order is the precedence of bare names (env FLOWYPROMPT_SOURCES, SPECs separated by ';'; tokens only through token-env=VAR; see docs/configuration.md)",
+		func(v string) error {
+			c.sourceFlags = append(c.sourceFlags, v)
+			return nil
+		})
 	fs.StringVar(&c.GitHubRef, "github-ref", r.setting("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
 	fs.StringVar(&c.GitHubPath, "github-path", r.strOr("GITHUB_TEMPLATES_PATH", "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
 	fs.StringVar(&c.GitHubAPIURL, "github-api-url", r.str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
@@ -267,7 +282,8 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	return errors.Join(errs...)
 }
 
-// Check validates values that flags alone cannot.
+// Check validates values that flags alone cannot, and reads the --source
+// specs (Sources), which need the flags parsed first.
 func (c *Config) Check() error {
 	var errs []error
 	if c.MaxFileSize <= 0 {
@@ -281,6 +297,21 @@ func (c *Config) Check() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
+	}
+	if c.env != nil {
+		sources, err := parseSources(c.sourceFlags, c.env)
+		c.Sources = sources
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(c.Sources) > 0 && (c.TemplatesDir != "" || c.GitHubRepoURL != "") {
+		var names []string
+		for _, s := range c.Sources {
+			names = append(names, s.describe())
+		}
+		errs = append(errs, fmt.Errorf("--source (%s) and a single source (TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo) are both set: "+
+			"add the single one as one more --source, e.g. name=main,dir=PATH, and unset it", strings.Join(names, ", ")))
 	}
 	if c.TemplatesDir != "" && c.GitHubRepoURL != "" {
 		errs = append(errs, fmt.Errorf("both a template folder (%s) and a GitHub repository (%s) are set: unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo", c.TemplatesDir, github.Redact(c.GitHubRepoURL)))

@@ -24,7 +24,7 @@ func flagNames(fs *flag.FlagSet) []string {
 // never refused over a setting it does not use.
 func TestRegisterGroups(t *testing.T) {
 	source := []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
-		"log-format", "log-level", "max-file-size", "templates"}
+		"log-format", "log-level", "max-file-size", "source", "templates"}
 	write := []string{"allow-write", "write-allow"}
 	all := append(append([]string{}, source...), write...)
 	slices.Sort(all)
