@@ -1,0 +1,149 @@
+package app_test
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
+	"github.com/google/go-cmp/cmp"
+)
+
+func sourceTemplate(name, content string) []byte {
+	return []byte(`{"metadata":{"name":"` + name + `","description":"about ` + name + `","version":"1.0.0"},"variables":[],` +
+		`"results":[{"name":"s","content":"` + content + `"}]}`)
+}
+
+// repoSource serves a fake GitHub repository through go-github, with a
+// cache folder of its own.
+func repoSource(t *testing.T, owner string, files map[string][]byte) (*fakegithub.Server, *github.Source) {
+	t.Helper()
+	fake := fakegithub.New(owner, "prompts")
+	t.Cleanup(fake.Close)
+	fake.PutFiles(files)
+	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: time.Hour,
+		CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fake, src
+}
+
+// TestSeveralSources serves two GitHub repositories and a folder together:
+// every template under its namespace, bare names by the sources' order,
+// the shared name reported, and a change in any of them heard by clients.
+func TestSeveralSources(t *testing.T) {
+	_, team := repoSource(t, "acme", map[string][]byte{
+		"templates/Code_Review.json": sourceTemplate("Code_Review", "team review"),
+		"templates/Team_Only.json":   sourceTemplate("Team_Only", "team only")})
+	platformRepo, platform := repoSource(t, "ops", map[string][]byte{
+		"templates/Code_Review.json":     sourceTemplate("Code_Review", "platform review"),
+		"templates/Incident_Update.json": sourceTemplate("Incident_Update", "incident update")})
+	dir := t.TempDir()
+	writeTemplate(t, dir, "Local_Note", string(sourceTemplate("Local_Note", "local note")))
+	local := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+
+	src, err := templates.NewComposite([]templates.Member{{Namespace: "team", Source: team},
+		{Namespace: "platform", Source: platform}, {Namespace: "local", Source: local}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, lib := newEngine(t, src)
+	if diff := cmp.Diff([]templates.Conflict{{Name: "Code_Review", Namespaces: []string{"team", "platform"}}}, lib.Catalog().Conflicts()); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = lib.Run(ctx) }()
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	id := 1
+	tool := func(name string, args map[string]any) map[string]any {
+		return map[string]any{"name": name, "arguments": args}
+	}
+	tests := []struct {
+		name    string
+		method  string
+		params  any
+		want    []string
+		notWant []string
+		fails   bool
+	}{
+		{"prompts/list", mcp.MethodPromptsList, map[string]any{},
+			[]string{`"local/Local_Note"`, `"platform/Code_Review"`, `"platform/Incident_Update"`, `"team/Code_Review"`, `"team/Team_Only"`}, nil, false},
+		{"namespaced prompt", mcp.MethodPromptsGet, map[string]any{"name": "platform/Code_Review"}, []string{"platform review"}, []string{"team review"}, false},
+		{"bare prompt, first source", mcp.MethodPromptsGet, map[string]any{"name": "Code_Review"}, []string{"team review"}, []string{"platform review"}, false},
+		{"bare prompt, only source", mcp.MethodPromptsGet, map[string]any{"name": "Incident_Update"}, []string{"incident update"}, nil, false},
+		{"bare prompt from the folder", mcp.MethodPromptsGet, map[string]any{"name": "Local_Note"}, []string{"local note"}, nil, false},
+		{"wrong namespace", mcp.MethodPromptsGet, map[string]any{"name": "team/Incident_Update"}, []string{"TEMPLATE_NOT_FOUND"}, nil, true},
+		{"render tool, namespaced", mcp.MethodToolsCall, tool("flowyprompt_render_template", map[string]any{"name": "platform/Code_Review"}),
+			[]string{"platform review"}, []string{"team review"}, false},
+		{"render tool, bare", mcp.MethodToolsCall, tool("flowyprompt_render_template", map[string]any{"name": "Code_Review"}),
+			[]string{"team review"}, []string{"platform review"}, false},
+		{"get tool", mcp.MethodToolsCall, tool("flowyprompt_get_template", map[string]any{"name": "team/Team_Only"}), []string{"team/Team_Only"}, nil, false},
+		{"list tool", mcp.MethodToolsCall, tool("flowyprompt_list_templates", map[string]any{}),
+			[]string{"platform/Incident_Update", "local/Local_Note", "team/Code_Review"}, nil, false},
+		{"search tool", mcp.MethodToolsCall, tool("flowyprompt_search_templates", map[string]any{"query": "incident"}),
+			[]string{"platform/Incident_Update"}, []string{"team/Code_Review"}, false},
+		{"resource, namespaced", mcp.MethodResourcesRead, map[string]any{"uri": "template://platform/Code_Review"},
+			[]string{"platform review"}, []string{"team review"}, false},
+		{"resource, bare", mcp.MethodResourcesRead, map[string]any{"uri": "template://Code_Review"}, []string{"team review"}, nil, false},
+		{"resources/list", mcp.MethodResourcesList, map[string]any{}, []string{`"template://platform/Incident_Update"`}, nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id++
+			m := c.Request(t, id, tt.method, tt.params)
+			body := string(m.Raw)
+			if failed := m.Error != nil || strings.Contains(body, `"isError":true`); failed != tt.fails {
+				t.Fatalf("failed = %v, want %v: %s", failed, tt.fails, body)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(body, w) {
+					t.Errorf("answer lacks %q: %s", w, body)
+				}
+			}
+			for _, w := range tt.notWant {
+				if strings.Contains(body, w) {
+					t.Errorf("answer has %q: %s", w, body)
+				}
+			}
+		})
+	}
+
+	// A change in a repository, found by a refresh, reaches clients.
+	platformRepo.PutFile("templates/Postmortem.json", sourceTemplate("Postmortem", "postmortem"))
+	ch, err := lib.Refresh(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(templates.Changes{Added: []string{"platform/Postmortem"}, Changed: []string{}, Removed: []string{}}, ch); diff != "" {
+		t.Errorf("refresh changes (-want +got):\n%s", diff)
+	}
+	c.Notification(t, mcp.NotificationPromptsListChanged)
+	id++
+	if m := c.Request(t, id, mcp.MethodPromptsGet, map[string]any{"name": "Postmortem"}); m.Error != nil || !strings.Contains(string(m.Raw), "postmortem") {
+		t.Fatalf("new template not served by its bare name: %s", m.Raw)
+	}
+
+	// A change in the folder, found by its watcher, reaches clients too.
+	time.Sleep(100 * time.Millisecond) // let the watcher start
+	if err := os.WriteFile(filepath.Join(dir, "Second_Note.json"), sourceTemplate("Second_Note", "second note"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c.Notification(t, mcp.NotificationPromptsListChanged)
+	id++
+	if m := c.Request(t, id, mcp.MethodPromptsGet, map[string]any{"name": "local/Second_Note"}); m.Error != nil || !strings.Contains(string(m.Raw), "second note") {
+		t.Fatalf("new folder template not served: %s", m.Raw)
+	}
+}
