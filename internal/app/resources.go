@@ -154,6 +154,10 @@ func (a *App) ReadResource(ctx context.Context, _ *mcp.Request, uri string) (*mc
 // cat lists the resource, so it need not be looked for.
 func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri string, listed bool) (mcp.ResourceContents, error) {
 	if name, ok := strings.CutPrefix(uri, TemplateURIPrefix); ok {
+		// A client expanding template://{name} by RFC 6570 escapes the
+		// '/' of NAMESPACE/NAME; no name holds a '%', so unescaping it
+		// cannot mistake one name for another.
+		name = strings.NewReplacer("%2F", "/", "%2f", "/").Replace(name)
 		e, found := cat.Lookup(name)
 		if !found {
 			f := templates.NotFound(name, cat)

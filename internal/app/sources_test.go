@@ -97,6 +97,8 @@ func TestSeveralSources(t *testing.T) {
 			[]string{"platform/Incident_Update"}, []string{"team/Code_Review"}, false},
 		{"resource, namespaced", mcp.MethodResourcesRead, map[string]any{"uri": "template://platform/Code_Review"},
 			[]string{"platform review"}, []string{"team review"}, false},
+		{"resource, escaped by a URI template", mcp.MethodResourcesRead, map[string]any{"uri": "template://platform%2FCode_Review"},
+			[]string{"platform review"}, nil, false},
 		{"resource, bare", mcp.MethodResourcesRead, map[string]any{"uri": "template://Code_Review"}, []string{"team review"}, nil, false},
 		{"resources/list", mcp.MethodResourcesList, map[string]any{}, []string{`"template://platform/Incident_Update"`}, nil, false},
 	}
