@@ -127,3 +127,36 @@ func TestBinaryNATSPasswordStaysSecret(t *testing.T) {
 		}
 	}
 }
+
+// TestBinaryHealthzListsConflicts: a name two --source libraries define is
+// listed in /healthz with the sources in precedence order, and each source
+// is listed under its namespace.
+func TestBinaryHealthzListsConflicts(t *testing.T) {
+	dir := t.TempDir()
+	good, err := os.ReadFile(filepath.Join("..", "..", "templates", "examples", "Bug_Triage.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "Bug_Triage.json"), good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	s := startHTTP(t, 0, "FLOWYPROMPT_SOURCES=name=mine,dir="+dir+";name=examples,examples")
+	report := s.health(t)
+	want := []any{map[string]any{"name": "Bug_Triage", "namespaces": []any{"mine", "examples"}}}
+	if diff := cmp.Diff(want, report["conflicts"]); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+	src, _ := report["source"].(map[string]any)
+	members, _ := src["members"].([]any)
+	var got []string
+	for _, m := range members {
+		mm, _ := m.(map[string]any)
+		got = append(got, mm["namespace"].(string)+":"+mm["kind"].(string))
+	}
+	if diff := cmp.Diff([]string{"mine:directory", "examples:embedded"}, got); diff != "" {
+		t.Errorf("source members (-want +got):\n%s", diff)
+	}
+	if report["templates"] != float64(14) {
+		t.Errorf("templates %v, want 14 (13 examples and the folder's one)", report["templates"])
+	}
+}
