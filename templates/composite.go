@@ -163,7 +163,7 @@ func (c *Composite) loadAll(ctx context.Context, how func(Source) func(context.C
 			c.last[i] = cats[i]
 		}
 		if errs[i] != nil {
-			failed = append(failed, &memberError{ns: m.Namespace, err: errs[i]})
+			failed = append(failed, &MemberError{Namespace: m.Namespace, Err: errs[i]})
 		}
 	}
 	if slices.Contains(c.last, nil) {
@@ -172,15 +172,15 @@ func (c *Composite) loadAll(ctx context.Context, how func(Source) func(context.C
 	return c.combine(), errors.Join(failed...)
 }
 
-// memberError says which source an error came from, keeping the error
-// (and its fault code) for errors.As.
-type memberError struct {
-	ns  string
-	err error
+// MemberError says which source of a Composite an error came from,
+// keeping the error (and its fault code) for errors.As.
+type MemberError struct {
+	Namespace string
+	Err       error
 }
 
-func (e *memberError) Error() string { return "source " + e.ns + ": " + e.err.Error() }
-func (e *memberError) Unwrap() error { return e.err }
+func (e *MemberError) Error() string { return "source " + e.Namespace + ": " + e.Err.Error() }
+func (e *MemberError) Unwrap() error { return e.Err }
 
 // Watch runs every member's watcher and calls onChange with a new combined
 // catalog whenever any member produces one. A member whose watcher fails
@@ -211,7 +211,7 @@ func (c *Composite) Watch(ctx context.Context, onChange func(*Catalog)) error {
 					"source", m.Namespace, "error", err)
 			}
 			if err != nil {
-				errs[i] = &memberError{ns: m.Namespace, err: err}
+				errs[i] = &MemberError{Namespace: m.Namespace, Err: err}
 			}
 		})
 	}

@@ -118,7 +118,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	}
 	s.lib = templates.NewLibrary(src, libLog)
 	if err := s.lib.Load(ctx); err != nil {
-		return nil, explain(err)
+		return nil, explainSources(err, &s.cfg)
 	}
 	return s, nil
 }

@@ -89,6 +89,40 @@ func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (
 	return c, nil
 }
 
+// explainSources explains each source's failure of a --source library,
+// naming the source. The GitHub source's fixes name the single-source
+// settings (GITHUB_PAT, GITHUB_REPO_URL, GITHUB_REF); for a --source
+// repository they are its token-env=, github= and ref=, so they are
+// named that way.
+func explainSources(err error, cfg *config.Config) error {
+	if len(cfg.Sources) == 0 {
+		return explain(err)
+	}
+	var parts []string
+	for _, e := range leaves(err) {
+		var me *templates.MemberError
+		if !errors.As(e, &me) {
+			parts = append(parts, explain(e).Error())
+			continue
+		}
+		text := explain(me.Err).Error()
+		for _, spec := range cfg.Sources {
+			if spec.Name != me.Namespace || spec.Kind != config.KindGitHub {
+				continue
+			}
+			token := "the variable token-env= names in --source " + spec.Name
+			if spec.TokenEnv != "" {
+				token = spec.TokenEnv + " (token-env= of --source " + spec.Name + ")"
+			}
+			text = strings.NewReplacer("GITHUB_PAT", token,
+				"GITHUB_REPO_URL", "github= of --source "+spec.Name,
+				"GITHUB_REF", "ref= of --source "+spec.Name).Replace(text)
+		}
+		parts = append(parts, "source "+me.Namespace+": "+text)
+	}
+	return &exitError{code: 1, err: errors.New(strings.Join(parts, "\n"))}
+}
+
 // badConfig is a configuration refused at startup: exit status 2, and a
 // message giving what, why and how to fix each problem, since
 // fault.Error.Error() leaves out the fix and a user at a terminal needs it
@@ -203,7 +237,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 	}
 	cat, err := src.Load(ctx)
 	if err != nil {
-		return explain(err)
+		return explainSources(err, cfg)
 	}
 	type invalid struct {
 		Path  string `json:"path"`

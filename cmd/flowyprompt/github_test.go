@@ -137,3 +137,63 @@ func TestBadGitHubConfiguration(t *testing.T) {
 		})
 	}
 }
+
+// TestSeveralRepositories: two repositories, each with its own token read
+// from the variable its --source names, are listed together, and no token
+// shows in the output or the log, whether the tokens work or not.
+func TestSeveralRepositories(t *testing.T) {
+	const otherToken = "ghp_0therT0kenThatMustNeverLeak012345678"
+	team := fakegithub.New("acme", "prompts")
+	t.Cleanup(team.Close)
+	team.SetToken(cliToken)
+	team.PutFile("templates/Code_Review.json", fakegithub.ValidTemplate("Code_Review", "team {{subject}}"))
+	platform := fakegithub.New("ops", "prompts")
+	t.Cleanup(platform.Close)
+	platform.SetToken(otherToken)
+	platform.PutFile("prompts/Code_Review.json", fakegithub.ValidTemplate("Code_Review", "platform {{subject}}"))
+	platform.PutFile("prompts/Incident_Update.json", fakegithub.ValidTemplate("Incident_Update", "incident {{subject}}"))
+	args := []string{"--log-level", "debug",
+		"--source", "name=team,github=" + team.RepoURL() + ",ref=main,api-url=" + team.URL() + ",token-env=TEAM_PAT",
+		"--source", "name=platform,github=" + platform.RepoURL() + ",path=prompts,api-url=" + platform.URL() + ",token-env=PLATFORM_PAT"}
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		code   int
+		stdout []string
+		stderr []string
+	}{
+		{name: "list", env: map[string]string{"TEAM_PAT": cliToken, "PLATFORM_PAT": otherToken},
+			args:   append([]string{"list"}, args...),
+			stdout: []string{"team/Code_Review", "platform/Code_Review", "platform/Incident_Update", "3 templates from multi"},
+			stderr: []string{"template name conflict", "Code_Review"}},
+		{name: "render a bare name", env: map[string]string{"TEAM_PAT": cliToken, "PLATFORM_PAT": otherToken},
+			args: append([]string{"render", "Code_Review", "--arg", "subject=x"}, args...), stdout: []string{"team x"}},
+		{name: "check", env: map[string]string{"TEAM_PAT": cliToken, "PLATFORM_PAT": otherToken},
+			args: append([]string{"check"}, args...), stdout: []string{"3 valid, 0 invalid", "Code_Review: team, platform"}},
+		{name: "tokens swapped", env: map[string]string{"TEAM_PAT": otherToken, "PLATFORM_PAT": cliToken},
+			args: append([]string{"list"}, args...), code: 1,
+			stderr: []string{"source team: GITHUB_AUTH_FAILED", "acme/prompts", "how to fix: check TEAM_PAT (token-env= of --source team)",
+				"source platform: GITHUB_AUTH_FAILED", "ops/prompts", "check PLATFORM_PAT"}},
+		{name: "token variable unset", env: map[string]string{"TEAM_PAT": cliToken},
+			args: append([]string{"list"}, args...), code: 2, stderr: []string{"token-env=PLATFORM_PAT names an environment variable that is not set"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := map[string]string{"FLOWYPROMPT_CACHE_DIR": t.TempDir()}
+			for k, v := range tt.env {
+				env[k] = v
+			}
+			stdout, stderr, code := runCLI(t, env, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
+			for _, tok := range []string{cliToken, otherToken} {
+				if strings.Contains(stdout+stderr, tok) {
+					t.Errorf("a token shows in the output:\nstdout: %s\nstderr: %s", stdout, stderr)
+				}
+			}
+		})
+	}
+}
