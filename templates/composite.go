@@ -159,7 +159,9 @@ func (c *Composite) loadAll(ctx context.Context, how func(Source) func(context.C
 	defer c.mu.Unlock()
 	var failed []error
 	for i, m := range c.members {
-		if cats[i] != nil {
+		// A watcher may have handed in a newer catalog while this load
+		// ran: an older one must not replace it.
+		if cats[i] != nil && (c.last[i] == nil || !cats[i].LoadedAt().Before(c.last[i].LoadedAt())) {
 			c.last[i] = cats[i]
 		}
 		if errs[i] != nil {

@@ -272,3 +272,39 @@ func TestCompositeResources(t *testing.T) {
 		t.Errorf("ReadResource of an unknown namespace = %v", err)
 	}
 }
+
+// TestCompositeRefreshKeepsAFailedMember: a member that fails to refresh
+// keeps serving its last catalog; the failure is returned, naming it.
+func TestCompositeRefreshKeepsAFailedMember(t *testing.T) {
+	a := newWatched(File{Path: "A.json", Data: tmpl("A", "1")})
+	b := &fakeSource{}
+	b.set(nil, File{Path: "B.json", Data: tmpl("B", "1")})
+	c, err := NewComposite([]Member{{"a", a}, {"b", b}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := NewLibrary(c, quiet)
+	if err := l.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	a.set(nil, File{Path: "A.json", Data: tmpl("A", "2")})
+	b.set(errors.New("GitHub is down"))
+	ch, err := l.Refresh(t.Context())
+	if err == nil || err.Error() != "source b: GitHub is down" {
+		t.Errorf("Refresh error = %v, want source b's", err)
+	}
+	var me *MemberError
+	if !errors.As(err, &me) || me.Namespace != "b" {
+		t.Errorf("the error does not say which source failed: %#v", err)
+	}
+	if !ch.Empty() {
+		t.Errorf("a failed refresh reported changes %+v", ch)
+	}
+	cat := l.Catalog()
+	if e, ok := cat.Lookup("a/A"); !ok || !bytes.Contains(e.Raw, []byte(`"2"`)) {
+		t.Error("the member that refreshed is not served at its new version")
+	}
+	if _, ok := cat.Lookup("B"); !ok {
+		t.Error("the member that failed is no longer served")
+	}
+}

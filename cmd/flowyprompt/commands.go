@@ -177,7 +177,12 @@ func explain(err error) error {
 
 func newApp(s *setup) *app.App {
 	w := writerFor(s.src)
-	if s.cfg.AllowWrite && w == nil {
+	switch {
+	case s.cfg.AllowWrite && len(s.cfg.Sources) > 0:
+		// Which source a new name belongs to is not decided yet: a save
+		// would have to pick one.
+		s.log.Warn("writing is enabled but not available with several --source libraries: serve the one to write to alone (--templates or --github-repo) to save templates")
+	case s.cfg.AllowWrite && w == nil:
 		s.log.Warn("writing is enabled but the built-in examples cannot be written: serve a folder (--templates) or a GitHub repository to save templates")
 	}
 	var state *seal.Sealer
