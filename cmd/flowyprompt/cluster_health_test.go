@@ -67,3 +67,64 @@ func TestHealthzSharedCatalog(t *testing.T) {
 		t.Errorf("/healthz = %s; want status ok, replica r1 connected, catalog at %s checked by r1", raw, fake.Head())
 	}
 }
+
+// TestHealthzSharedCatalogs: with --nats and several --source
+// repositories, each is shared through the cluster on its own, and
+// /healthz shows each one's commit under its namespace.
+func TestHealthzSharedCatalogs(t *testing.T) {
+	var fakes []*fakegithub.Server
+	var specs []config.SourceSpec
+	for _, owner := range []string{"acme", "ops"} {
+		fake := fakegithub.New(owner, "prompts")
+		t.Cleanup(fake.Close)
+		fake.SetToken(cliToken)
+		fake.PutFile("templates/Hello.json", fakegithub.ValidTemplate("Hello", owner+" {{subject}}"))
+		fakes = append(fakes, fake)
+		specs = append(specs, config.SourceSpec{Name: owner, Kind: config.KindGitHub, Location: fake.RepoURL(), APIURL: fake.URL(), Token: cliToken})
+	}
+	srv := natstest.Start(t)
+	log := slog.New(slog.DiscardHandler)
+	node, err := cluster.Join(cluster.Options{URL: srv.URL(), Replica: "r1", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Close)
+	for deadline := time.Now().Add(10 * time.Second); !node.Connected(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("node never connected")
+		}
+	}
+	cfg := config.Config{Sources: specs, CacheDir: t.TempDir(), GitHubPath: "templates"}
+	src, err := openSource(&cfg, log, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := templates.NewLibrary(src, log)
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(catalogStatus(lib, node, src)())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Conflicts []templates.Conflict `json:"conflicts"`
+		Cluster   struct {
+			Catalogs map[string]struct {
+				Commit    string `json:"commit"`
+				CheckedBy string `json:"checked_by"`
+			} `json:"catalogs"`
+		} `json:"cluster"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	for i, ns := range []string{"acme", "ops"} {
+		if c := got.Cluster.Catalogs[ns]; c.Commit != fakes[i].Head() || c.CheckedBy != "r1" {
+			t.Errorf("/healthz cluster.catalogs[%s] = %+v, want commit %s checked by r1:\n%s", ns, c, fakes[i].Head(), raw)
+		}
+	}
+	if len(got.Conflicts) != 1 || got.Conflicts[0].Name != "Hello" {
+		t.Errorf("conflicts = %+v, want Hello", got.Conflicts)
+	}
+}

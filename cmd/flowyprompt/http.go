@@ -155,6 +155,14 @@ type invalidFile struct {
 type clusterStatus struct {
 	cluster.Health
 	Catalog *github.SharedStatus `json:"catalog,omitempty"`
+	// Catalogs are the shared catalogs of the GitHub sources of --source,
+	// by namespace: each repository is shared on its own.
+	Catalogs map[string]github.SharedStatus `json:"catalogs,omitempty"`
+}
+
+// sharer is a source whose catalog the cluster shares (github.Source).
+type sharer interface {
+	SharedStatus() (github.SharedStatus, bool)
 }
 
 // catalogStatus feeds /healthz from the template library: besides the
@@ -186,11 +194,21 @@ func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Sou
 		if node != nil {
 			h := node.Health()
 			cs := clusterStatus{Health: h}
-			if gs, ok := src.(interface {
-				SharedStatus() (github.SharedStatus, bool)
-			}); ok {
+			if gs, ok := src.(sharer); ok {
 				if shared, ok := gs.SharedStatus(); ok {
 					cs.Catalog = &shared
+				}
+			}
+			if comp, ok := src.(*templates.Composite); ok {
+				for _, m := range comp.Members() {
+					if gs, ok := m.Source.(sharer); ok {
+						if shared, ok := gs.SharedStatus(); ok {
+							if cs.Catalogs == nil {
+								cs.Catalogs = map[string]github.SharedStatus{}
+							}
+							cs.Catalogs[m.Namespace] = shared
+						}
+					}
 				}
 			}
 			st["cluster"] = cs

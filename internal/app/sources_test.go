@@ -23,15 +23,15 @@ func sourceTemplate(name, content string) []byte {
 		`"results":[{"name":"s","content":"` + content + `"}]}`)
 }
 
-// repoSource serves a fake GitHub repository through go-github, with a
-// cache folder of its own.
-func repoSource(t *testing.T, owner string, files map[string][]byte) (*fakegithub.Server, *github.Source) {
+// repoSource serves a fake GitHub repository through go-github, caching
+// on disk in cacheDir.
+func repoSource(t *testing.T, owner, cacheDir string, files map[string][]byte) (*fakegithub.Server, *github.Source) {
 	t.Helper()
 	fake := fakegithub.New(owner, "prompts")
 	t.Cleanup(fake.Close)
 	fake.PutFiles(files)
 	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: time.Hour,
-		CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+		CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,10 +42,13 @@ func repoSource(t *testing.T, owner string, files map[string][]byte) (*fakegithu
 // every template under its namespace, bare names by the sources' order,
 // the shared name reported, and a change in any of them heard by clients.
 func TestSeveralSources(t *testing.T) {
-	_, team := repoSource(t, "acme", map[string][]byte{
+	// One cache folder for both: the sources' files are keyed by
+	// repository, ref and folder, so they never mix.
+	cacheDir := t.TempDir()
+	_, team := repoSource(t, "acme", cacheDir, map[string][]byte{
 		"templates/Code_Review.json": sourceTemplate("Code_Review", "team review"),
 		"templates/Team_Only.json":   sourceTemplate("Team_Only", "team only")})
-	platformRepo, platform := repoSource(t, "ops", map[string][]byte{
+	platformRepo, platform := repoSource(t, "ops", cacheDir, map[string][]byte{
 		"templates/Code_Review.json":     sourceTemplate("Code_Review", "platform review"),
 		"templates/Incident_Update.json": sourceTemplate("Incident_Update", "incident update")})
 	dir := t.TempDir()
