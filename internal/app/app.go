@@ -150,6 +150,10 @@ func (a *App) Attach(e *mcp.Engine) func() {
 
 // title turns Brand_Positioning_Strategy into "Brand Positioning Strategy".
 func title(name string) string {
+	// A prompt menu shows titles: the template first, its library after.
+	if ns, bare, ok := strings.Cut(name, templates.NamespaceSeparator); ok {
+		return title(bare) + " (" + ns + ")"
+	}
 	return strings.Join(strings.FieldsFunc(name, func(r rune) bool { return r == '_' || r == '-' }), " ")
 }
 

@@ -83,7 +83,8 @@ func TestSeveralSources(t *testing.T) {
 		fails   bool
 	}{
 		{"prompts/list", mcp.MethodPromptsList, map[string]any{},
-			[]string{`"local/Local_Note"`, `"platform/Code_Review"`, `"platform/Incident_Update"`, `"team/Code_Review"`, `"team/Team_Only"`}, nil, false},
+			[]string{`"local/Local_Note"`, `"platform/Code_Review"`, `"platform/Incident_Update"`, `"team/Code_Review"`, `"team/Team_Only"`,
+				`"title":"Code Review (platform)"`}, nil, false},
 		{"namespaced prompt", mcp.MethodPromptsGet, map[string]any{"name": "platform/Code_Review"}, []string{"platform review"}, []string{"team review"}, false},
 		{"bare prompt, first source", mcp.MethodPromptsGet, map[string]any{"name": "Code_Review"}, []string{"team review"}, []string{"platform review"}, false},
 		{"bare prompt, only source", mcp.MethodPromptsGet, map[string]any{"name": "Incident_Update"}, []string{"incident update"}, nil, false},
