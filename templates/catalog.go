@@ -200,9 +200,17 @@ func LogProblems(logger *slog.Logger, old, cur *Catalog) {
 			}
 		}
 	}
-	oldC := map[string]string{}
+	oldC, curC := map[string]string{}, map[string]bool{}
 	for _, c := range old.Conflicts() {
 		oldC[c.Name] = c.Error()
+	}
+	for _, c := range cur.Conflicts() {
+		curC[c.Name] = true
+	}
+	for _, c := range old.Conflicts() {
+		if !curC[c.Name] {
+			logger.Info("template name conflict resolved", "template", c.Name)
+		}
 	}
 	for _, c := range cur.Conflicts() {
 		if oldC[c.Name] != c.Error() {

@@ -139,6 +139,23 @@ func TestCompositeConflictLogged(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", want, buf.String())
 		}
 	}
+	buf.Reset()
+	if _, err := l.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if buf.Len() != 0 {
+		t.Errorf("an unchanged conflict is logged again:\n%s", buf.String())
+	}
+	b.set(nil, File{Path: "Y.json", Data: tmpl("Y", "b")})
+	if _, err := l.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if want := "level=INFO msg=\"template name conflict resolved\" template=X"; !strings.Contains(buf.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, buf.String())
+	}
+	if got := l.Catalog().Conflicts(); len(got) != 0 {
+		t.Errorf("conflicts after the fix = %+v", got)
+	}
 }
 
 func TestCompositeWatch(t *testing.T) {
