@@ -33,6 +33,10 @@ func TestConversationGolden(t *testing.T) {
 			"arguments": map[string]any{"name": "Socratic_Tutor", "arguments": map[string]string{"topic": "DNS", "level": "expert"}}}},
 		{"render Bug_Triage", "tools/call", map[string]any{"name": "flowyprompt_render_template",
 			"arguments": map[string]any{"name": "Bug_Triage", "arguments": triage}}},
+		{"get_template Socratic_Tutor", "tools/call", map[string]any{"name": "flowyprompt_get_template",
+			"arguments": map[string]any{"name": "Socratic_Tutor"}}},
+		{"search in messages", "tools/call", map[string]any{"name": "flowyprompt_search_templates",
+			"arguments": map[string]any{"query": "lecturing"}}},
 	}
 	got := map[string]json.RawMessage{}
 	for i, ex := range cases {

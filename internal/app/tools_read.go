@@ -510,12 +510,16 @@ func wordScore(t *templates.Template, w string, matched map[string]bool, snippet
 		ws += 8
 		matched["category"] = true
 	}
-	for _, s := range t.Sections() {
-		if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
-			ws += 3 + float64(min(n, 5))
-			matched["content"] = true
-			if *snippet == "" {
-				*snippet = snippetAround(s.Content, w)
+	// A conversation's messages are content too; an array, not a slice
+	// joined from the two, so nothing is allocated per template and word.
+	for _, ss := range [2][]templates.Section{t.Sections(), t.Turns()} {
+		for _, s := range ss {
+			if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
+				ws += 3 + float64(min(n, 5))
+				matched["content"] = true
+				if *snippet == "" {
+					*snippet = snippetAround(s.Content, w)
+				}
 			}
 		}
 	}
@@ -855,6 +859,9 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Sections (in order)\n")
+	if len(t.Sections()) == 0 {
+		b.WriteString("(none)\n")
+	}
 	for i, s := range t.Sections() {
 		sections = append(sections, section{Name: s.Name, Format: s.Format, Order: i + 1})
 		fmt.Fprintf(&b, "%d. %s", i+1, s.Name)
@@ -862,6 +869,16 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 			fmt.Fprintf(&b, " (%s)", s.Format)
 		}
 		b.WriteString("\n")
+	}
+	// A conversation's turns: their roles tell a model what the rendered
+	// result will be (a template of messages only has no sections).
+	var turns []map[string]any
+	if len(t.Messages) > 0 {
+		b.WriteString("\n## Messages (in order, after the sections)\n")
+		for i, s := range t.Turns() {
+			turns = append(turns, map[string]any{"role": s.Name, "order": i + 1})
+			fmt.Fprintf(&b, "%d. %s\n", i+1, s.Name)
+		}
 	}
 	source := map[string]any{"kind": info.Kind, "location": info.Location, "path": e.Path}
 	if info.Ref != "" {
@@ -896,6 +913,9 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 	exJSON, _ := json.Marshal(example)
 	fmt.Fprintf(&b, "\n## Next actions\n- Render it: flowyprompt_render_template(name=%q, arguments=%s)", m.Name, exJSON)
 	structured := map[string]any{"metadata": m, "variables": vars, "sections": sections, "source": source, "warnings": warnings}
+	if turns != nil {
+		structured["messages"] = turns
+	}
 	if limit > 0 {
 		structured["truncated"] = true
 	}
