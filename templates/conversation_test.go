@@ -3,7 +3,6 @@ package templates
 import (
 	"slices"
 	"testing"
-	"unsafe"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -236,29 +235,5 @@ func TestParseConversationWarnings(t *testing.T) {
 				t.Errorf("warnings (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// TestParseConversationPacked: a message's strings live in the one packed
-// string of its template, like every other field's.
-func TestParseConversationPacked(t *testing.T) {
-	tpl, _, err := Parse(mustJSON(t, conversation()), ParseOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	name := tpl.Metadata.Name
-	last := tpl.Messages[len(tpl.Messages)-1].Content
-	// Packed strings are laid out in one allocation in eachString's
-	// order, from the name to the last message's content (the template
-	// has no resources): the span is the sum of their lengths.
-	start := uintptr(unsafe.Pointer(unsafe.StringData(name)))
-	end := uintptr(unsafe.Pointer(unsafe.StringData(last))) + uintptr(len(last))
-	var total int
-	tpl.eachString(func(s *string) { total += len(*s) })
-	if end-start != uintptr(total) {
-		t.Errorf("the strings span %d bytes, want %d: not packed together", end-start, total)
-	}
-	if tpl.Turns()[2].Content != last {
-		t.Errorf("turn content %q, want %q", tpl.Turns()[2].Content, last)
 	}
 }
