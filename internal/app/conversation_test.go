@@ -37,6 +37,10 @@ func TestConversationGolden(t *testing.T) {
 			"arguments": map[string]any{"name": "Socratic_Tutor"}}},
 		{"search in messages", "tools/call", map[string]any{"name": "flowyprompt_search_templates",
 			"arguments": map[string]any{"query": "lecturing"}}},
+		{"validate bad messages", "tools/call", map[string]any{"name": "flowyprompt_validate_template",
+			"arguments": map[string]any{"template": `{"metadata":{"name":"Chat","description":"d","version":"1.0.0"},` +
+				`"variables":[{"name":"q","type":"string","description":"d","required":true}],` +
+				`"messages":[{"role":"user","content":"{{q}} {{ghost}}"},{"role":"system","content":"Be brief."},{"role":"assistant","content":""}]}`}}},
 	}
 	got := map[string]json.RawMessage{}
 	for i, ex := range cases {
