@@ -19,7 +19,9 @@ import (
 // have, as the seed's data model sets.
 const MaxValueLength = 10000
 
-// Prompt renders t with args into the prompt text.
+// Prompt renders t with args into the prompt text: the metadata and the
+// results. A conversation template's messages are not part of it:
+// Conversation renders them.
 //
 // Values: an empty string counts as not given, for required and optional
 // variables alike, because clients (the TypeScript SDK among them) send ""
@@ -111,26 +113,39 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 		} else {
 			size += len("\n\n---\n\n")
 		}
-		for p := range s.All() {
-			switch {
-			case p.Var >= 0:
-				size += len(values[p.Var])
-			case p.IsPlaceholder():
-				val := args[p.Name]
-				if val == "" {
-					size += len(p.Text)
-					continue
-				}
-				if err := checkLength(p.Name, val); err != nil {
-					return nil, 0, err
-				}
-				size += len(val)
-			default:
-				size += len(p.Text)
-			}
+		n, err := sectionSize(s, args, values)
+		if err != nil {
+			return nil, 0, err
 		}
+		size += n
 	}
 	return values, size, nil
+}
+
+// sectionSize returns the size of s rendered, and checks the length of the
+// arguments its undefined placeholders take (resolve checked the
+// variables').
+func sectionSize(s templates.Section, args map[string]string, values []string) (int, error) {
+	size := 0
+	for p := range s.All() {
+		switch {
+		case p.Var >= 0:
+			size += len(values[p.Var])
+		case p.IsPlaceholder():
+			val := args[p.Name]
+			if val == "" {
+				size += len(p.Text)
+				continue
+			}
+			if err := checkLength(p.Name, val); err != nil {
+				return 0, err
+			}
+			size += len(val)
+		default:
+			size += len(p.Text)
+		}
+	}
+	return size, nil
 }
 
 // walk hands put the rendered prompt piece by piece, untrimmed.
@@ -159,21 +174,101 @@ func walk(t *templates.Template, args map[string]string, values []string, put fu
 		} else {
 			put("\n\n---\n\n")
 		}
-		for p := range s.All() {
-			switch {
-			case p.Var >= 0:
-				put(values[p.Var])
-			case p.IsPlaceholder():
-				if val := args[p.Name]; val != "" {
-					put(val)
-				} else {
-					put(p.Text)
-				}
-			default:
+		walkSection(s, args, values, put)
+	}
+}
+
+// walkSection hands put s rendered, piece by piece.
+func walkSection(s templates.Section, args map[string]string, values []string, put func(piece string)) {
+	for p := range s.All() {
+		switch {
+		case p.Var >= 0:
+			put(values[p.Var])
+		case p.IsPlaceholder():
+			if val := args[p.Name]; val != "" {
+				put(val)
+			} else {
 				put(p.Text)
 			}
+		default:
+			put(p.Text)
 		}
 	}
+}
+
+// Message is one rendered turn of a conversation.
+type Message struct {
+	Role string `json:"role"` // templates.RoleUser or templates.RoleAssistant
+	Text string `json:"text"`
+}
+
+// Conversation renders t with args into the messages a client is sent, in
+// order: the results' text (what Prompt returns) as a user message when t
+// has results, then each of t's messages with its placeholders filled in.
+// The results come first because they are the prompt's framing (title,
+// description, instructions) that the turns continue; a template without
+// messages gives one user message, Prompt's text. Each message is trimmed
+// at its end, as Prompt trims the prompt. Values are checked, and errors
+// reported, as by Prompt.
+func Conversation(t *templates.Template, args map[string]string) ([]Message, error) {
+	var small [16]string
+	values, size, err := resolve(t, args, small[:0])
+	if err != nil {
+		return nil, err
+	}
+	turns := t.Turns()
+	out := make([]Message, 0, len(turns)+1)
+	if len(t.Sections()) > 0 {
+		var b strings.Builder
+		b.Grow(size)
+		walk(t, args, values, func(piece string) { b.WriteString(piece) })
+		out = append(out, Message{Role: templates.RoleUser, Text: strings.TrimRightFunc(b.String(), unicode.IsSpace)})
+	}
+	for _, s := range turns {
+		n, err := sectionSize(s, args, values)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		b.Grow(n)
+		walkSection(s, args, values, func(piece string) { b.WriteString(piece) })
+		out = append(out, Message{Role: s.Name, Text: strings.TrimRightFunc(b.String(), unicode.IsSpace)})
+	}
+	return out, nil
+}
+
+// Transcript writes msgs as one text, for readers that take text rather
+// than messages (the render tool, the command line): each message under a
+// heading naming its role ("## User", "## Assistant"), separated by blank
+// lines. Headings rather than a prefix on the first line, because a
+// message is often several paragraphs of markdown.
+func Transcript(msgs []Message) string {
+	var b strings.Builder
+	size := 0
+	for _, m := range msgs {
+		size += len("## Assistant\n\n\n\n") + len(m.Text)
+	}
+	b.Grow(size)
+	for i, m := range msgs {
+		if i > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("## ")
+		b.WriteString(roleHeading(m.Role))
+		b.WriteString("\n\n")
+		b.WriteString(m.Text)
+	}
+	return b.String()
+}
+
+func roleHeading(role string) string {
+	switch role {
+	case templates.RoleUser:
+		return "User"
+	case templates.RoleAssistant:
+		return "Assistant"
+	}
+	return role
 }
 
 // Unknown returns the argument names, sorted, that name neither a variable
@@ -202,13 +297,15 @@ func Unknown(t *templates.Template, args map[string]string) []string {
 	return out
 }
 
-// undefinedPlaceholders appends to buf the names of t's placeholders that
-// no variable defines, each once.
+// undefinedPlaceholders appends to buf the names of t's placeholders, in
+// its sections and its messages, that no variable defines, each once.
 func undefinedPlaceholders(t *templates.Template, buf []string) []string {
-	for _, s := range t.Sections() {
-		for p := range s.All() {
-			if p.IsPlaceholder() && p.Var < 0 && !slices.Contains(buf, p.Name) {
-				buf = append(buf, p.Name)
+	for _, ss := range [][]templates.Section{t.Sections(), t.Turns()} {
+		for _, s := range ss {
+			for p := range s.All() {
+				if p.IsPlaceholder() && p.Var < 0 && !slices.Contains(buf, p.Name) {
+					buf = append(buf, p.Name)
+				}
 			}
 		}
 	}

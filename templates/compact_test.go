@@ -75,6 +75,7 @@ func TestPackKeepsValues(t *testing.T) {
 		"variables":[{"name":"who","type":"string","description":"w","default":"you","enum":["you","me"],"examples":["them"]},
 		             {"name":"n","type":"string","description":"x"}],
 		"results":[{"name":"s","content":"Hi {{who}}","format":"markdown"}],
+		"messages":[{"role":"assistant","content":"Hello, {{who}}."},{"role":"user","content":"{{n}}"}],
 		"resources":["template://B","notes/a.md"]}`)
 	tpl, _, err := Parse(data, ParseOptions{})
 	if err != nil {
@@ -86,7 +87,7 @@ func TestPackKeepsValues(t *testing.T) {
 	}
 	unpacked := fromDocument(doc.(map[string]any))
 	if diff := cmp.Diff(unpacked, tpl, cmp.AllowUnexported(Template{}), cmp.FilterPath(func(p cmp.Path) bool {
-		return strings.HasSuffix(p.String(), "sections")
+		return strings.HasSuffix(p.String(), "sections") || strings.HasSuffix(p.String(), "turns")
 	}, cmp.Ignore())); diff != "" {
 		t.Errorf("packed template differs (-unpacked +packed):\n%s", diff)
 	}

@@ -6,6 +6,9 @@ type Template struct {
 	Metadata  Metadata   `json:"metadata"`
 	Variables []Variable `json:"variables"`
 	Results   []Result   `json:"results"`
+	// Messages make the template a conversation: user and assistant turns,
+	// in file order, after the results' text when there are results too.
+	Messages []Message `json:"messages,omitempty"`
 	// Resources lists context attached to the rendered prompt as embedded
 	// resources: "template://NAME" or a path in the same source.
 	Resources []string `json:"resources,omitempty"`
@@ -13,6 +16,8 @@ type Template struct {
 	// sections is Results sorted by order and compiled into literal and
 	// placeholder parts once, at parse time, so rendering never re-scans.
 	sections []Section
+	// turns is Messages compiled the same way, in file order.
+	turns []Section
 }
 
 // Metadata describes a template.
@@ -44,4 +49,16 @@ type Result struct {
 	Content string `json:"content"`
 	Format  string `json:"format,omitempty"`
 	Order   *int   `json:"order,omitempty"`
+}
+
+// Message roles: the two the MCP prompts specification allows.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+)
+
+// Message is one turn of a conversation template.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
 }

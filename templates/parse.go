@@ -140,6 +140,7 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 	t := fromDocument(doc.(map[string]any))
 	t.pack()
 	t.sections = compileSections(t)
+	t.turns = compileTurns(t, t.sections)
 	return t, warnings, nil
 }
 
@@ -163,30 +164,34 @@ func documentWarnings(doc any, label, fileName string) []Warning {
 	}
 	var out []Warning
 	used := map[string]bool{}
-	results, _ := top["results"].([]any)
-	for i, r := range results {
-		m, ok := r.(map[string]any)
-		if !ok {
-			continue
-		}
-		content, ok := m["content"].(string)
-		if !ok {
-			continue
-		}
-		for _, name := range ExtractPlaceholders(content) {
-			if used[name] {
+	// Results and messages are read alike: a variable either uses counts
+	// as used, and a placeholder either names must be defined.
+	for _, key := range []string{"results", "messages"} {
+		items, _ := top[key].([]any)
+		for i, r := range items {
+			m, ok := r.(map[string]any)
+			if !ok {
 				continue
 			}
-			used[name] = true
-			if !defined[name] {
-				out = append(out, Warning{
-					Template: label,
-					Variable: name,
-					Kind:     WarnUndefinedVariable,
-					Pointer:  fmt.Sprintf("/results/%d/content", i),
-					Message: fmt.Sprintf("placeholder {{%s}} has no entry in variables: it stays as written unless an argument named %q is given",
-						name, name),
-				})
+			content, ok := m["content"].(string)
+			if !ok {
+				continue
+			}
+			for _, name := range ExtractPlaceholders(content) {
+				if used[name] {
+					continue
+				}
+				used[name] = true
+				if !defined[name] {
+					out = append(out, Warning{
+						Template: label,
+						Variable: name,
+						Kind:     WarnUndefinedVariable,
+						Pointer:  fmt.Sprintf("/%s/%d/content", key, i),
+						Message: fmt.Sprintf("placeholder {{%s}} has no entry in variables: it stays as written unless an argument named %q is given",
+							name, name),
+					})
+				}
 			}
 		}
 	}
@@ -359,10 +364,11 @@ func documentName(doc any, file string) string {
 // Known keys. Unknown keys are warnings, not errors: a template written for
 // a newer server should still load in an older one.
 var (
-	knownTop      = []string{"$schema", "metadata", "variables", "results", "resources"}
+	knownTop      = []string{"$schema", "metadata", "variables", "results", "messages", "resources"}
 	knownMetadata = []string{"name", "description", "version", "author", "tags", "category", "lastUpdated"}
 	knownVariable = []string{"name", "type", "description", "required", "default", "enum", "examples"}
 	knownResult   = []string{"name", "content", "format", "order"}
+	knownMessage  = []string{"role", "content"}
 )
 
 func unknownFields(doc any, name string) []Warning {
@@ -408,6 +414,11 @@ func unknownFields(doc any, name string) []Warning {
 			check(r, knownResult, "/results/"+strconv.Itoa(i))
 		}
 	}
+	if msgs, ok := top["messages"].([]any); ok {
+		for i, r := range msgs {
+			check(r, knownMessage, "/messages/"+strconv.Itoa(i))
+		}
+	}
 	return out
 }
 
@@ -444,6 +455,12 @@ func schemaProblems(doc any) []Problem {
 	}
 	out := make([]Problem, 0, len(res.Errors()))
 	for _, e := range res.Errors() {
+		// The schema's anyOf (results, messages or both) fails with a
+		// second error, that "results" is missing, which describe
+		// explains; the anyOf's own message would say it again, vaguely.
+		if e.Type() == "number_any_of" && contextPointer(e.Context()) == "" {
+			continue
+		}
 		out = append(out, describe(e))
 	}
 	return out
@@ -485,6 +502,9 @@ func describe(e gojsonschema.ResultError) Problem {
 		prop := fmt.Sprint(d["property"])
 		ptr += "/" + escapePointer(prop)
 		msg = fmt.Sprintf("required field %q is missing", prop)
+		if ptr == "/results" {
+			msg += ": give \"results\" (the sections of the prompt), \"messages\" (the turns of a conversation) or both"
+		}
 	case "invalid_type":
 		msg = fmt.Sprintf("must be %s, not %s", article(fmt.Sprint(d["expected"])), fmt.Sprint(d["given"]))
 	case "const":
@@ -735,6 +755,13 @@ func fromDocument(top map[string]any) *Template {
 		}
 		t.Results = append(t.Results, rs)
 	}
+	if msgs, ok := top["messages"].([]any); ok {
+		t.Messages = make([]Message, 0, len(msgs))
+		for _, r := range msgs {
+			m, _ := r.(map[string]any)
+			t.Messages = append(t.Messages, Message{Role: str(m, "role"), Content: str(m, "content")})
+		}
+	}
 	t.Resources = strs(top, "resources")
 	return t
 }
@@ -790,6 +817,10 @@ func (t *Template) eachString(f func(*string)) {
 		f(&r.Name)
 		f(&r.Content)
 		f(&r.Format)
+	}
+	for i := range t.Messages {
+		f(&t.Messages[i].Role)
+		f(&t.Messages[i].Content)
 	}
 	for i := range t.Resources {
 		f(&t.Resources[i])

@@ -386,7 +386,8 @@ func TestParseProblems(t *testing.T) {
 		{
 			name:   "results missing",
 			mutate: func(m map[string]any) { delete(m, "results") },
-			want:   []Problem{{"/results", `required field "results" is missing`}},
+			want: []Problem{{"/results", `required field "results" is missing: give "results" (the sections of the prompt), ` +
+				`"messages" (the turns of a conversation) or both`}},
 		},
 		{
 			name:   "result content empty",

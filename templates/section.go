@@ -6,7 +6,11 @@ import (
 	"slices"
 )
 
-// Section is one result section in rendering order, compiled into parts.
+// Section is one result section in rendering order, or one message of a
+// conversation, compiled into parts. A message is a Section too, rather
+// than a type of its own, so it is held as compactly and rendered by the
+// same code: its Name is its role ("user" or "assistant") and its Format
+// is "".
 type Section struct {
 	Name    string
 	Format  string // "text", "markdown" or "json"; "" when the file gives none
@@ -69,6 +73,16 @@ func (t *Template) Sections() []Section {
 	return t.sections
 }
 
+// Turns returns the messages, compiled once by Parse, in file order; each
+// Section's Name is the message's role. The slice is shared: do not modify
+// it. A Template built by hand rather than parsed is compiled on each call.
+func (t *Template) Turns() []Section {
+	if t.turns == nil && len(t.Messages) > 0 {
+		return compileTurns(t, nil)
+	}
+	return t.turns
+}
+
 // Variable returns the variable named name.
 func (t *Template) Variable(name string) (*Variable, bool) {
 	if i := t.variableIndex(name); i >= 0 {
@@ -77,13 +91,15 @@ func (t *Template) Variable(name string) (*Variable, bool) {
 	return nil, false
 }
 
-// Placeholders returns the placeholder names the sections use, each once,
-// in rendering order.
+// Placeholders returns the placeholder names the sections and then the
+// messages use, each once, in rendering order.
 func (t *Template) Placeholders() []string {
 	var names nameSet
-	for _, s := range t.Sections() {
-		for _, h := range s.holes {
-			names.add(placeholderName(s.Content[h.start:h.end]))
+	for _, ss := range [][]Section{t.Sections(), t.Turns()} {
+		for _, s := range ss {
+			for _, h := range s.holes {
+				names.add(placeholderName(s.Content[h.start:h.end]))
+			}
 		}
 	}
 	return names.list
@@ -95,8 +111,15 @@ func (t *Template) Placeholders() []string {
 // sections were compiled with; a handful is searched in a line, which is
 // faster than hashing.
 func (t *Template) variableIndex(name string) int {
-	if len(t.sections) > 0 && t.sections[0].vars != nil {
-		i, ok := t.sections[0].vars[name]
+	var vars map[string]int
+	switch {
+	case len(t.sections) > 0:
+		vars = t.sections[0].vars
+	case len(t.turns) > 0:
+		vars = t.turns[0].vars
+	}
+	if vars != nil {
+		i, ok := vars[name]
 		switch {
 		case !ok:
 			return -1
@@ -141,34 +164,67 @@ func compileSections(t *Template) []Section {
 		}
 		return 0
 	})
-	index := func(name string) int { return searchVariables(t.Variables, name) }
-	var m map[string]int
-	if len(t.Variables) > nameSetLinear {
-		m = make(map[string]int, len(t.Variables))
-		for i := len(t.Variables) - 1; i >= 0; i-- {
-			m[t.Variables[i].Name] = i // the first wins, like searchVariables
-		}
-		index = func(name string) int {
-			if i, ok := m[name]; ok {
-				return i
-			}
-			return -1
-		}
-	}
+	m := variableMap(t.Variables)
+	index := indexer(t.Variables, m)
 	out := make([]Section, len(ks))
 	for i, k := range ks {
-		if uint64(len(k.r.Content)) > math.MaxUint32 {
-			// Parse refuses such files (maxParsedSize); only a template
-			// built by hand can get here.
-			panic("templates: a section's content is over 4 GiB")
-		}
-		out[i] = Section{
-			Name:    k.r.Name,
-			Format:  k.r.Format,
-			Content: k.r.Content,
-			holes:   compileHoles(k.r.Content, index),
-			vars:    m,
-		}
+		out[i] = compileSection(k.r.Name, k.r.Format, k.r.Content, index, m)
 	}
 	return out
+}
+
+// compileTurns compiles t's messages. sections are t's compiled results,
+// whose variable map the messages share rather than build their own.
+func compileTurns(t *Template, sections []Section) []Section {
+	if len(t.Messages) == 0 {
+		return nil
+	}
+	var m map[string]int
+	if len(sections) > 0 {
+		m = sections[0].vars
+	} else {
+		m = variableMap(t.Variables)
+	}
+	index := indexer(t.Variables, m)
+	out := make([]Section, len(t.Messages))
+	for i, msg := range t.Messages {
+		out[i] = compileSection(msg.Role, "", msg.Content, index, m)
+	}
+	return out
+}
+
+// variableMap maps variable names to indexes when there are too many for a
+// linear search, else it returns nil.
+func variableMap(vars []Variable) map[string]int {
+	if len(vars) <= nameSetLinear {
+		return nil
+	}
+	m := make(map[string]int, len(vars))
+	for i := len(vars) - 1; i >= 0; i-- {
+		m[vars[i].Name] = i // the first wins, like searchVariables
+	}
+	return m
+}
+
+// indexer returns the lookup from a variable name to its index: in m when
+// there is one, else by searching vars.
+func indexer(vars []Variable, m map[string]int) func(string) int {
+	if m == nil {
+		return func(name string) int { return searchVariables(vars, name) }
+	}
+	return func(name string) int {
+		if i, ok := m[name]; ok {
+			return i
+		}
+		return -1
+	}
+}
+
+func compileSection(name, format, content string, index func(string) int, m map[string]int) Section {
+	if uint64(len(content)) > math.MaxUint32 {
+		// Parse refuses such files (maxParsedSize); only a template
+		// built by hand can get here.
+		panic("templates: a section's content is over 4 GiB")
+	}
+	return Section{Name: name, Format: format, Content: content, holes: compileHoles(content, index), vars: m}
 }

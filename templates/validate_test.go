@@ -35,6 +35,18 @@ func TestValidate(t *testing.T) {
 				{Pointer: "/metadata/version", Message: `"one" is not a semantic version like 1.0.0`},
 				{Pointer: "/results", Message: "needs at least 1 item(s)"},
 			}}},
+		// A conversation's problems name the message by its index.
+		{name: "conversation", fileName: "Chat.json",
+			data: `{"metadata":{"name":"Chat","description":"d","version":"1.0.0"},"variables":[],` +
+				`"messages":[{"role":"user","content":"Hi."},{"role":"system","content":"Be brief."},{"role":"assistant","content":" "}]}`,
+			want: ValidationReport{Code: "INVALID_TEMPLATE", Warnings: []string{}, Errors: []Problem{
+				{Pointer: "/messages/1/role", Message: `must be one of "user", "assistant"`},
+				{Pointer: "/messages/2/content", Message: "must not be empty"},
+			}}},
+		{name: "valid conversation", fileName: "Chat.json",
+			data: `{"metadata":{"name":"Chat","description":"d","version":"1.0.0"},"variables":[{"name":"q","type":"string","description":"d","required":true}],` +
+				`"messages":[{"role":"user","content":"{{q}}"},{"role":"assistant","content":"Sure."}]}`,
+			want: ValidationReport{Valid: true, Name: "Chat", Errors: []Problem{}, Warnings: []string{}}},
 		{name: "malformed JSON", data: `{nope`,
 			want: ValidationReport{Code: "INVALID_TEMPLATE", Warnings: []string{}, Errors: []Problem{
 				{Message: "malformed JSON at line 1, column 2: invalid character 'n' looking for beginning of object key string"},

@@ -431,6 +431,22 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	if unknown := render.Unknown(e.Template, vals); len(unknown) > 0 {
 		fmt.Fprintf(stderr, "warning: ignored arguments that name no variable: %s\n", unknownArgs(unknown, e.Template.Variables))
 	}
+	if len(e.Template.Messages) > 0 {
+		// A conversation's roles are part of it: its messages are printed
+		// as the render tool shows them, the resources after them.
+		var conv []render.Message
+		for _, m := range res.Messages {
+			if m.Content.Type != "text" {
+				break
+			}
+			conv = append(conv, render.Message{Role: m.Role, Text: m.Content.Text})
+		}
+		fmt.Fprintln(stdout, render.Transcript(conv))
+		for _, m := range res.Messages[len(conv):] {
+			printMessage(stdout, len(conv), m.Content)
+		}
+		return nil
+	}
 	for i, m := range res.Messages {
 		printMessage(stdout, i, m.Content)
 	}

@@ -54,7 +54,8 @@ func argumentDescription(v templates.Variable) string {
 	return b.String()
 }
 
-// GetPrompt renders a template as one user message.
+// GetPrompt renders a template as one user message, or a conversation
+// template as its messages (promptMessages).
 func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
 	cat := a.lib.Catalog()
 	e, ok := cat.Lookup(p.Name)
@@ -62,7 +63,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 		return nil, templates.NotFound(p.Name, cat)
 	}
 	noteUsage(ctx, e, cat)
-	text, err := render.Prompt(e.Template, p.Arguments)
+	msgs, err := promptMessages(e.Template, p.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable && r != nil && r.Modern() {
 		// A modern client that can show a form is asked for what is
 		// missing (a 2025 session's prompts/get is not: the render tool
@@ -74,18 +75,40 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 			return nil, askErr
 		case merged != nil:
 			p.Arguments = merged
-			text, err = render.Prompt(e.Template, merged)
+			msgs, err = promptMessages(e.Template, merged)
 		}
 	}
 	if err != nil {
 		return nil, err
 	}
 	a.remember(r, e.Template, p.Arguments)
-	msgs := []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}
 	if len(e.Template.Resources) > 0 {
 		msgs = append(msgs, a.embeddedResources(ctx, cat, e.Template)...)
 	}
 	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs}, nil
+}
+
+// promptMessages renders t with args into prompts/get's messages: one user
+// message with the prompt text, or, for a conversation template, the
+// messages render.Conversation gives (the results' text first, as a user
+// message, then the template's messages, each with its own role).
+func promptMessages(t *templates.Template, args map[string]string) ([]mcp.PromptMessage, error) {
+	if len(t.Messages) == 0 {
+		text, err := render.Prompt(t, args)
+		if err != nil {
+			return nil, err
+		}
+		return []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(text)}}, nil
+	}
+	conv, err := render.Conversation(t, args)
+	if err != nil {
+		return nil, err
+	}
+	msgs := make([]mcp.PromptMessage, len(conv), len(conv)+len(t.Resources))
+	for i, m := range conv {
+		msgs[i] = mcp.PromptMessage{Role: m.Role, Content: mcp.TextContent(m.Text)}
+	}
+	return msgs, nil
 }
 
 // noteUsage tells the audit log (when there is one) which template, and

@@ -510,12 +510,16 @@ func wordScore(t *templates.Template, w string, matched map[string]bool, snippet
 		ws += 8
 		matched["category"] = true
 	}
-	for _, s := range t.Sections() {
-		if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
-			ws += 3 + float64(min(n, 5))
-			matched["content"] = true
-			if *snippet == "" {
-				*snippet = snippetAround(s.Content, w)
+	// A conversation's messages are content too; an array, not a slice
+	// joined from the two, so nothing is allocated per template and word.
+	for _, ss := range [2][]templates.Section{t.Sections(), t.Turns()} {
+		for _, s := range ss {
+			if n := strings.Count(strings.ToLower(s.Content), w); n > 0 {
+				ws += 3 + float64(min(n, 5))
+				matched["content"] = true
+				if *snippet == "" {
+					*snippet = snippetAround(s.Content, w)
+				}
 			}
 		}
 	}
@@ -855,6 +859,9 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 		b.WriteString("\n")
 	}
 	b.WriteString("\n## Sections (in order)\n")
+	if len(t.Sections()) == 0 {
+		b.WriteString("(none)\n")
+	}
 	for i, s := range t.Sections() {
 		sections = append(sections, section{Name: s.Name, Format: s.Format, Order: i + 1})
 		fmt.Fprintf(&b, "%d. %s", i+1, s.Name)
@@ -862,6 +869,16 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 			fmt.Fprintf(&b, " (%s)", s.Format)
 		}
 		b.WriteString("\n")
+	}
+	// A conversation's turns: their roles tell a model what the rendered
+	// result will be (a template of messages only has no sections).
+	var turns []map[string]any
+	if len(t.Messages) > 0 {
+		b.WriteString("\n## Messages (in order, after the sections)\n")
+		for i, s := range t.Turns() {
+			turns = append(turns, map[string]any{"role": s.Name, "order": i + 1})
+			fmt.Fprintf(&b, "%d. %s\n", i+1, s.Name)
+		}
 	}
 	source := map[string]any{"kind": info.Kind, "location": info.Location, "path": e.Path}
 	if info.Ref != "" {
@@ -896,6 +913,9 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 	exJSON, _ := json.Marshal(example)
 	fmt.Fprintf(&b, "\n## Next actions\n- Render it: flowyprompt_render_template(name=%q, arguments=%s)", m.Name, exJSON)
 	structured := map[string]any{"metadata": m, "variables": vars, "sections": sections, "source": source, "warnings": warnings}
+	if turns != nil {
+		structured["messages"] = turns
+	}
 	if limit > 0 {
 		structured["truncated"] = true
 	}
@@ -928,7 +948,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	}
 	noteUsage(ctx, e, cat)
 	t := e.Template
-	text, err := render.Prompt(t, args.Arguments)
+	text, conv, err := renderText(t, args.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
 		// Ask the user for what is missing when the client can show a form.
 		missing, _ := f.Details["missing"].([]string)
@@ -938,7 +958,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 			return nil, askErr
 		case merged != nil:
 			args.Arguments = merged
-			text, err = render.Prompt(t, merged)
+			text, conv, err = renderText(t, merged)
 		}
 	}
 	if err != nil {
@@ -961,10 +981,22 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	note, extra := staleNote(cat)
 	// A result never exceeds the budget (TOOLS.md): a longer prompt is cut
 	// at a line, and says where to get it whole. Bytes bound characters
-	// from above, so most prompts are never counted.
-	if total := len(text); total > promptBudget && runeCount(text) > promptBudget {
+	// from above, so most prompts are never counted. A conversation is
+	// carried three times (the report, structuredContent's text and its
+	// messages), so it has a third of the room rather than half; its
+	// messages are cut, and the transcript written again from what is left.
+	budget := promptBudget
+	if conv != nil {
+		budget = conversationBudget
+	}
+	if total := len(text); total > budget && runeCount(text) > budget {
 		total = runeCount(text)
-		text = cutPrompt(text, promptBudget)
+		if conv != nil {
+			conv = cutConversation(conv, budget)
+			text = render.Transcript(conv)
+		} else {
+			text = cutPrompt(text, budget)
+		}
 		note = fmt.Sprintf("- ⚠️ Truncated: the prompt has %d characters, more than a tool result carries; these are the first %d. "+
 			"Get it whole with prompts/get %s and the same arguments, or with `flowyprompt render %s`\n",
 			total, runeCount(text), t.Metadata.Name, t.Metadata.Name) + note
@@ -982,16 +1014,54 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		}
 		extra["resources"] = listed
 	}
-	report := renderReport(t, text, len(used), defaults, unknown, note)
+	report := renderReport(t, text, len(conv), len(used), defaults, unknown, note)
 	if extra != nil {
 		structured := map[string]any{"name": t.Metadata.Name, "text": text, "arguments_used": used, "defaults_applied": defaults, "unknown_arguments": unknown}
+		if conv != nil {
+			structured["messages"] = conv
+		}
 		for k, v := range extra {
 			structured[k] = v
 		}
 		return &toolResult{text: report, structured: structured, resources: attached}, nil
 	}
 	return &toolResult{text: report,
-		structured: (&rendered{Name: t.Metadata.Name, Text: text, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json()}, nil
+		structured: (&rendered{Name: t.Metadata.Name, Text: text, Messages: conv, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json()}, nil
+}
+
+// renderText renders t with args for the render tool: the prompt text, or
+// for a conversation template its messages and their transcript.
+func renderText(t *templates.Template, args map[string]string) (string, []render.Message, error) {
+	if len(t.Messages) == 0 {
+		text, err := render.Prompt(t, args)
+		return text, nil, err
+	}
+	conv, err := render.Conversation(t, args)
+	if err != nil {
+		return "", nil, err
+	}
+	return render.Transcript(conv), conv, nil
+}
+
+// cutConversation returns the messages that fit in max characters, the
+// last of them cut (at a line, as cutPrompt cuts) when it does not fit
+// whole. The headings between them are not counted: the report's margin
+// holds them.
+func cutConversation(conv []render.Message, max int) []render.Message {
+	out := make([]render.Message, 0, len(conv))
+	for _, m := range conv {
+		n := runeCount(m.Text)
+		if n <= max {
+			out = append(out, m)
+			max -= n
+			continue
+		}
+		if max > 0 {
+			out = append(out, render.Message{Role: m.Role, Text: cutPrompt(m.Text, max)})
+		}
+		break
+	}
+	return out
 }
 
 // attachWithin reads t's resources for the render tool and keeps those
@@ -1037,6 +1107,11 @@ func (a *App) attachWithin(ctx context.Context, cat *templates.Catalog, t *templ
 // counts both, with room for the report around it.
 const promptBudget = (ResultBudget - 10_000) / 2
 
+// conversationBudget is promptBudget for a conversation, which the render
+// tool's result carries three times: as the report's transcript, and in
+// structuredContent as text and as messages.
+const conversationBudget = (ResultBudget - 10_000) / 3
+
 // echoBudget is the most characters of an argument the render tool echoes
 // back in arguments_used (and of a name in unknown_arguments).
 const echoBudget = 200
@@ -1060,16 +1135,31 @@ func cutPrompt(text string, max int) string {
 
 // renderReport builds the render tool's report: the prompt between a
 // head and a tail. Built by hand, not with fmt: this is the hot tool.
-func renderReport(t *templates.Template, text string, used int, defaults, unknown []string, note string) string {
+// A conversation (messages > 0) is introduced as one: its transcript is
+// not a single request.
+func renderReport(t *templates.Template, text string, messages, used int, defaults, unknown []string, note string) string {
 	var b strings.Builder
 	b.Grow(len(text) + len(note) + 512)
-	b.WriteString("## Result\nRendered template ")
+	if messages > 0 {
+		b.WriteString("## Result\nRendered conversation template ")
+	} else {
+		b.WriteString("## Result\nRendered template ")
+	}
 	b.WriteString(t.Metadata.Name)
 	b.WriteString(" v")
 	b.WriteString(t.Metadata.Version)
 	b.WriteString(" (")
+	if messages > 0 {
+		b.WriteString(strconv.Itoa(messages))
+		b.WriteString(" messages, ")
+	}
 	b.WriteString(strconv.Itoa(runeCount(text)))
-	b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
+	if messages > 0 {
+		b.WriteString(" characters). Use the conversation below: its messages in order, each under a heading naming its role " +
+			"(User or Assistant); structuredContent.messages has them one by one.\n\n<<<PROMPT\n")
+	} else {
+		b.WriteString(" characters). Use the prompt below as the user's request.\n\n<<<PROMPT\n")
+	}
 	b.WriteString(text)
 	b.WriteString("\nPROMPT>>>\n\n## Metadata\n- Arguments used: ")
 	b.WriteString(strconv.Itoa(used))
@@ -1092,8 +1182,11 @@ func renderReport(t *templates.Template, text string, used int, defaults, unknow
 
 // rendered is the render tool's structuredContent.
 type rendered struct {
-	ArgumentsUsed    map[string]string
-	DefaultsApplied  []string
+	ArgumentsUsed   map[string]string
+	DefaultsApplied []string
+	// Messages are a conversation template's; nil for others, and then
+	// left out.
+	Messages         []render.Message
 	Name             string
 	Text             string
 	UnknownArguments []string
@@ -1105,7 +1198,11 @@ type rendered struct {
 // hot tool, its payload is mostly one long string, and encoding/json's
 // reflection and escaper took half its time.
 func (r *rendered) json() json.RawMessage {
-	b := make([]byte, 0, len(r.Text)+len(r.Text)/8+256)
+	n := len(r.Text)
+	if r.Messages != nil {
+		n *= 2 // the messages hold the transcript's text again
+	}
+	b := make([]byte, 0, n+n/8+256)
 	b = append(b, `{"arguments_used":{`...)
 	keys := make([]string, 0, len(r.ArgumentsUsed))
 	for k := range r.ArgumentsUsed {
@@ -1122,6 +1219,20 @@ func (r *rendered) json() json.RawMessage {
 	}
 	b = append(b, `},"defaults_applied":`...)
 	b = appendStrings(b, r.DefaultsApplied)
+	if r.Messages != nil {
+		b = append(b, `,"messages":[`...)
+		for i, m := range r.Messages {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, `{"role":`...)
+			b = jsonstr.Append(b, m.Role)
+			b = append(b, `,"text":`...)
+			b = jsonstr.Append(b, m.Text)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+	}
 	b = append(b, `,"name":`...)
 	b = jsonstr.Append(b, r.Name)
 	b = append(b, `,"text":`...)
