@@ -29,6 +29,14 @@ import (
 const (
 	KindTemplateList = "template-list" // template-list:{ref}
 	KindBlob         = "blob"          // blob:{sha}, content-addressed
+	// A file's history (github.Source.FileHistory): the commits list of
+	// history:{path}:{ref}, revalidated with its ETag; the blob SHA of a
+	// path at a commit, file-at:{path}:{commit}, which never changes; and
+	// the bytes of such blobs, history-blob:{sha}, kept apart from KindBlob
+	// because a sync prunes the blobs its commit no longer uses.
+	KindHistory     = "history"
+	KindFileAt      = "file-at"
+	KindHistoryBlob = "history-blob"
 )
 
 // Defaults used when Options leaves a field zero.

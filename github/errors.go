@@ -41,6 +41,7 @@ const (
 	targetWrite // creating or updating a file
 	targetRateLimit
 	targetArchive // a commit's archive: its redirect, or the download
+	targetFileAt  // a file at a ref: 404 is a missing file or ref
 )
 
 // op describes one request for error messages.
@@ -228,6 +229,10 @@ func (c *Client) notFound(mk func(string, error, string, string) *fault.Error, o
 		return mk(fault.GitHubNotFound, ErrNotFound,
 			"the archive of commit "+short(o.name)+" of "+repo+" is not available (or the repository is not visible to this token)",
 			"refresh the templates; if this persists, check GITHUB_REPO_URL"+access)
+	case targetFileAt:
+		return mk(fault.GitHubNotFound, ErrNotFound,
+			"no such file at "+strconv.Quote(o.name)+" in "+repo+": the file did not exist then, or no tag or commit has that name",
+			"name a version, tag or commit SHA that flowyprompt_template_history lists")
 	case targetWrite:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+repo+" or its branch "+strconv.Quote(o.name)+" was not found",
 			"check GITHUB_REPO_URL and GITHUB_REF, and that the token may write to the repository"+access)

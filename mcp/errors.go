@@ -96,6 +96,8 @@ var rpcCodes = map[string]int64{
 	fault.NetworkError:            jsonrpc2.CodeInternalError,
 	fault.RequestTimeout:          jsonrpc2.CodeInternalError,
 	fault.Internal:                jsonrpc2.CodeInternalError,
+	fault.VersionsUnsupported:     jsonrpc2.CodeInvalidParams,
+	fault.VersionNotFound:         jsonrpc2.CodeInvalidParams,
 	CodeSessionRequired:           rpcServerError,
 	CodeSessionNotFound:           rpcSessionNotFound,
 	CodeTooManySessions:           rpcServerError,

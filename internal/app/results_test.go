@@ -41,7 +41,13 @@ func TestResultSizes(t *testing.T) {
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
-	const toolsListCeiling, listCeiling = 20_000, 25_000
+	// tools/list was 19.5 KB before flowyprompt_template_history: that
+	// tool (1.8 KB with its output and error schemas, the smallest of the
+	// read tools) and the version argument of get and render (0.3 KB)
+	// take it to 21.6 KB. Versions are a tool of their own rather than a
+	// mode of get because a history is a list with its own result shape
+	// and cost; the ceiling moves by what that costs and no more.
+	const toolsListCeiling, listCeiling = 22_000, 25_000
 	m := c.Request(t, 1, "tools/list", nil)
 	t.Logf("tools/list result: %d bytes", len(m.Result))
 	if len(m.Result) > toolsListCeiling {

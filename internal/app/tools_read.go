@@ -28,6 +28,8 @@ func (a *App) readTools() []*tool {
 		toolFromFiles("flowyprompt_get_template", "Get a template's definition", readOnly, a.getTemplate),
 		toolFromFiles("flowyprompt_render_template", "Render a prompt template", readOnly, a.renderTemplate),
 		toolFromFiles("flowyprompt_validate_template", "Validate a template", readOnly, a.validateTemplate),
+		toolFromFiles("flowyprompt_template_history", "List a template's versions", &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true),
+			DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)}, a.templateHistory),
 		toolFromFiles("flowyprompt_refresh_templates", "Refresh the template library",
 			&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 			a.refreshTemplates),
@@ -763,13 +765,19 @@ func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) 
 }
 
 func (a *App) getTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
-	var args struct{ Name string }
+	var args struct{ Name, Version string }
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
 	e, cat, err := a.lookup(args.Name)
 	if err != nil {
 		return nil, err
+	}
+	var at *versionAt
+	if args.Version != "" {
+		if e, at, err = a.atVersion(ctx, e, args.Version); err != nil {
+			return nil, err
+		}
 	}
 	noteUsage(ctx, e, cat)
 	// A template's descriptions can fill most of its file, and the result
@@ -778,6 +786,10 @@ func (a *App) getTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*to
 	var res *toolResult
 	for _, limit := range []int{0, 2000, 500, 100} {
 		res = describeTemplate(e, cat, limit)
+		if at != nil {
+			res.structured.(map[string]any)["at"] = at
+			res.text = strings.Replace(res.text, "\n\n## Metadata", "\n"+describeAt(at)+"\n\n## Metadata", 1)
+		}
 		if utf8.RuneCountInString(res.text)+jsonSize(res.structured) <= ResultBudget {
 			break
 		}
@@ -936,8 +948,9 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	var args struct {
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments"`
+		Version   string            `json:"version"`
 	}
-	if !renderArgsFrom(in.decoded, &args.Name, &args.Arguments) {
+	if !renderArgsFrom(in.decoded, &args.Name, &args.Arguments, &args.Version) {
 		if err := in.decode(&args); err != nil {
 			return nil, err
 		}
@@ -945,6 +958,12 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	e, cat, err := a.lookup(args.Name)
 	if err != nil {
 		return nil, err
+	}
+	var at *versionAt
+	if args.Version != "" {
+		if e, at, err = a.atVersion(ctx, e, args.Version); err != nil {
+			return nil, err
+		}
 	}
 	noteUsage(ctx, e, cat)
 	t := e.Template
@@ -979,6 +998,13 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		unknown[i] = truncateRunes(u, echoBudget)
 	}
 	note, extra := staleNote(cat)
+	if at != nil {
+		if extra == nil {
+			extra = map[string]any{}
+		}
+		extra["at"] = at
+		note = "- " + describeAt(at) + "\n" + note
+	}
 	// A result never exceeds the budget (TOOLS.md): a longer prompt is cut
 	// at a line, and says where to get it whole. Bytes bound characters
 	// from above, so most prompts are never counted. A conversation is
@@ -1356,7 +1382,7 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 
 // renderArgsFrom takes the render tool's arguments from the object the
 // quick check decoded, when it did; it reports whether it could.
-func renderArgsFrom(m map[string]any, name *string, values *map[string]string) bool {
+func renderArgsFrom(m map[string]any, name *string, values *map[string]string, version *string) bool {
 	if m == nil {
 		return false
 	}
@@ -1365,6 +1391,11 @@ func renderArgsFrom(m map[string]any, name *string, values *map[string]string) b
 		return false
 	}
 	*name = n
+	if v, present := m["version"]; present {
+		if *version, ok = v.(string); !ok {
+			return false
+		}
+	}
 	raw, present := m["arguments"]
 	if !present || raw == nil {
 		return true

@@ -50,6 +50,7 @@ import (
 const (
 	RouteRepo      = "GET /repos/{owner}/{repo}"
 	RouteCommit    = "GET /repos/{owner}/{repo}/commits/{ref...}"
+	RouteCommits   = "GET /repos/{owner}/{repo}/commits"
 	RouteTree      = "GET /repos/{owner}/{repo}/git/trees/{sha}"
 	RouteBlob      = "GET /repos/{owner}/{repo}/git/blobs/{sha}"
 	RouteContents  = "GET /repos/{owner}/{repo}/contents/{path...}"
@@ -85,8 +86,16 @@ type Request struct {
 
 type commit struct {
 	sha, tree, parent, message string
+	date                       time.Time
 	files                      map[string]string // path → blob SHA
 }
+
+// commitEpoch dates the fake's commits: each one an hour after the last,
+// from here, so that dates are distinct and the same in every run.
+var commitEpoch = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// CommitAuthor is the author and committer of every commit of the fake.
+const CommitAuthor = "Fake Author"
 
 // Server is a fake GitHub API. Its methods are safe for concurrent use.
 type Server struct {
@@ -144,6 +153,7 @@ func New(owner, repo string) *Server {
 	mux := http.NewServeMux()
 	mux.HandleFunc(RouteRepo, s.handleRepo)
 	mux.HandleFunc(RouteCommit, s.handleCommit)
+	mux.HandleFunc(RouteCommits, s.handleCommits)
 	mux.HandleFunc(RouteTree, s.handleTree)
 	mux.HandleFunc(RouteBlob, s.handleBlob)
 	mux.HandleFunc(RouteContents, s.handleGetContents)
@@ -259,6 +269,14 @@ func (s *Server) PutFiles(files map[string][]byte) string {
 	return s.commitLocked(s.defaultBranch, fmt.Sprintf("update %d files", len(files)), files, nil)
 }
 
+// CommitFiles commits files on the default branch with message and
+// returns the new commit SHA.
+func (s *Server) CommitFiles(message string, files map[string][]byte) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.commitLocked(s.defaultBranch, message, files, nil)
+}
+
 // DeleteFile removes path in a new commit on the default branch.
 func (s *Server) DeleteFile(path string) string {
 	s.mu.Lock()
@@ -325,7 +343,7 @@ func (s *Server) commitLocked(branch, message string, put map[string][]byte, del
 		delete(files, p)
 	}
 	s.seq++
-	c := &commit{parent: parent, message: message, files: files}
+	c := &commit{parent: parent, message: message, files: files, date: commitEpoch.Add(time.Duration(s.seq) * time.Hour)}
 	c.sha = hashHex("commit", strconv.Itoa(s.seq), parent, message)
 	c.tree = hashHex("tree", c.sha)
 	s.commits[c.sha] = c
@@ -635,6 +653,52 @@ func (s *Server) handleCommit(w http.ResponseWriter, r *http.Request) {
 		"commit":   map[string]any{"message": c.message, "tree": map[string]string{"sha": c.tree}},
 		"parents":  parents,
 	})
+}
+
+// handleCommits lists, newest first, the commits reachable from sha (a
+// ref; default: the default branch) that changed path (every commit when
+// path is empty), per_page of them (GitHub's default 30). The fake's
+// history is linear, so "changed" is "the blob differs from the parent's".
+func (s *Server) handleCommits(w http.ResponseWriter, r *http.Request) {
+	if !s.repoOK(w, r) {
+		return
+	}
+	q := r.URL.Query()
+	ref := q.Get("sha")
+	if ref == "" {
+		ref = "HEAD"
+	}
+	c := s.resolve(ref)
+	if c == nil {
+		s.writeError(w, r, http.StatusNotFound, "No commit found for SHA: "+ref)
+		return
+	}
+	perPage := 30
+	if n, err := strconv.Atoi(q.Get("per_page")); err == nil && n > 0 {
+		perPage = min(n, 100)
+	}
+	p := strings.Trim(q.Get("path"), "/")
+	out := []map[string]any{}
+	s.mu.Lock()
+	for ; c != nil && len(out) < perPage; c = s.commits[c.parent] {
+		if p != "" {
+			var before string
+			if parent := s.commits[c.parent]; parent != nil {
+				before = parent.files[p]
+			}
+			if c.files[p] == before {
+				continue
+			}
+		}
+		who := map[string]any{"name": CommitAuthor, "email": "author@example.com", "date": c.date.Format(time.RFC3339)}
+		out = append(out, map[string]any{
+			"sha":      c.sha,
+			"html_url": s.htmlURL("commit", c.sha),
+			"commit":   map[string]any{"message": c.message, "author": who, "committer": who, "tree": map[string]string{"sha": c.tree}},
+		})
+	}
+	s.mu.Unlock()
+	s.writeJSON(w, r, http.StatusOK, out)
 }
 
 type treeEntry struct {

@@ -28,6 +28,8 @@ const (
 	ResourceNotFound        = "RESOURCE_NOT_FOUND"
 	RequestTimeout          = "REQUEST_TIMEOUT"
 	Internal                = "INTERNAL_ERROR"
+	VersionsUnsupported     = "VERSIONS_UNSUPPORTED"
+	VersionNotFound         = "VERSION_NOT_FOUND"
 )
 
 // Error is a failure explained for a person or a model.

@@ -1,0 +1,185 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+)
+
+// history is the source's templates.History, or the error saying that
+// versions need a GitHub library.
+func (a *App) history(name string) (templates.History, error) {
+	src := a.lib.Source()
+	if h, ok := src.(templates.History); ok {
+		return h, nil
+	}
+	return nil, templates.VersionsUnsupported(name, describeKind(src.Info().Kind))
+}
+
+func describeKind(kind string) string {
+	switch kind {
+	case "directory":
+		return "a folder"
+	case "embedded":
+		return "the built-in examples"
+	}
+	return "a " + kind + " source"
+}
+
+// versionAt says which version a get or render used, for its result.
+type versionAt struct {
+	Requested string `json:"requested"`
+	Version   string `json:"version"`
+	Commit    string `json:"commit,omitempty"` // "" when read at a tag
+}
+
+// atVersion is e as it was at version: a metadata.version found in the
+// file's history (newest first, reading the file at each commit until one
+// matches; files already read cost nothing), else a tag or commit SHA.
+// Only the file's text changes: the entry keeps its served name and path.
+func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string) (*templates.Entry, *versionAt, error) {
+	name := e.Template.Metadata.Name
+	h, err := a.history(name)
+	if err != nil {
+		return nil, nil, err
+	}
+	var data []byte
+	at := &versionAt{Requested: version}
+	var found []string
+	if isFullSHA(version) {
+		at.Commit = strings.ToLower(version)
+		if data, err = h.FileAt(ctx, e.Path, version); err != nil {
+			return nil, nil, err
+		}
+	} else {
+		revs, err := h.FileHistory(ctx, e.Path)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, r := range revs.Revisions {
+			b, err := h.FileAt(ctx, e.Path, r.Commit)
+			if err != nil {
+				return nil, nil, err
+			}
+			v := fileVersion(b)
+			found = append(found, fmt.Sprintf("%s (%s)", v, shortSHA(r.Commit)))
+			if v == version {
+				data, at.Commit = b, r.Commit
+				break
+			}
+		}
+		if data == nil {
+			// Not a metadata.version of the listed commits: a tag, then.
+			b, err := h.FileAt(ctx, e.Path, version)
+			if f := fault.As(err); f != nil && f.Code == fault.GitHubNotFound {
+				more := ""
+				if revs.Truncated {
+					more = fmt.Sprintf(" (the newest %d commits; older ones are not searched)", len(revs.Revisions))
+				}
+				return nil, nil, &fault.Error{Code: fault.VersionNotFound,
+					What:    fmt.Sprintf("template %q has no version %q", name, version),
+					Why:     "no commit of its file declares metadata.version " + version + more + ", and no tag or commit has that name; versions found: " + strings.Join(found, ", "),
+					How:     "pass one of the versions found, a tag or a full commit SHA (flowyprompt_template_history lists them), or omit version for the current one",
+					Details: map[string]any{"versions": found}, Err: err}
+			}
+			if err != nil {
+				return nil, nil, err
+			}
+			data = b
+		}
+	}
+	t, _, err := templates.Parse(data, templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize, FileName: e.Path})
+	if err != nil {
+		return nil, nil, err
+	}
+	// Served under the current entry's name (namespaced with several
+	// sources), so results and follow-up calls name the same template.
+	t.Metadata.Name = name
+	at.Version = t.Metadata.Version
+	return &templates.Entry{Template: t, Path: e.Path, Raw: data}, at, nil
+}
+
+func isFullSHA(s string) bool {
+	if len(s) != 40 {
+		return false
+	}
+	for _, r := range strings.ToLower(s) {
+		if (r < '0' || r > '9') && (r < 'a' || r > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// fileVersion is the metadata.version a file declares; an invalid
+// template may still declare one.
+func fileVersion(data []byte) string {
+	var t struct {
+		Metadata struct {
+			Version string `json:"version"`
+		} `json:"metadata"`
+	}
+	_ = json.Unmarshal(data, &t)
+	return t.Metadata.Version
+}
+
+// templateHistory is the history tool: the commits that changed a
+// template's file, with the version of each already read.
+func (a *App) templateHistory(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+	var args struct{ Name string }
+	if err := in.decode(&args); err != nil {
+		return nil, err
+	}
+	e, cat, err := a.lookup(args.Name)
+	if err != nil {
+		return nil, err
+	}
+	name := e.Template.Metadata.Name
+	h, err := a.history(name)
+	if err != nil {
+		return nil, err
+	}
+	revs, err := h.FileHistory(ctx, e.Path)
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "## Result\n%d commits changed **%s** (%s), newest first", len(revs.Revisions), name, e.Path)
+	if revs.Truncated {
+		b.WriteString("; only the newest are listed, older commits may exist")
+	}
+	b.WriteString(".\n\n## Versions\n")
+	for i, r := range revs.Revisions {
+		v := r.Version
+		if v == "" {
+			v = "?"
+		}
+		fmt.Fprintf(&b, "%d. %s %s v%s by %s: %s\n", i+1, shortSHA(r.Commit), r.Date.UTC().Format("2006-01-02T15:04:05Z"), v, r.Author, truncateRunes(r.Message, 200))
+	}
+	note, stale := staleNote(cat)
+	b.WriteString(note)
+	b.WriteString("\nv? is a version not read yet: passing it, a tag or a commit SHA as version to flowyprompt_get_template or flowyprompt_render_template reads it.\n")
+	for i := range revs.Revisions {
+		revs.Revisions[i].Message = truncateRunes(revs.Revisions[i].Message, 200)
+	}
+	structured := map[string]any{"name": name, "path": e.Path, "current_version": e.Template.Metadata.Version,
+		"revisions": revs.Revisions, "truncated": revs.Truncated, "ref": revs.Ref}
+	for k, v := range stale {
+		structured[k] = v
+	}
+	return &toolResult{text: b.String(), structured: structured}, nil
+}
+
+// describeAt is the line a versioned result adds.
+func describeAt(at *versionAt) string {
+	s := fmt.Sprintf("Version %s (asked for %q)", at.Version, at.Requested)
+	if at.Commit != "" {
+		s += " from commit " + shortSHA(at.Commit)
+	}
+	return s + ", not the current one."
+}

@@ -1,0 +1,204 @@
+package app_test
+
+import (
+	"encoding/json"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
+)
+
+func versionedTemplate(version, text string) []byte {
+	return []byte(`{"metadata":{"name":"Greeting","description":"a greeting","version":"` + version + `"},"variables":[],` +
+		`"results":[{"name":"s","content":"` + text + `"}]}`)
+}
+
+// versionsRepo is a fake repository whose Greeting template went through
+// 1.0.0, 1.1.0 and 2.0.0, with a commit between that changed another file
+// only, and a tag on 1.0.0. It returns the commits of the three versions.
+func versionsRepo(t *testing.T) (*fakegithub.Server, [3]string) {
+	t.Helper()
+	fake := fakegithub.New("acme", "prompts")
+	t.Cleanup(fake.Close)
+	const p = "templates/Greeting.json"
+	var c [3]string
+	c[0] = fake.CommitFiles("Greeting 1.0.0\n\nThe first greeting.", map[string][]byte{p: versionedTemplate("1.0.0", "hello one")})
+	fake.SetTag("greeting-first", c[0])
+	c[1] = fake.CommitFiles("Greeting 1.1.0", map[string][]byte{p: versionedTemplate("1.1.0", "hello one-one")})
+	fake.CommitFiles("Other", map[string][]byte{"templates/Other.json": sourceTemplate("Other", "other")})
+	c[2] = fake.CommitFiles("Greeting 2.0.0", map[string][]byte{p: versionedTemplate("2.0.0", "hello two")})
+	return fake, c
+}
+
+func githubSource(t *testing.T, fake *fakegithub.Server) *github.Source {
+	t.Helper()
+	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: time.Hour,
+		CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return src
+}
+
+type toolCall struct {
+	IsError           bool           `json:"isError"`
+	StructuredContent map[string]any `json:"structuredContent"`
+	Content           []struct {
+		Text string `json:"text"`
+	} `json:"content"`
+}
+
+// TestTemplateVersions reads earlier versions of a GitHub template
+// through go-github against the fake, and counts what each call costs.
+// The first history is 1 request; asking for an old metadata.version reads
+// the file at each commit, newest first, until it matches (here 3 reads),
+// once: afterwards a version, the history and a commit SHA cost one
+// conditional request answered 304, or none.
+func TestTemplateVersions(t *testing.T) {
+	fake, commits := versionsRepo(t)
+	e, _, _ := newEngine(t, githubSource(t, fake))
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	tests := []struct {
+		name     string
+		tool     string
+		args     map[string]any
+		want     []string // in the text
+		wantCode string   // the error's code, "" for success
+		versions []string // the history's versions, in order
+		// Requests: to the commits list (and how many of them were
+		// answered 304), to file contents, in all.
+		list, notModified, contents, total int
+	}{
+		{name: "history, first call", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
+			want:     []string{"3 commits changed **Greeting**", "Greeting 2.0.0", "Greeting 1.1.0", "Greeting 1.0.0", fakegithub.CommitAuthor},
+			versions: []string{"", "", ""}, list: 1, total: 1},
+		{name: "history again", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
+			versions: []string{"", "", ""}, list: 1, notModified: 1, total: 1},
+		{name: "render an old metadata.version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
+			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}, list: 1, notModified: 1, contents: 3, total: 4},
+		{name: "render it again", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
+			want: []string{"hello one"}, list: 1, notModified: 1, total: 1},
+		{name: "history with the versions read", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
+			versions: []string{"2.0.0", "1.1.0", "1.0.0"}, list: 1, notModified: 1, total: 1},
+		{name: "get at a tag", tool: "flowyprompt_get_template", args: map[string]any{"name": "Greeting", "version": "greeting-first"},
+			want: []string{"Version 1.0.0", `asked for "greeting-first"`}, list: 1, notModified: 1, contents: 1, total: 2},
+		{name: "render at a commit SHA", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": commits[1]},
+			want: []string{"hello one-one", "Version 1.1.0"}},
+		{name: "an unknown version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "9.9.9"},
+			wantCode: "VERSION_NOT_FOUND", want: []string{"2.0.0 (", "1.1.0 (", "1.0.0 ("}, list: 1, notModified: 1, contents: 1, total: 2},
+		{name: "the current version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting"},
+			want: []string{"hello two"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fake.Reset()
+			res := callTool(t, c, i+10, tt.tool, tt.args)
+			text := res.Content[0].Text
+			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
+				t.Fatalf("isError %v, code %q; want code %q: %s", res.IsError, code, tt.wantCode, text)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("result lacks %q:\n%s", w, text)
+				}
+			}
+			if tt.versions != nil {
+				revs, _ := res.StructuredContent["revisions"].([]any)
+				var got []string
+				for _, r := range revs {
+					v, _ := r.(map[string]any)["version"].(string)
+					got = append(got, v)
+				}
+				if strings.Join(got, ",") != strings.Join(tt.versions, ",") {
+					t.Errorf("versions %q, want %q", got, tt.versions)
+				}
+			}
+			notModified := 0
+			for _, r := range fake.Requests() {
+				if r.Pattern == fakegithub.RouteCommits && r.Status == 304 {
+					notModified++
+				}
+			}
+			list, contents := fake.Count(fakegithub.RouteCommits), fake.Count(fakegithub.RouteContents)
+			t.Logf("%s: %d GitHub requests (commits list %d, of which 304 %d; contents %d)", tt.name, fake.Total(), list, notModified, contents)
+			if list != tt.list || notModified != tt.notModified || contents != tt.contents || fake.Total() != tt.total {
+				t.Errorf("requests: list %d (304: %d), contents %d, total %d; want %d (%d), %d, %d",
+					list, notModified, contents, fake.Total(), tt.list, tt.notModified, tt.contents, tt.total)
+			}
+		})
+	}
+
+	// Prompts stay the current version.
+	m := c.Request(t, 99, mcp.MethodPromptsGet, map[string]any{"name": "Greeting"})
+	if m.Error != nil || !strings.Contains(string(m.Raw), "hello two") {
+		t.Errorf("prompts/get is not the current version: %s", m.Raw)
+	}
+}
+
+// TestVersionsNeedGitHub: a folder, the built-in examples, and a folder
+// member of several sources have no versions, and say so; a GitHub member
+// of several sources has them under its namespace.
+func TestVersionsNeedGitHub(t *testing.T) {
+	dir := t.TempDir()
+	writeTemplate(t, dir, "Local_Note", string(sourceTemplate("Local_Note", "local note")))
+	local := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	fake, _ := versionsRepo(t)
+	composite, err := templates.NewComposite([]templates.Member{{Namespace: "team", Source: githubSource(t, fake)},
+		{Namespace: "local", Source: folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})}},
+		slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name     string
+		src      templates.Source
+		tool     string
+		args     map[string]any
+		wantCode string
+		want     string
+	}{
+		{"folder, history", local, "flowyprompt_template_history", map[string]any{"name": "Local_Note"}, "VERSIONS_UNSUPPORTED", "versions need a GitHub library"},
+		{"folder, render", local, "flowyprompt_render_template", map[string]any{"name": "Local_Note", "version": "1.0.0"}, "VERSIONS_UNSUPPORTED", "a folder"},
+		{"folder, get", local, "flowyprompt_get_template", map[string]any{"name": "Local_Note", "version": "1.0.0"}, "VERSIONS_UNSUPPORTED", "How to fix"},
+		{"built-in examples", templates.Embedded(), "flowyprompt_template_history", map[string]any{"name": "Code_Review"}, "VERSIONS_UNSUPPORTED", "the built-in examples"},
+		{"several sources, folder member", composite, "flowyprompt_template_history", map[string]any{"name": "local/Local_Note"}, "VERSIONS_UNSUPPORTED", "directory source local"},
+		{"several sources, GitHub member", composite, "flowyprompt_render_template", map[string]any{"name": "team/Greeting", "version": "1.1.0"}, "", "hello one-one"},
+		{"several sources, bare name", composite, "flowyprompt_template_history", map[string]any{"name": "Greeting"}, "", "3 commits changed **team/Greeting**"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, _ := newEngine(t, tt.src)
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			res := callTool(t, c, 2, tt.tool, tt.args)
+			text := res.Content[0].Text
+			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
+				t.Fatalf("isError %v, code %q; want %q: %s", res.IsError, code, tt.wantCode, text)
+			}
+			if !strings.Contains(text, tt.want) {
+				t.Errorf("result lacks %q:\n%s", tt.want, text)
+			}
+		})
+	}
+}
+
+func callTool(t *testing.T, c *mcptest.Client, id int, name string, args map[string]any) toolCall {
+	t.Helper()
+	m := c.Request(t, id, mcp.MethodToolsCall, map[string]any{"name": name, "arguments": args})
+	var res toolCall
+	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) == 0 {
+		t.Fatalf("%s: %s", name, m.Raw)
+	}
+	return res
+}
+
+func shortID(sha string) string { return sha[:7] }

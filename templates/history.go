@@ -1,0 +1,94 @@
+package templates
+
+import (
+	"context"
+	"fmt"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// History is implemented by sources that keep the earlier versions of
+// their files: github.Source reads them from the repository's commits, and
+// Composite forwards to the member a path's namespace names. Callers check
+// for it with a type assertion; a source without it (a folder, the
+// built-in examples) has no versions, which VersionsUnsupported explains.
+//
+// Paths are Entry.Path values of the source's own catalog.
+type History interface {
+	// FileHistory lists the commits that changed the file at p, newest
+	// first, ending at the source's current revision: at most one page
+	// (Revisions.Truncated says when there may be more). A Revision's
+	// Version is set only when it is known without asking the source's
+	// backend again (the file at that commit was read before).
+	FileHistory(ctx context.Context, p string) (Revisions, error)
+	// FileAt returns the bytes of the file at p as of rev, a full commit
+	// SHA or a tag (or branch) name. A file missing at rev is a
+	// GITHUB_NOT_FOUND fault.
+	FileAt(ctx context.Context, p, rev string) ([]byte, error)
+}
+
+// Revisions is one page of a file's history.
+type Revisions struct {
+	Revisions []Revision `json:"revisions"`
+	// Truncated is set when the page is full: older commits may exist.
+	Truncated bool `json:"truncated"`
+	// Ref is the commit or ref the history was read from.
+	Ref string `json:"ref"`
+}
+
+// Revision is one commit that changed a file.
+type Revision struct {
+	Commit  string    `json:"commit"`
+	Date    time.Time `json:"date"`
+	Author  string    `json:"author"`
+	Message string    `json:"message"` // its first line
+	// Version is the file's metadata.version at this commit; "" when not
+	// known yet or when the file has none.
+	Version string `json:"version,omitempty"`
+}
+
+// VersionsUnsupported is the error for asking a source without History
+// (or a member without it, kind naming the source) for versions.
+func VersionsUnsupported(name, kind string) *fault.Error {
+	return &fault.Error{Code: fault.VersionsUnsupported,
+		What: fmt.Sprintf("cannot read the versions of template %q", name),
+		Why:  "versions need a GitHub library: this template comes from " + kind + ", which keeps only its current files",
+		How:  "omit version to use the current template, or serve the library from a GitHub repository (GITHUB_REPO_URL or --source github:OWNER/REPO)"}
+}
+
+// FileHistory forwards to the member the path's namespace names.
+func (c *Composite) FileHistory(ctx context.Context, p string) (Revisions, error) {
+	h, rest, err := c.historyMember(p)
+	if err != nil {
+		return Revisions{}, err
+	}
+	return h.FileHistory(ctx, rest)
+}
+
+// FileAt forwards to the member the path's namespace names.
+func (c *Composite) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
+	h, rest, err := c.historyMember(p)
+	if err != nil {
+		return nil, err
+	}
+	return h.FileAt(ctx, rest, rev)
+}
+
+func (c *Composite) historyMember(p string) (History, string, error) {
+	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
+	for _, m := range c.members {
+		if m.Namespace != ns {
+			continue
+		}
+		if h, ok := m.Source.(History); ok && rest != "" {
+			return h, rest, nil
+		}
+		return nil, "", VersionsUnsupported(p, m.Source.Info().Kind+" source "+ns)
+	}
+	return nil, "", VersionsUnsupported(p, "no source of this server")
+}
+
+var _ History = (*Composite)(nil)
