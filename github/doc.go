@@ -72,6 +72,16 @@
 // requests; a restart with the disk cache is 0 requests within the TTL of
 // the last check and 1 (a 304) after it.
 //
+// # Versions
+//
+// Source implements templates.History: FileHistory lists the commits that
+// changed a template's file (one page of 30, from the commit served) with
+// one conditional request keyed by path and commit, so asking again is a
+// 304 until a push; FileAt reads the file at a commit (or tag) through the
+// contents API and keeps it by blob SHA forever, apart from the catalog's
+// blobs, which a sync prunes. A history names the metadata.version of the
+// commits already read and never reads one just to name it.
+//
 // Requests never wait for GitHub once a catalog exists: Load returns the
 // current catalog at once and revalidates in the background (one at a time;
 // concurrent callers share it). When GitHub fails (network, 5xx, rate limit,
