@@ -176,6 +176,8 @@ func routeName(pattern string) string {
 		return "blob"
 	case fakegithub.RouteContents:
 		return "contents"
+	case fakegithub.RouteCommits:
+		return "commits"
 	case fakegithub.RoutePut:
 		return "put"
 	case fakegithub.RouteRateLimit:
