@@ -132,8 +132,11 @@ func (s *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 			return templates.Revisions{}, fmt.Errorf("encode the history of %s: %w", p, err)
 		}
 		s.cache.Put(cache.Entry{Key: key, ETag: newETag, Value: value, CachedAt: s.now()})
-		s.persist()
 	}
+	// Also saves the files FileAt read since the last save: writing the
+	// whole cache after each of them would write it once per commit a
+	// version lookup walks.
+	s.persist()
 	out := make([]templates.Revision, len(revs))
 	for i, r := range revs {
 		if data, ok := s.cachedFileAt(p, r.Commit); ok {
@@ -147,7 +150,8 @@ func (s *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 // FileAt reads the file at p as of rev, a full commit SHA or a tag or
 // branch name. At a commit it is read once and then kept forever (a
 // commit's files never change), by blob SHA; a tag or branch may move, so
-// it costs one request each time, and only the bytes are kept.
+// it costs one request each time, and only the bytes are kept. What it
+// reads reaches the disk cache with the next FileHistory or sync.
 func (s *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 	if err := s.checkHistoryPath(p); err != nil {
 		return nil, err
@@ -167,7 +171,6 @@ func (s *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 	if pinned {
 		s.cache.Put(cache.Entry{Key: cache.KeyFor(s.ns, cache.KindFileAt, p, rev), Value: []byte(sha)})
 	}
-	s.persist()
 	return data, nil
 }
 

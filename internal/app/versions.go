@@ -36,6 +36,7 @@ type versionAt struct {
 	Requested string `json:"requested"`
 	Version   string `json:"version"`
 	Commit    string `json:"commit,omitempty"` // "" when read at a tag
+	Current   bool   `json:"current"`          // the version served now
 }
 
 // atVersion is e as it was at version: a metadata.version found in the
@@ -50,6 +51,12 @@ func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string)
 	}
 	var data []byte
 	at := &versionAt{Requested: version}
+	if version == e.Template.Metadata.Version {
+		// The catalog serves the newest commit of the file: asking GitHub
+		// would find the same bytes.
+		at.Version, at.Current = version, true
+		return e, at, nil
+	}
 	var found []string
 	if isFullSHA(version) {
 		at.Commit = strings.ToLower(version)
@@ -180,6 +187,9 @@ func describeAt(at *versionAt) string {
 	s := fmt.Sprintf("Version %s (asked for %q)", at.Version, at.Requested)
 	if at.Commit != "" {
 		s += " from commit " + shortSHA(at.Commit)
+	}
+	if at.Current {
+		return s + ": the current one."
 	}
 	return s + ", not the current one."
 }

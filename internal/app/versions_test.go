@@ -97,6 +97,8 @@ func TestTemplateVersions(t *testing.T) {
 			wantCode: "VERSION_NOT_FOUND", want: []string{"2.0.0 (", "1.1.0 (", "1.0.0 ("}, list: 1, notModified: 1, contents: 1, total: 2},
 		{name: "the current version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting"},
 			want: []string{"hello two"}},
+		{name: "the current metadata.version", tool: "flowyprompt_get_template", args: map[string]any{"name": "Greeting", "version": "2.0.0"},
+			want: []string{"Version 2.0.0", "the current one"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
