@@ -45,13 +45,14 @@ export const STEP_MS = 10_000; // one request/response
 export const WATCH_MS = 15_000; // a file-system change reaching the client
 export const SUITE_MS = 90_000; // a whole describe block, hooks included
 
-// The six tools the server always lists (save is off unless enabled).
+// The seven tools the server always lists (save is off unless enabled).
 export const TOOL_NAMES = [
   "flowyprompt_list_templates",
   "flowyprompt_search_templates",
   "flowyprompt_get_template",
   "flowyprompt_render_template",
   "flowyprompt_validate_template",
+  "flowyprompt_template_history",
   "flowyprompt_refresh_templates",
 ];
 

@@ -14,7 +14,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
 import { INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
-import { startHTTP, tempDir } from "./helpers.mjs";
+import { startHTTP, tempDir, TOOL_NAMES } from "./helpers.mjs";
 import { inspectorSuite } from "./inspector-suite.mjs";
 
 const SUITE_MS = 300_000;
@@ -93,7 +93,7 @@ describe("MCP Inspector CLI over HTTP with an access token", { timeout: SUITE_MS
   it("/mcp with --header Authorization works", async () => {
     const r = await inspect(`${server.base}/mcp`, ["--method", "tools/list", "--header", `Authorization: Bearer ${token}`]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(r.json.result.tools.length, 6);
+    assert.equal(r.json.result.tools.length, TOOL_NAMES.length);
   });
 
   it("/sse with ?token= works", async () => {
