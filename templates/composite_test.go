@@ -182,8 +182,28 @@ func TestCompositeWatch(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
 
+	// Each member's watch runs on its own goroutine: the second push waits
+	// until the first change is out, so the order below is the pushes'.
+	seen := func(n int) {
+		t.Helper()
+		deadline := time.Now().Add(5 * time.Second)
+		for {
+			mu.Lock()
+			k := len(got)
+			mu.Unlock()
+			if k >= n {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%d changes seen, want %d", k, n)
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
 	b.push(t, File{Path: "B.json", Data: tmpl("B", "2")})
+	seen(1)
 	a.push(t, File{Path: "A.json", Data: tmpl("A", "1")}, File{Path: "A2.json", Data: tmpl("A2", "1")})
+	seen(2)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
