@@ -22,31 +22,7 @@ func TestHealthzSharedCatalog(t *testing.T) {
 	t.Cleanup(fake.Close)
 	fake.SetToken(cliToken)
 	fake.PutFile("templates/Hello.json", fakegithub.ValidTemplate("Hello", "Hello {{subject}}"))
-	srv := natstest.Start(t)
-	log := slog.New(slog.DiscardHandler)
-	node, err := cluster.Join(cluster.Options{URL: srv.URL(), Replica: "r1", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Close)
-	for deadline := time.Now().Add(10 * time.Second); !node.Connected(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("node never connected")
-		}
-	}
-	cfg := config.Config{GitHubRepoURL: fake.RepoURL(), GitHubAPIURL: fake.URL(), GitHubToken: cliToken, CacheDir: t.TempDir()}
-	src, err := openSource(&cfg, log, node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := templates.NewLibrary(src, log)
-	if err := lib.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(catalogStatus(lib, node, src)())
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := healthOnCluster(t, config.Config{GitHubRepoURL: fake.RepoURL(), GitHubAPIURL: fake.URL(), GitHubToken: cliToken, CacheDir: t.TempDir()})
 	var got struct {
 		Status  string `json:"status"`
 		Cluster struct {
@@ -82,31 +58,7 @@ func TestHealthzSharedCatalogs(t *testing.T) {
 		fakes = append(fakes, fake)
 		specs = append(specs, config.SourceSpec{Name: owner, Kind: config.KindGitHub, Location: fake.RepoURL(), APIURL: fake.URL(), Token: cliToken})
 	}
-	srv := natstest.Start(t)
-	log := slog.New(slog.DiscardHandler)
-	node, err := cluster.Join(cluster.Options{URL: srv.URL(), Replica: "r1", Logger: log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(node.Close)
-	for deadline := time.Now().Add(10 * time.Second); !node.Connected(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("node never connected")
-		}
-	}
-	cfg := config.Config{Sources: specs, CacheDir: t.TempDir(), GitHubPath: "templates"}
-	src, err := openSource(&cfg, log, node)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lib := templates.NewLibrary(src, log)
-	if err := lib.Load(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	raw, err := json.Marshal(catalogStatus(lib, node, src)())
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw := healthOnCluster(t, config.Config{Sources: specs, CacheDir: t.TempDir(), GitHubPath: "templates"})
 	var got struct {
 		Conflicts []templates.Conflict `json:"conflicts"`
 		Cluster   struct {
@@ -127,4 +79,35 @@ func TestHealthzSharedCatalogs(t *testing.T) {
 	if len(got.Conflicts) != 1 || got.Conflicts[0].Name != "Hello" {
 		t.Errorf("conflicts = %+v, want Hello", got.Conflicts)
 	}
+}
+
+// healthOnCluster opens cfg's source as replica r1 of a cluster on an
+// embedded NATS server, loads it, and returns the /healthz report as JSON.
+func healthOnCluster(t *testing.T, cfg config.Config) []byte {
+	t.Helper()
+	srv := natstest.Start(t)
+	log := slog.New(slog.DiscardHandler)
+	node, err := cluster.Join(cluster.Options{URL: srv.URL(), Replica: "r1", Logger: log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(node.Close)
+	for deadline := time.Now().Add(10 * time.Second); !node.Connected(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("node never connected")
+		}
+	}
+	src, err := openSource(&cfg, log, node)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lib := templates.NewLibrary(src, log)
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := json.Marshal(catalogStatus(lib, node, src)())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
