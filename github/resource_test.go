@@ -21,7 +21,7 @@ import (
 
 // The app serves a template's listed files through this interface; without
 // it every GitHub prompt that lists a path fails.
-var _ app.ResourceReader = (*Source)(nil)
+var _ templates.ResourceReader = (*Source)(nil)
 
 // resourceMaxSize is small enough for the library's big.txt to be refused
 // and large enough for Guide.json.

@@ -237,26 +237,16 @@ func (c *Composite) CheckResource(ctx context.Context, p string) error {
 	if err != nil {
 		return err
 	}
-	if ch, ok := m.(interface {
-		CheckResource(ctx context.Context, path string) error
-	}); ok {
-		return ch.CheckResource(ctx, rest)
-	}
-	_, _, err = m.ReadResource(ctx, rest)
-	return err
+	return CheckResource(ctx, m, rest)
 }
 
-type resourceReader interface {
-	ReadResource(ctx context.Context, path string) ([]byte, string, error)
-}
-
-func (c *Composite) resourceMember(p string) (resourceReader, string, error) {
+func (c *Composite) resourceMember(p string) (ResourceReader, string, error) {
 	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
 	for _, m := range c.members {
 		if m.Namespace != ns {
 			continue
 		}
-		if rr, ok := m.Source.(resourceReader); ok && rest != "" {
+		if rr, ok := m.Source.(ResourceReader); ok && rest != "" {
 			return rr, rest, nil
 		}
 		break

@@ -34,6 +34,29 @@ type Watcher interface {
 	Watch(ctx context.Context, onChange func(*Catalog)) error
 }
 
+// ResourceReader is implemented by sources that can read other files of
+// the same source (a template's `resources` may name a path).
+type ResourceReader interface {
+	ReadResource(ctx context.Context, path string) (data []byte, mimeType string, err error)
+}
+
+// ResourceChecker is implemented by sources that can tell whether
+// ReadResource would find a file without reading it: resources/list uses
+// it to advertise only the files that are there.
+type ResourceChecker interface {
+	CheckResource(ctx context.Context, path string) error
+}
+
+// CheckResource reports whether rr would serve p: through its
+// ResourceChecker when it has one, otherwise by reading the file.
+func CheckResource(ctx context.Context, rr ResourceReader, p string) error {
+	if c, ok := rr.(ResourceChecker); ok {
+		return c.CheckResource(ctx, p)
+	}
+	_, _, err := rr.ReadResource(ctx, p)
+	return err
+}
+
 // SourceInfo says where templates come from, for tool results and
 // `flowyprompt check`.
 type SourceInfo struct {

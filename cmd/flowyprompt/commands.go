@@ -591,7 +591,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 // resourceProblems reports each file t lists in its resources that rr
 // cannot read (missing, unreadable, outside the folder), at its JSON
 // pointer.
-func resourceProblems(ctx context.Context, rr app.ResourceReader, t *templates.Template) []templates.Problem {
+func resourceProblems(ctx context.Context, rr templates.ResourceReader, t *templates.Template) []templates.Problem {
 	var out []templates.Problem
 	if t == nil || rr == nil {
 		return nil

@@ -262,7 +262,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 	for _, i := range cat.Invalid() {
 		rep.Invalid = append(rep.Invalid, invalid{i.Path, i.Err.Error()})
 	}
-	rr, _ := src.(app.ResourceReader)
+	rr, _ := src.(templates.ResourceReader)
 	for _, e := range cat.Templates() {
 		for _, p := range resourceProblems(ctx, rr, e.Template) {
 			rep.Missing = append(rep.Missing, missing{e.Path, p.Pointer, p.Message})

@@ -26,26 +26,9 @@ const TemplateURIPrefix = "template://"
 // template://NAME.
 const FileURIPrefix = "template-file:///"
 
-// ResourceReader is implemented by sources that can read other files of
-// the same source (a template's `resources` may name a path).
-type ResourceReader interface {
-	ReadResource(ctx context.Context, path string) (data []byte, mimeType string, err error)
-}
-
-// ResourceChecker is implemented by sources that can tell whether
-// ReadResource would find a file without reading it: resources/list uses
-// it to advertise only the files that are there.
-type ResourceChecker interface {
-	CheckResource(ctx context.Context, path string) error
-}
-
 // resourceThere reports whether the source can serve the listed file p.
-func resourceThere(ctx context.Context, rr ResourceReader, p string) bool {
-	if c, ok := rr.(ResourceChecker); ok {
-		return c.CheckResource(ctx, p) == nil
-	}
-	_, _, err := rr.ReadResource(ctx, p)
-	return err == nil
+func resourceThere(ctx context.Context, rr templates.ResourceReader, p string) bool {
+	return templates.CheckResource(ctx, rr, p) == nil
 }
 
 // ListResources lists every template as a resource, in name order, then
@@ -59,7 +42,7 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
 			Description: sentence(m.Description), MimeType: "application/json", Size: int64(len(e.Raw))})
 	}
-	rr, _ := a.lib.Source().(ResourceReader)
+	rr, _ := a.lib.Source().(templates.ResourceReader)
 	for _, p := range listedFiles(cat) {
 		// A file that is not there (or cannot be served) is not
 		// advertised: reading it would fail.
@@ -182,7 +165,7 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 			Why: "files of the template source are served only when a template lists them in its resources",
 			How: "list the file in a template's resources, or use template://NAME resources"}
 	}
-	rr, ok := a.lib.Source().(ResourceReader)
+	rr, ok := a.lib.Source().(templates.ResourceReader)
 	if !ok {
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", uri),
 			Why: "this template source cannot serve files other than templates", How: "use template://NAME resources"}
