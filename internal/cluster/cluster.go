@@ -31,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -390,16 +391,16 @@ func redactURLs(msg, urls string) string {
 	return msg
 }
 
-func redactURL(u string) string {
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		rest, scheme = u, ""
+// redactURL replaces a URL's user information (user:password@ or
+// token@) with REDACTED; a value net/url cannot parse is hidden whole,
+// since where its credentials end is unknown.
+func redactURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "REDACTED"
 	}
-	if at := strings.LastIndex(rest, "@"); at >= 0 {
-		rest = "REDACTED@" + rest[at+1:]
+	if u.User != nil {
+		u.User = url.User("REDACTED")
 	}
-	if scheme != "" {
-		return scheme + "://" + rest
-	}
-	return rest
+	return u.String()
 }

@@ -122,6 +122,7 @@ func TestRedactURL(t *testing.T) {
 		"tls://tok@host":           "tls://REDACTED@host",
 		"nats://host:4222":         "nats://host:4222",
 		"host:4222":                "host:4222",
+		"nats://u:p%zz@host":       "REDACTED", // unparsable: hidden whole
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
