@@ -38,7 +38,15 @@ func (p page) encode() string {
 // resume decodes cursor c of tool and applies it: filters not given take
 // the cursor's value, a zero limit takes the cursor's, and a filter given
 // with another value than the cursor's is INVALID_CURSOR naming both.
-func resume(tool, c string, filters []filter, limit *int) (page, error) {
+// Without a cursor it returns nil; a limit still zero then takes
+// defaultLimit.
+func resume(tool, c string, filters []filter, limit *int, defaultLimit int) (*page, error) {
+	if c == "" {
+		if *limit == 0 {
+			*limit = defaultLimit
+		}
+		return nil, nil
+	}
 	var p page
 	raw, err := base64.RawURLEncoding.DecodeString(c)
 	switch {
@@ -53,7 +61,7 @@ func resume(tool, c string, filters []filter, limit *int) (page, error) {
 		err = fmt.Errorf("not a cursor")
 	}
 	if err != nil || p.Offset < 0 {
-		return p, &fault.Error{Code: fault.InvalidCursor, What: fmt.Sprintf("invalid cursor %q", truncateRunes(c, 60)),
+		return nil, &fault.Error{Code: fault.InvalidCursor, What: fmt.Sprintf("invalid cursor %q", truncateRunes(c, 60)),
 			Why:     "it is not a cursor this server gave out (cursors come only from next_cursor of a previous result)",
 			How:     fmt.Sprintf("call %s again without cursor for the first page", tool),
 			Details: map[string]any{"field": "cursor"}}
@@ -69,7 +77,7 @@ func resume(tool, c string, filters []filter, limit *int) (page, error) {
 		}
 	}
 	if len(mismatch) > 0 {
-		return p, &fault.Error{Code: fault.InvalidCursor,
+		return nil, &fault.Error{Code: fault.InvalidCursor,
 			What: fmt.Sprintf("the cursor continues another %s call", tool),
 			Why:  "this call asks for " + strings.Join(mismatch, ", ") + "; a cursor continues only the listing it came from",
 			How: fmt.Sprintf("call %s with the cursor and the filters it came with (or the cursor alone), or drop the cursor to start over with the new filters",
@@ -79,7 +87,10 @@ func resume(tool, c string, filters []filter, limit *int) (page, error) {
 	if *limit == 0 {
 		*limit = p.Limit
 	}
-	return p, nil
+	if *limit == 0 {
+		*limit = defaultLimit
+	}
+	return &p, nil
 }
 
 // normalize compares filters as the tools match them: case-insensitive,

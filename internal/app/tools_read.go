@@ -156,16 +156,9 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	}
 	const tool = "flowyprompt_list_templates"
 	filters := []filter{{"category", &args.Category}, {"tag", &args.Tag}, {"updated_since", &args.UpdatedSince}}
-	var resumed *page
-	if args.Cursor != "" {
-		p, err := resume(tool, args.Cursor, filters, &args.Limit)
-		if err != nil {
-			return nil, err
-		}
-		resumed = &p
-	}
-	if args.Limit == 0 {
-		args.Limit = 20
+	resumed, err := resume(tool, args.Cursor, filters, &args.Limit, 20)
+	if err != nil {
+		return nil, err
 	}
 	sel, err := newSelection(args.Category, args.Tag, args.UpdatedSince)
 	if err != nil {
@@ -573,16 +566,9 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 	}
 	const tool = "flowyprompt_search_templates"
 	filters := []filter{{"query", &args.Query}, {"tag", &args.Tag}, {"category", &args.Category}, {"updated_since", &args.UpdatedSince}}
-	var resumed *page
-	if args.Cursor != "" {
-		p, err := resume(tool, args.Cursor, filters, &args.Limit)
-		if err != nil {
-			return nil, err
-		}
-		resumed = &p
-	}
-	if args.Limit == 0 {
-		args.Limit = 10
+	resumed, err := resume(tool, args.Cursor, filters, &args.Limit, 10)
+	if err != nil {
+		return nil, err
 	}
 	sel, err := newSelection(args.Category, args.Tag, args.UpdatedSince)
 	if err != nil {
