@@ -18,8 +18,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-func sourceTemplate(name, content string) []byte {
-	return []byte(`{"metadata":{"name":"` + name + `","description":"about ` + name + `","version":"1.0.0"},"variables":[],` +
+func sourceTemplate(name, content string) []byte { return testTemplate(name, "1.0.0", content) }
+
+// testTemplate is a template with no variables and one section.
+func testTemplate(name, version, content string) []byte {
+	return []byte(`{"metadata":{"name":"` + name + `","description":"about ` + name + `","version":"` + version + `"},"variables":[],` +
 		`"results":[{"name":"s","content":"` + content + `"}]}`)
 }
 
@@ -30,12 +33,19 @@ func repoSource(t *testing.T, owner, cacheDir string, files map[string][]byte) (
 	fake := fakegithub.New(owner, "prompts")
 	t.Cleanup(fake.Close)
 	fake.PutFiles(files)
+	return fake, fakeRepoSource(t, fake, cacheDir)
+}
+
+// fakeRepoSource serves fake's main branch through go-github, caching on
+// disk in cacheDir.
+func fakeRepoSource(t *testing.T, fake *fakegithub.Server, cacheDir string) *github.Source {
+	t.Helper()
 	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: time.Hour,
 		CacheDir: cacheDir, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return fake, src
+	return src
 }
 
 // TestSeveralSources serves two GitHub repositories and a folder together:

@@ -1,11 +1,9 @@
 package app_test
 
 import (
-	"encoding/json"
 	"log/slog"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
@@ -16,8 +14,7 @@ import (
 )
 
 func versionedTemplate(version, text string) []byte {
-	return []byte(`{"metadata":{"name":"Greeting","description":"a greeting","version":"` + version + `"},"variables":[],` +
-		`"results":[{"name":"s","content":"` + text + `"}]}`)
+	return testTemplate("Greeting", version, text)
 }
 
 // versionsRepo is a fake repository whose Greeting template went through
@@ -39,20 +36,7 @@ func versionsRepo(t *testing.T) (*fakegithub.Server, [3]string) {
 
 func githubSource(t *testing.T, fake *fakegithub.Server) *github.Source {
 	t.Helper()
-	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: time.Hour,
-		CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return src
-}
-
-type toolCall struct {
-	IsError           bool           `json:"isError"`
-	StructuredContent map[string]any `json:"structuredContent"`
-	Content           []struct {
-		Text string `json:"text"`
-	} `json:"content"`
+	return fakeRepoSource(t, fake, t.TempDir())
 }
 
 // TestTemplateVersions reads earlier versions of a GitHub template
@@ -103,7 +87,7 @@ func TestTemplateVersions(t *testing.T) {
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			fake.Reset()
-			res := callTool(t, c, i+10, tt.tool, tt.args)
+			res := call(t, c, i+10, tt.tool, tt.args)
 			text := res.Content[0].Text
 			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
 				t.Fatalf("isError %v, code %q; want code %q: %s", res.IsError, code, tt.wantCode, text)
@@ -181,7 +165,7 @@ func TestVersionsNeedGitHub(t *testing.T) {
 			e, _, _ := newEngine(t, tt.src)
 			c := mcptest.Connect(t, e)
 			c.Initialize(t, mcp.LatestVersion)
-			res := callTool(t, c, 2, tt.tool, tt.args)
+			res := call(t, c, 2, tt.tool, tt.args)
 			text := res.Content[0].Text
 			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
 				t.Fatalf("isError %v, code %q; want %q: %s", res.IsError, code, tt.wantCode, text)
@@ -191,16 +175,6 @@ func TestVersionsNeedGitHub(t *testing.T) {
 			}
 		})
 	}
-}
-
-func callTool(t *testing.T, c *mcptest.Client, id int, name string, args map[string]any) toolCall {
-	t.Helper()
-	m := c.Request(t, id, mcp.MethodToolsCall, map[string]any{"name": name, "arguments": args})
-	var res toolCall
-	if err := json.Unmarshal(m.Result, &res); err != nil || len(res.Content) == 0 {
-		t.Fatalf("%s: %s", name, m.Raw)
-	}
-	return res
 }
 
 func shortID(sha string) string { return sha[:7] }
