@@ -147,6 +147,16 @@ func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowS
 	}
 	text, _, err := renderText(e.Template, fe.Flow.StepVariables(st.Step, st.Args, st.Outputs))
 	if err != nil {
+		// The values came from the flow, not from the caller: say which
+		// step failed and that the handle still holds, so the caller can
+		// send a better output rather than start again.
+		if f := fault.As(err); f != nil {
+			g := *f
+			g.What = fmt.Sprintf("step %d (%s) of flow %s cannot be rendered: %s", st.Step+1, step.Name, fe.Flow.Name, f.What)
+			g.How = "the step's values come from the flow's arguments and the outputs before it: if an output was empty or too long, " +
+				"call flowyprompt_next_flow_step again with the same handle and a better output; otherwise start the flow with other arguments"
+			return nil, &g
+		}
 		return nil, err
 	}
 	handle, err := a.opts.State.Seal(flowPurpose, st, flowTTL)

@@ -168,6 +168,40 @@ func TestFlowHandleRefused(t *testing.T) {
 	}
 }
 
+// TestFlowStepNotRendered: an empty output cannot fill the next step's
+// required variable; the error names the step, and the same handle works
+// with a real output.
+func TestFlowStepNotRendered(t *testing.T) {
+	c, _ := flowEngine(t, flowDir(t), seal.Random())
+	start := call(t, c, 1, "flowyprompt_start_flow", map[string]any{"name": "post", "arguments": map[string]string{"topic": "x"}})
+	handle, _ := start.StructuredContent["handle"].(string)
+	tests := []struct {
+		output  string
+		isError bool
+		want    string // in what, or in the prompt
+	}{
+		{"", true, "step 2 (draft) of flow post"},
+		{"an outline", false, "DRAFT <an outline>"},
+	}
+	for i, tt := range tests {
+		res := call(t, c, 2+i, "flowyprompt_next_flow_step", map[string]any{"handle": handle, "output": tt.output})
+		sc := res.StructuredContent
+		if res.IsError != tt.isError {
+			t.Fatalf("output %q: isError %t, want %t: %v", tt.output, res.IsError, tt.isError, sc)
+		}
+		got, _ := sc["prompt"].(string)
+		if tt.isError {
+			got, _ = sc["what"].(string)
+			if sc["code"] != "MISSING_REQUIRED_VARIABLE" {
+				t.Errorf("output %q: code %v, want MISSING_REQUIRED_VARIABLE", tt.output, sc["code"])
+			}
+		}
+		if !strings.Contains(got, tt.want) {
+			t.Errorf("output %q: %q, want it to contain %q", tt.output, got, tt.want)
+		}
+	}
+}
+
 func TestStartFlowErrors(t *testing.T) {
 	c, _ := flowEngine(t, flowDir(t), seal.Random())
 	tests := []struct {
