@@ -218,6 +218,29 @@ func (f *Flow) StepVariables(i int, args map[string]string, outputs []string) ma
 	return out
 }
 
+// Needed says, for each step before step from, whether step from or a
+// later one refers to its output: a caller that carries outputs can drop
+// the others.
+func (f *Flow) Needed(from int) []bool {
+	index := map[string]int{}
+	for j, s := range f.Steps {
+		index[s.Name] = j
+	}
+	needed := make([]bool, min(from, len(f.Steps)))
+	for _, s := range f.Steps[min(from, len(f.Steps)):] {
+		for _, value := range s.Variables {
+			for _, m := range flowRef.FindAllStringSubmatch(value, -1) {
+				if step, ok := stepOutputRef(m[1]); ok {
+					if j, ok := index[step]; ok && j < len(needed) {
+						needed[j] = true
+					}
+				}
+			}
+		}
+	}
+	return needed
+}
+
 func invalidFlow(file string, problems []Problem, cause error) *fault.Error {
 	err := invalid(file, problems, cause)
 	err.What = strings.Replace(err.What, "template", "flow", 1)

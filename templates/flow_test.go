@@ -126,3 +126,28 @@ func TestStepVariables(t *testing.T) {
 		}
 	}
 }
+
+func TestNeeded(t *testing.T) {
+	f := &Flow{Steps: []FlowStep{
+		{Name: "a"},
+		{Name: "b", Variables: map[string]string{"x": "{{steps.a.output}}"}},
+		{Name: "c", Variables: map[string]string{"x": "{{steps.a.output}} {{steps.b.output}}"}},
+		{Name: "d", Variables: map[string]string{"x": "{{steps.c.output}}"}},
+	}}
+	tests := []struct {
+		from int
+		want string
+	}{
+		{0, "[]"},
+		{1, "[true]"},
+		{2, "[true true]"},
+		{3, "[false false true]"},
+		{4, "[false false false false]"},
+		{9, "[false false false false]"},
+	}
+	for _, tt := range tests {
+		if got := fmt.Sprint(f.Needed(tt.from)); got != tt.want {
+			t.Errorf("Needed(%d) = %s, want %s", tt.from, got, tt.want)
+		}
+	}
+}

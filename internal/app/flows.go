@@ -27,7 +27,8 @@ const flowTTL = 2 * time.Hour
 
 // flowState is what a handle carries, so that any replica can continue a
 // flow and none keeps it in memory. Outputs travel in it, which is why a
-// step's output is capped by the tool's schema.
+// step's output is capped by the tool's schema, and why those no later
+// step refers to are dropped.
 type flowState struct {
 	Flow     string            `json:"f"`
 	Versions string            `json:"v"` // flowVersions when the flow started
@@ -129,6 +130,13 @@ func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*too
 	}
 	st.Outputs = append(st.Outputs, args.Output)
 	st.Step++
+	// The handle carries only the outputs a step still to come refers to,
+	// so it grows with what the flow needs, not with every step run.
+	for j, need := range fe.Flow.Needed(st.Step) {
+		if !need {
+			st.Outputs[j] = ""
+		}
+	}
 	if st.Step >= len(fe.Flow.Steps) {
 		text := fmt.Sprintf("## Result\nFlow %s is done: all %d steps ran.\n", fe.Flow.Name, len(fe.Flow.Steps))
 		return &toolResult{text: text, structured: map[string]any{"flow": fe.Flow.Name, "done": true,

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"encoding/base64"
 	"fmt"
 	"log/slog"
 	"os"
@@ -110,6 +111,16 @@ func TestFlowWalk(t *testing.T) {
 		handle, _ = sc["handle"].(string)
 		if handle == "" || !strings.Contains(res.Content[0].Text, handle) {
 			t.Fatalf("step %d: no handle in %v", i+1, sc)
+		}
+		// A sealed token is readable: the last step's handle must not
+		// carry the outline, which no step after the draft refers to.
+		head, _, _ := strings.Cut(handle, ".")
+		payload, err := base64.RawURLEncoding.DecodeString(head)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if carries := strings.Contains(string(payload), "why 2. how"); carries != (i == 1) {
+			t.Errorf("step %d: handle carries the outline = %t, want %t: %s", i+1, carries, i == 1, payload)
 		}
 	}
 }
