@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -176,4 +177,51 @@ func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowS
 		st.Step+1, n, step.Name, e.Template.Metadata.Name, text, handle)
 	return &toolResult{text: report, structured: map[string]any{"flow": fe.Flow.Name, "done": false, "step": st.Step + 1,
 		"steps": n, "step_name": step.Name, "template": e.Template.Metadata.Name, "prompt": text, "handle": handle}}, nil
+}
+
+// flowPromptPrefix names a flow's prompt. A colon, because template names
+// never hold one (a Composite's NAMESPACE/NAME holds a slash), so a flow's
+// prompt never hides a template's.
+const flowPromptPrefix = "flow:"
+
+func flowPromptOf(f *templates.Flow) mcp.Prompt {
+	args := make([]mcp.PromptArgument, 0, len(f.Arguments))
+	for _, arg := range f.Arguments {
+		args = append(args, mcp.PromptArgument{Name: arg.Name, Description: arg.Description, Required: arg.Required})
+	}
+	return mcp.Prompt{Name: flowPromptPrefix + f.Name, Title: "Flow: " + title(f.Name), Description: f.Description, Arguments: args}
+}
+
+// flowPrompt is a flow's prompt: the plan, and how to run it with the flow
+// tools. A prompt is rendered in one answer, and a flow needs the output of
+// each step before the next, so the prompt hands the run to the tools.
+func flowPrompt(f *templates.Flow, args map[string]string) (*mcp.GetPromptResult, error) {
+	var missing []string
+	given := map[string]string{}
+	for _, arg := range f.Arguments {
+		if v := args[arg.Name]; v != "" {
+			given[arg.Name] = v
+		} else if arg.Required {
+			missing = append(missing, arg.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return nil, &fault.Error{Code: fault.MissingRequiredVariable, What: fmt.Sprintf("flow %s was not rendered", f.Name),
+			Why: "required arguments are missing: " + strings.Join(missing, ", "), How: "get the prompt again with those arguments",
+			Details: map[string]any{"missing": missing}}
+	}
+	call, err := json.Marshal(map[string]any{"name": f.Name, "arguments": given})
+	if err != nil {
+		return nil, err
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Run the flow %s: %s\n\nIts steps, in order:\n", f.Name, f.Description)
+	for i, s := range f.Steps {
+		fmt.Fprintf(&b, "%d. %s (template %s)\n", i+1, s.Name, s.Template)
+	}
+	fmt.Fprintf(&b, "\nStart it with flowyprompt_start_flow and these arguments:\n%s\n\n"+
+		"Do what each step's prompt asks, then call flowyprompt_next_flow_step with the handle and your result as output, "+
+		"until the flow is done.", call)
+	return &mcp.GetPromptResult{Description: f.Description,
+		Messages: []mcp.PromptMessage{{Role: "user", Content: mcp.TextContent(b.String())}}}, nil
 }

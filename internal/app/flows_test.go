@@ -233,3 +233,34 @@ func TestStartFlowErrors(t *testing.T) {
 		})
 	}
 }
+
+func TestFlowPrompt(t *testing.T) {
+	c, _ := flowEngine(t, flowDir(t), seal.Random())
+	list := c.Request(t, 1, "prompts/list", nil)
+	if !strings.Contains(string(list.Result), `"name":"flow:post"`) {
+		t.Fatalf("prompts/list lacks flow:post: %s", list.Result)
+	}
+	tests := []struct {
+		name    string
+		args    map[string]string
+		isError bool
+		want    []string
+	}{
+		{"rendered", map[string]string{"topic": "caching"}, false,
+			[]string{"1. outline (template outline)", "3. polish (template polish)", `{"arguments":{"topic":"caching"},"name":"post"}`, "flowyprompt_next_flow_step"}},
+		{"missing argument", nil, true, []string{"topic"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := c.Request(t, 2+i, "prompts/get", map[string]any{"name": "flow:post", "arguments": tt.args})
+			if (m.Error != nil) != tt.isError {
+				t.Fatalf("error = %v, want an error: %t; %s", m.Error, tt.isError, m.Raw)
+			}
+			for _, want := range tt.want {
+				if !strings.Contains(strings.ReplaceAll(string(m.Raw), `\"`, `"`), want) {
+					t.Errorf("%s lacks %q", m.Raw, want)
+				}
+			}
+		})
+	}
+}
