@@ -74,8 +74,9 @@ type Catalog struct {
 	// alias resolves bare names in a Composite's catalog: NAME to the
 	// first source's NAMESPACE/NAME. nil for a single source.
 	alias     map[string]*Entry
-	conflicts []Conflict // sorted by name
-	invalid   []Invalid  // sorted by path
+	conflicts []Conflict   // sorted by name
+	invalid   []Invalid    // sorted by path
+	flows     []*FlowEntry // sorted by name
 	info      SourceInfo
 	loadedAt  time.Time
 	stale     *Staleness
@@ -96,9 +97,16 @@ func Build(files []File, opts BuildOptions) *Catalog {
 	sorted := slices.Clone(files)
 	slices.SortStableFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 
+	var flowFiles []File
 	for _, f := range sorted {
 		base := path.Base(f.Path)
 		if !strings.HasSuffix(base, ".json") || strings.HasPrefix(base, ".") {
+			continue
+		}
+		if IsFlowPath(f.Path) {
+			// Flows are checked against the templates, so they wait until
+			// every template is in.
+			flowFiles = append(flowFiles, f)
 			continue
 		}
 		if err := checkPath(f.Path); err != nil {
@@ -135,8 +143,61 @@ func Build(files []File, opts BuildOptions) *Catalog {
 		c.entries = append(c.entries, e)
 	}
 	slices.SortFunc(c.entries, func(a, b *Entry) int { return strings.Compare(a.Template.Metadata.Name, b.Template.Metadata.Name) })
-	// Files are visited in path order, so invalid is already sorted.
+	if len(flowFiles) > 0 {
+		c.buildFlows(flowFiles, opts.MaxFileSize)
+		slices.SortStableFunc(c.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })
+	}
 	return c
+}
+
+// buildFlows parses the flow files against the catalog's templates; an
+// invalid flow, or a second flow of the same name, joins Invalid.
+func (c *Catalog) buildFlows(files []File, maxSize int) {
+	byName := map[string]*FlowEntry{}
+	for _, f := range files {
+		if err := checkPath(f.Path); err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
+			continue
+		}
+		if f.Err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: f.Err})
+			continue
+		}
+		fl, err := ParseFlow(f.Data, f.Path, maxSize, c.Lookup)
+		if err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
+			continue
+		}
+		if first, dup := byName[fl.Name]; dup {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: invalidFlow(f.Path,
+				[]Problem{{Pointer: "/name", Message: fmt.Sprintf("duplicate name: %s already defines flow %q", first.Path, fl.Name)}}, nil)})
+			continue
+		}
+		sum := sha256.Sum256(f.Data)
+		e := &FlowEntry{Flow: fl, Path: f.Path, Digest: hex.EncodeToString(sum[:])}
+		byName[fl.Name] = e
+		c.flows = append(c.flows, e)
+	}
+	slices.SortFunc(c.flows, func(a, b *FlowEntry) int { return strings.Compare(a.Flow.Name, b.Flow.Name) })
+}
+
+// Flows lists the valid flows, sorted by name. A Composite's catalog
+// carries none yet.
+func (c *Catalog) Flows() []*FlowEntry {
+	if c == nil {
+		return nil
+	}
+	return c.flows
+}
+
+// LookupFlow finds a flow by name.
+func (c *Catalog) LookupFlow(name string) (*FlowEntry, bool) {
+	for _, e := range c.Flows() {
+		if e.Flow.Name == name {
+			return e, true
+		}
+	}
+	return nil, false
 }
 
 // LogProblems logs what changed in the problems cur reports against old

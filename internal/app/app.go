@@ -69,7 +69,7 @@ func New(opts Options) *App {
 		opts.State = seal.Random()
 	}
 	a := &App{opts: opts, lib: opts.Library, log: opts.Logger}
-	a.tools = a.readTools()
+	a.tools = append(a.readTools(), a.flowTools()...)
 	if opts.AllowWrite && opts.Writer != nil {
 		a.tools = append(a.tools, a.saveTool())
 	}

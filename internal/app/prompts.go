@@ -24,6 +24,9 @@ func (a *App) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, error) {
 		for _, e := range entries {
 			ps = append(ps, promptOf(e.Template))
 		}
+		for _, fe := range cat.Flows() {
+			ps = append(ps, flowPromptOf(fe.Flow))
+		}
 		a.prompts, a.promptsFor = ps, cat
 	}
 	return a.prompts, nil
@@ -60,6 +63,11 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	cat := a.lib.Catalog()
 	e, ok := cat.Lookup(p.Name)
 	if !ok {
+		if name, isFlow := strings.CutPrefix(p.Name, flowPromptPrefix); isFlow {
+			if fe, ok := cat.LookupFlow(name); ok {
+				return flowPrompt(fe.Flow, p.Arguments)
+			}
+		}
 		return nil, templates.NotFound(p.Name, cat)
 	}
 	noteUsage(ctx, e, cat)

@@ -46,8 +46,12 @@ func TestResultSizes(t *testing.T) {
 	// read tools) and the version argument of get and render (0.3 KB)
 	// take it to 21.6 KB. Versions are a tool of their own rather than a
 	// mode of get because a history is a list with its own result shape
-	// and cost; the ceiling moves by what that costs and no more.
-	const toolsListCeiling, listCeiling = 22_000, 25_000
+	// and cost; the ceiling moves by what that costs and no more. The two
+	// flow tools take it to 24.9 KB: 1.6 KB each, more than half of it the
+	// error shape every tool's output schema carries. They are two tools,
+	// not a mode of render, because a flow's handle and steps are a state
+	// and a result shape render has no place for.
+	const toolsListCeiling, listCeiling = 25_000, 25_000
 	m := c.Request(t, 1, "tools/list", nil)
 	t.Logf("tools/list result: %d bytes", len(m.Result))
 	if len(m.Result) > toolsListCeiling {

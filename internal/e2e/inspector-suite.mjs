@@ -119,7 +119,7 @@ export function inspectorSuite(run, runOnFolder) {
     assert.match(e.message, /not found/);
   });
 
-  it("tools/list lists the seven tools with portable schemas (--strict)", async () => {
+  it("tools/list lists the nine tools with portable schemas (--strict)", async () => {
     const r = await run(["--method", "tools/list", "--strict"]);
     assert.equal(r.code, 0, `exit 6 means an unportable tool schema:\n${r.stderr}`);
     const tools = r.json.result.tools;

@@ -4,7 +4,7 @@
 // stdio (`flowyprompt serve`, modern requests on the same pipe without a
 // handshake) and over Streamable HTTP (/mcp, one POST per request, no
 // session). It runs the checks the 1.x SDK suites run in the 2025 era,
-// shared with them: sdkSuite (prompts with exact rendering, the seven tools,
+// shared with them: sdkSuite (prompts with exact rendering, the nine tools,
 // errors), featureSuite (resources, completion, embedded resources, updates
 // to a subscriber) and folderSuite (list_changed, here through
 // subscriptions/listen); then what only this era has: the negotiation,

@@ -339,7 +339,7 @@ export function sdkSuite(title, start, { sdk = SDK_V1, more } = {}) {
       assert.match(text, /10000/, "names the limit");
     });
 
-    it("lists the seven tools, described, object schemas, read-only", async () => {
+    it("lists the nine tools, described, object schemas, read-only", async () => {
       const tools = await listAll((p) => client.listTools(p, listOpts), "tools");
       assert.deepEqual(tools.map((t) => t.name).sort(), [...TOOL_NAMES].sort());
       for (const t of tools) {
