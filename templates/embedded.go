@@ -9,9 +9,10 @@ import (
 )
 
 // examplesFS is the built-in library: `flowyprompt serve` works on a fresh
-// machine with no network, token or folder.
+// machine with no network, token or folder. Its flows/ folder holds a flow
+// of the examples, so a fresh install shows flows as well.
 //
-//go:embed examples/*.json
+//go:embed examples/*.json examples/flows/*.json
 var examplesFS embed.FS
 
 // embeddedInfo describes the built-in example library.
@@ -41,12 +42,18 @@ func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	return s.load(), nil
 }
 
-// embeddedFiles lists the embedded examples as Files ("examples/NAME.json").
+// embeddedFiles lists the embedded examples as Files ("examples/NAME.json"
+// and "examples/flows/NAME.json").
 func embeddedFiles() []File {
 	names, err := fs.Glob(examplesFS, "examples/*.json")
 	if err != nil {
 		panic("templates: bad embedded glob: " + err.Error())
 	}
+	flows, err := fs.Glob(examplesFS, "examples/flows/*.json")
+	if err != nil {
+		panic("templates: bad embedded glob: " + err.Error())
+	}
+	names = append(names, flows...)
 	files := make([]File, 0, len(names))
 	for _, n := range names {
 		data, err := examplesFS.ReadFile(n)

@@ -42,6 +42,13 @@ func TestEmbeddedExamples(t *testing.T) {
 			t.Errorf("embedded example %s has a warning: %s", e.Path, w)
 		}
 	}
+	flowFiles, err := filepath.Glob("examples/flows/*.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(flowFiles) == 0 || len(c.Flows()) != len(flowFiles) {
+		t.Errorf("%d valid flows from %d files in examples/flows, want all of at least one", len(c.Flows()), len(flowFiles))
+	}
 	again, _ := src.Load(context.Background())
 	if again != c {
 		t.Error("the embedded catalog is rebuilt on every Load")

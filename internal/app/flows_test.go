@@ -1,8 +1,10 @@
 package app_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/base64"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"os"
@@ -10,8 +12,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -234,32 +238,227 @@ func TestStartFlowErrors(t *testing.T) {
 	}
 }
 
-func TestFlowPrompt(t *testing.T) {
-	c, _ := flowEngine(t, flowDir(t), seal.Random())
-	list := c.Request(t, 1, "prompts/list", nil)
-	if !strings.Contains(string(list.Result), `"name":"flow:post"`) {
-		t.Fatalf("prompts/list lacks flow:post: %s", list.Result)
-	}
-	tests := []struct {
-		name    string
-		args    map[string]string
-		isError bool
-		want    []string
+// TestFlowGolden walks the support_reply flow of testdata/flowlib as a
+// client would, through prompts and tools, and compares every answer with
+// testdata/flows.golden.json (as JSON). Handles differ on every run (they
+// carry an expiry), so each is replaced by "HANDLE" before comparing; a
+// step is sent the handle of the latest result that handed one out.
+func TestFlowGolden(t *testing.T) {
+	c, schemas := flowEngine(t, filepath.Join("testdata", "flowlib"), seal.Random())
+	ticket := "The export button does nothing since the last update. <Firefox 132>"
+	cases := []struct {
+		name   string
+		method string
+		params map[string]any
 	}{
-		{"rendered", map[string]string{"topic": "caching"}, false,
-			[]string{"1. outline (template outline)", "3. polish (template polish)", `{"arguments":{"topic":"caching"},"name":"post"}`, "flowyprompt_next_flow_step"}},
-		{"missing argument", nil, true, []string{"topic"}},
+		{"prompts/list", "prompts/list", nil},
+		{"prompts/get flow:support_reply", "prompts/get", map[string]any{"name": "flow:support_reply",
+			"arguments": map[string]string{"ticket": ticket, "tone": "formal"}}},
+		{"prompts/get flow:support_reply without its ticket", "prompts/get", map[string]any{"name": "flow:support_reply"}},
+		{"start_flow lists the flows", "tools/call", map[string]any{"name": "flowyprompt_start_flow", "arguments": map[string]any{}}},
+		{"start_flow", "tools/call", map[string]any{"name": "flowyprompt_start_flow",
+			"arguments": map[string]any{"name": "support_reply", "arguments": map[string]string{"ticket": ticket}}}},
+		// "maybe" is not one of Draft_Reply's kinds: the step is refused
+		// and the same handle is used again below.
+		{"next step, an output the next template refuses", "tools/call", map[string]any{"name": "flowyprompt_next_flow_step",
+			"arguments": map[string]any{"output": "maybe"}}},
+		{"next step: draft", "tools/call", map[string]any{"name": "flowyprompt_next_flow_step", "arguments": map[string]any{"output": "bug"}}},
+		{"next step: polish", "tools/call", map[string]any{"name": "flowyprompt_next_flow_step",
+			"arguments": map[string]any{"output": "Thanks for the report: the export button is broken in 4.2 and a fix ships on Friday."}}},
+		{"next step: done", "tools/call", map[string]any{"name": "flowyprompt_next_flow_step",
+			"arguments": map[string]any{"output": "Dear customer, thank you for your report."}}},
 	}
-	for i, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			m := c.Request(t, 2+i, "prompts/get", map[string]any{"name": "flow:post", "arguments": tt.args})
-			if (m.Error != nil) != tt.isError {
-				t.Fatalf("error = %v, want an error: %t; %s", m.Error, tt.isError, m.Raw)
+	got := map[string]json.RawMessage{}
+	handle := ""
+	for i, ex := range cases {
+		if ex.params != nil {
+			if args, ok := ex.params["arguments"].(map[string]any); ok && ex.params["name"] == "flowyprompt_next_flow_step" {
+				args["handle"] = handle
 			}
-			for _, want := range tt.want {
-				if !strings.Contains(strings.ReplaceAll(string(m.Raw), `\"`, `"`), want) {
-					t.Errorf("%s lacks %q", m.Raw, want)
+		}
+		m := c.Request(t, i+1, ex.method, ex.params)
+		raw := string(m.Raw)
+		var res toolResult
+		if ex.method == "tools/call" {
+			if err := json.Unmarshal(m.Result, &res); err != nil {
+				t.Fatalf("%s: %v: %s", ex.name, err, m.Raw)
+			}
+			name, _ := ex.params["name"].(string)
+			if r, err := schemas[name].Validate(gojsonschema.NewGoLoader(res.StructuredContent)); err != nil || !r.Valid() {
+				t.Errorf("%s: structuredContent violates the outputSchema: %v %v", ex.name, err, r.Errors())
+			}
+		}
+		if h, _ := res.StructuredContent["handle"].(string); h != "" {
+			handle = h
+			raw = strings.ReplaceAll(raw, h, "HANDLE")
+		}
+		var v map[string]any
+		if err := json.Unmarshal([]byte(raw), &v); err != nil {
+			t.Fatal(err)
+		}
+		delete(v, "id")
+		delete(v, "jsonrpc")
+		got[ex.name] = mustJSON(t, v)
+	}
+	golden.JSON(t, filepath.Join("testdata", "flows.golden.json"), got)
+}
+
+// TestFlowPromptIsAConversation: the flow's prompt is an opening message
+// with the plan and a message for each step, in order, rendered with the
+// flow's arguments; a result a step needs stands as a reference to the
+// step that makes it.
+func TestFlowPromptIsAConversation(t *testing.T) {
+	c, _ := flowEngine(t, flowDir(t), seal.Random())
+	m := c.Request(t, 1, "prompts/get", map[string]any{"name": "flow:post", "arguments": map[string]string{"topic": "caching"}})
+	var res mcp.GetPromptResult
+	if err := json.Unmarshal(m.Result, &res); err != nil {
+		t.Fatalf("%v: %s", err, m.Raw)
+	}
+	want := [][]string{
+		{"Run the flow post", "1. outline (template outline)", "3. polish (template polish)", `{"arguments":{"topic":"caching"},"name":"post"}`},
+		{"## Step 1 of 3: outline", "OUTLINE <caching>"},
+		{"## Step 2 of 3: draft", "DRAFT <[your result of step 1, outline]>"},
+		{"## Step 3 of 3: polish", "POLISH <[your result of step 2, draft] on caching>"},
+	}
+	if len(res.Messages) != len(want) {
+		t.Fatalf("%d messages, want %d: %s", len(res.Messages), len(want), m.Raw)
+	}
+	for i, msg := range res.Messages {
+		if msg.Role != "user" {
+			t.Errorf("message %d: role %q, want user", i, msg.Role)
+		}
+		for _, w := range want[i] {
+			if !strings.Contains(msg.Content.Text, w) {
+				t.Errorf("message %d lacks %q: %s", i, w, msg.Content.Text)
+			}
+		}
+	}
+}
+
+// TestStartFlowLists: without a name, start_flow lists the library's
+// flows, or says there are none and how to add one.
+func TestStartFlowLists(t *testing.T) {
+	noFlows := t.TempDir()
+	writeTemplate(t, noFlows, "outline", `{"metadata":{"name":"outline","version":"1.0.0","description":"d"},"results":[{"name":"r","content":"x"}]}`)
+	tests := []struct {
+		name  string
+		dir   string
+		count int
+		want  string
+	}{
+		{"a flow", flowDir(t), 1, "- argument topic (string, required): t"},
+		{"no flows", noFlows, 0, "A flow is a file in a flows/ folder"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lib := templates.NewLibrary(folder.New(tt.dir, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
+			if err := lib.Load(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			a := app.New(app.Options{Library: lib, Version: "test"})
+			e := mcp.NewEngine(a.Server(), mcp.EngineOptions{})
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			res := call(t, c, 1, "flowyprompt_start_flow", map[string]any{})
+			if res.IsError || res.StructuredContent["count"] != float64(tt.count) {
+				t.Fatalf("got %v, want %d flows listed", res.StructuredContent, tt.count)
+			}
+			if !strings.Contains(res.Content[0].Text, tt.want) {
+				t.Errorf("text lacks %q: %s", tt.want, res.Content[0].Text)
+			}
+		})
+	}
+}
+
+// gatherDir is a library whose flow carries three outputs to its last
+// step, and whose fourth template is long: the handle and the prompt
+// compete for one result.
+func gatherDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	writeTemplate(t, dir, "part", `{"metadata":{"name":"part","version":"1.0.0","description":"d"},
+		"variables":[{"name":"input","type":"string","description":"d","required":true}],"results":[{"name":"r","content":"PART {{input}}"}]}`)
+	writeTemplate(t, dir, "join", fmt.Sprintf(`{"metadata":{"name":"join","version":"1.0.0","description":"d"},
+		"variables":[{"name":"a","type":"string","description":"d","required":true},{"name":"b","type":"string","description":"d","required":true},
+		{"name":"c","type":"string","description":"d","required":true}],"results":[{"name":"r","content":"JOIN %s\n{{a}}\n{{b}}\n{{c}}"}]}`,
+		strings.Repeat("Keep every part. ", 1000)))
+	if err := os.Mkdir(filepath.Join(dir, "flows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flow := `{"name":"gather","description":"d","arguments":[{"name":"x","description":"d","required":true}],"steps":[
+		{"name":"a","template":"part","variables":{"input":"{{x}}"}},
+		{"name":"b","template":"part","variables":{"input":"{{x}}"}},
+		{"name":"c","template":"part","variables":{"input":"{{x}}"}},
+		{"name":"d","template":"join","variables":{"a":"{{steps.a.output}}","b":"{{steps.b.output}}","c":"{{steps.c.output}}"}}]}`
+	if err := os.WriteFile(filepath.Join(dir, "flows", "gather.json"), []byte(flow), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// TestFlowResultBudget: a step's result, handle and prompt each carried
+// twice, stays within ResultBudget, the prompt cut to make room and saying
+// so; outputs too long for a handle are refused with the handle still
+// good for a shorter output.
+func TestFlowResultBudget(t *testing.T) {
+	tests := []struct {
+		name      string
+		outputLen int  // of each of the three outputs
+		refused   bool // the last step is not handed out
+		truncated bool
+	}{
+		{"short outputs, whole prompt", 1000, false, false},
+		{"long outputs, prompt cut beside a big handle", 6500, false, true},
+		{"outputs too long for a handle", 10000, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, _ := flowEngine(t, gatherDir(t), seal.Random())
+			res := call(t, c, 1, "flowyprompt_start_flow", map[string]any{"name": "gather", "arguments": map[string]string{"x": "go"}})
+			// '<' is six bytes in JSON that escapes HTML: the outputs are
+			// code-like on purpose.
+			output := strings.Repeat("a < b && c > d\n", tt.outputLen/15+1)[:tt.outputLen]
+			var last toolResult
+			var lastHandle string
+			for i := range 3 {
+				lastHandle, _ = res.StructuredContent["handle"].(string)
+				last = call(t, c, 2+i, "flowyprompt_next_flow_step", map[string]any{"handle": lastHandle, "output": output})
+				if i < 2 && last.IsError {
+					t.Fatalf("step %d: %s", i+2, last.Content[0].Text)
 				}
+				res = last
+			}
+			sc := last.StructuredContent
+			if last.IsError != tt.refused {
+				t.Fatalf("last step refused = %t, want %t: %v", last.IsError, tt.refused, sc)
+			}
+			if tt.refused {
+				if sc["code"] != "INVALID_ARGUMENT" || !strings.Contains(fmt.Sprint(sc["how"]), "shorter output") {
+					t.Errorf("refusal %v, want INVALID_ARGUMENT asking for a shorter output", sc)
+				}
+				again := call(t, c, 9, "flowyprompt_next_flow_step", map[string]any{"handle": lastHandle, "output": "short"})
+				if again.IsError || again.StructuredContent["step"] != float64(4) {
+					t.Errorf("the same handle with a short output: %v, want step 4", again.StructuredContent)
+				}
+				return
+			}
+			// Counted as the client receives it: the wire escapes no HTML.
+			var wire bytes.Buffer
+			enc := json.NewEncoder(&wire)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(sc); err != nil {
+				t.Fatal(err)
+			}
+			size := utf8.RuneCountInString(last.Content[0].Text) + utf8.RuneCount(wire.Bytes())
+			if size > app.ResultBudget {
+				t.Errorf("result is %d characters, over the budget of %d", size, app.ResultBudget)
+			}
+			if got := sc["truncated"] == true; got != tt.truncated {
+				t.Errorf("truncated = %t, want %t (prompt %d characters, handle %d)", got, tt.truncated,
+					utf8.RuneCountInString(fmt.Sprint(sc["prompt"])), len(fmt.Sprint(sc["handle"])))
+			}
+			if tt.truncated && (!strings.Contains(last.Content[0].Text, "Truncated") || sc["total_characters"] == nil) {
+				t.Errorf("a cut prompt does not say so: %v", sc["total_characters"])
 			}
 		})
 	}

@@ -65,7 +65,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		if name, isFlow := strings.CutPrefix(p.Name, flowPromptPrefix); isFlow {
 			if fe, ok := cat.LookupFlow(name); ok {
-				return flowPrompt(fe.Flow, p.Arguments)
+				return flowPrompt(cat, fe.Flow, p.Arguments)
 			}
 		}
 		return nil, templates.NotFound(p.Name, cat)

@@ -69,14 +69,18 @@ const errorSchemaFile = "error.schema.json"
 // withErrorShape returns a tool's output schema extended so that the
 // structuredContent of an error result is valid against it too: clients
 // (the TypeScript SDK among them) check structuredContent against the
-// outputSchema even when isError is set. The error's properties join the
-// tool's, and the tool's required members become one branch of an anyOf
-// whose other branch is the error's.
+// outputSchema even when isError is set. The tool's required members
+// become one branch of an anyOf whose other branch is the error's.
+//
+// The error's properties are not copied into every tool's schema: no
+// output schema forbids other properties, so an error validates without
+// them, and the copies cost about 2.5 KB of tools/list, which every client
+// carries in its context. The error's shape is documented once, in
+// error.schema.json and docs/protocol.md; its text says what, why and how.
 var withErrorShape = func() func(string) string {
 	raw, err := fs.ReadFile(toolFS, "tools/"+errorSchemaFile)
 	var shape struct {
-		Properties map[string]json.RawMessage `json:"properties"`
-		Required   []string                   `json:"required"`
+		Required []string `json:"required"`
 	}
 	if err == nil {
 		err = json.Unmarshal(raw, &shape)
@@ -84,25 +88,20 @@ var withErrorShape = func() func(string) string {
 	if err != nil {
 		panic("internal/app/tools: " + err.Error())
 	}
+	errRequired, _ := json.Marshal(shape.Required)
 	return func(output string) string {
 		var schema map[string]json.RawMessage
 		if err := json.Unmarshal([]byte(output), &schema); err != nil {
 			panic("internal/app/tools: output schema: " + err.Error())
 		}
-		props := map[string]json.RawMessage{}
-		_ = json.Unmarshal(schema["properties"], &props)
-		for k, v := range shape.Properties {
-			if _, ok := props[k]; !ok {
-				props[k] = v
-			}
+		if _, closed := schema["additionalProperties"]; closed {
+			panic("internal/app/tools: an output schema may not set additionalProperties: an error result would not validate against it")
 		}
-		schema["properties"], _ = json.Marshal(props)
 		required := schema["required"]
 		if required == nil {
 			required = json.RawMessage("[]")
 		}
 		delete(schema, "required")
-		errRequired, _ := json.Marshal(shape.Required)
 		schema["anyOf"] = json.RawMessage(`[{"required":` + string(required) + `},{"required":` + string(errRequired) + `}]`)
 		out, _ := json.Marshal(schema)
 		return string(out)

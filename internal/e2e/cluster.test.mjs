@@ -479,6 +479,57 @@ describe("three replicas behind a round-robin proxy, joined through NATS", { tim
     viaProxy.splice(viaProxy.indexOf(c), 1);
   });
 
+  it("continues a flow on whichever replica each step reaches: the handle carries the flow, sealed with the shared key", async () => {
+    // Three generated templates, chained; committed upstream like any change.
+    const flow = {
+      name: "chain",
+      description: "Three generated templates in a row",
+      arguments: [{ name: "subject", description: "What to write about", required: true }],
+      steps: [
+        { name: "one", template: nameOf(0), variables: { subject: "{{subject}}" } },
+        { name: "two", template: nameOf(1), variables: { subject: "{{steps.one.output}}" } },
+        { name: "three", template: nameOf(2), variables: { subject: "{{steps.two.output}} and {{subject}}" } },
+      ],
+    };
+    await ctl(cluster, "POST", "/github/files?path=templates/flows/chain.json", JSON.stringify(flow));
+    const each = [];
+    for (const r of cluster.replicas) each.push(await modern(r.url, `${r.id}-flow`));
+    viaProxy.push(...each);
+    await eventually(
+      async () => {
+        for (const c of each) {
+          const res = await c.client.callTool({ name: "flowyprompt_start_flow", arguments: {} }, opts);
+          assert.equal(res.structuredContent.count, 1, `${c.name} lists the flow`);
+        }
+      },
+      2 * TTL_MS + 5000,
+      100,
+    );
+    const c = await modern(cluster.proxy, "flow-walker");
+    viaProxy.push(c);
+    await ctl(cluster, "POST", "/stats/reset");
+    const call = async (name, args) => {
+      const res = await c.client.callTool({ name, arguments: args }, opts);
+      assert.notEqual(res.isError, true, res.content?.[0]?.text);
+      return res.structuredContent;
+    };
+    let sc = await call("flowyprompt_start_flow", { name: "chain", arguments: { subject: "tea" } });
+    assert.equal(sc.step, 1);
+    assert.ok(sc.prompt.includes("Write about tea (template 0)."), sc.prompt);
+    sc = await call("flowyprompt_next_flow_step", { handle: sc.handle, output: "ONE-OUT" });
+    assert.equal(sc.step, 2);
+    assert.ok(sc.prompt.includes("ONE-OUT"), sc.prompt);
+    sc = await call("flowyprompt_next_flow_step", { handle: sc.handle, output: "TWO-OUT" });
+    assert.equal(sc.step, 3);
+    assert.ok(sc.prompt.includes("TWO-OUT and tea"), sc.prompt);
+    sc = await call("flowyprompt_next_flow_step", { handle: sc.handle, output: "THREE-OUT" });
+    assert.equal(sc.done, true);
+    // Round robin: the four steps were answered by more than one replica.
+    const stats = await ctl(cluster, "GET", "/stats");
+    const served = Object.entries(stats.replicas).filter(([, s]) => s.requests > 0);
+    assert.ok(served.length >= 2, `the walk's requests reached ${served.length} replica(s): ${JSON.stringify(stats)}`);
+  });
+
   it("never shows the GitHub token in a replica's log", async () => {
     for (const r of cluster.replicas) {
       const log = await ctl(cluster, "GET", `/replicas/${r.id}/log`);

@@ -2,6 +2,7 @@ package seal
 
 import (
 	"bytes"
+	"encoding/base64"
 	"errors"
 	"strings"
 	"testing"
@@ -119,4 +120,26 @@ func FuzzOpen(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestSealCarriesTextAsIs: '<', '>' and '&' travel as one byte each, not
+// as the six of json.Marshal's HTML escape, and come back unchanged.
+func TestSealCarriesTextAsIs(t *testing.T) {
+	s, err := New(key(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Repeat("if a < b && c > d {}\n", 100)
+	tok, err := s.Seal("p", payload{Name: text}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	head, _, _ := strings.Cut(tok, ".")
+	if max := base64.RawURLEncoding.EncodedLen(len(text) + 200); len(head) > max {
+		t.Errorf("token body is %d bytes for %d bytes of text, want at most %d", len(head), len(text), max)
+	}
+	var got payload
+	if err := s.Open("p", tok, &got); err != nil || got.Name != text {
+		t.Fatalf("Open = %v, text came back changed: %t", err, got.Name != text)
+	}
 }
