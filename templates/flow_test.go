@@ -151,3 +151,48 @@ func TestNeeded(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParseFlow: any bytes give a flow or an INVALID_TEMPLATE error, never
+// a panic; a flow that parses resolves every step's references to the
+// arguments and the outputs before it, and Needed covers those steps.
+func FuzzParseFlow(f *testing.F) {
+	cat := Build([]File{flowTemplate("outline", "subject"), flowTemplate("draft", "outline", "tone")}, BuildOptions{})
+	f.Add(flowFile("f", `[{"name":"a","template":"outline","variables":{"subject":"{{topic}}"}},
+		{"name":"b","template":"draft","variables":{"outline":"{{ steps.a.output }}","tone":"{{topic}} {{steps.a.output}}"}}]`).Data)
+	f.Add([]byte(`{"name":"x","description":"d","steps":[{"name":"a","template":"outline","variables":{"subject":"{{steps.a.output}}"}}]}`))
+	f.Add([]byte(`{"name":"x","steps":[]}`))
+	f.Add([]byte(`[]`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		fl, err := ParseFlow(data, "flows/f.json", 0, cat.Lookup)
+		if err != nil {
+			if len(Problems(err)) == 0 && !strings.Contains(err.Error(), "too large") {
+				t.Fatalf("error without problems: %v", err)
+			}
+			return
+		}
+		args := map[string]string{}
+		for _, a := range fl.Arguments {
+			args[a.Name] = "ARG"
+		}
+		outputs := make([]string, len(fl.Steps))
+		for i := range fl.Steps {
+			outputs[i] = fmt.Sprintf("OUT%d", i)
+		}
+		for i, s := range fl.Steps {
+			vars := fl.StepVariables(i, args, outputs[:i])
+			if len(vars) != len(s.Variables) {
+				t.Fatalf("step %d: %d variables, want %d", i, len(vars), len(s.Variables))
+			}
+			for name, v := range vars {
+				for j := i; j < len(fl.Steps); j++ {
+					if strings.Contains(v, fmt.Sprintf("OUT%d", j)) && !strings.Contains(s.Variables[name], fmt.Sprintf("OUT%d", j)) {
+						t.Fatalf("step %d: %s got the output of step %d, which has not run", i, name, j)
+					}
+				}
+			}
+			if n := len(fl.Needed(i)); n != i {
+				t.Fatalf("Needed(%d) covers %d steps", i, n)
+			}
+		}
+	})
+}

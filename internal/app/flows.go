@@ -71,6 +71,10 @@ func (a *App) startFlow(_ context.Context, _ *mcp.Request, in toolArgs) (*toolRe
 	}
 	cat := a.lib.Catalog()
 	if args.Name == "" {
+		if len(args.Arguments) > 0 {
+			return nil, &fault.Error{Code: fault.InvalidArgument, What: "no flow was started",
+				Why: "arguments were given without the name of a flow", How: "call again with name set to one of the flows this call lists without arguments"}
+		}
 		return listFlows(cat), nil
 	}
 	fe, ok := cat.LookupFlow(args.Name)

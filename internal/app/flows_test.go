@@ -227,6 +227,7 @@ func TestStartFlowErrors(t *testing.T) {
 		{"unknown flow", map[string]any{"name": "pots"}, "TEMPLATE_NOT_FOUND"},
 		{"missing argument", map[string]any{"name": "post"}, "MISSING_REQUIRED_VARIABLE"},
 		{"unknown argument", map[string]any{"name": "post", "arguments": map[string]string{"topic": "x", "topik": "y"}}, "INVALID_ARGUMENT"},
+		{"arguments without a name", map[string]any{"arguments": map[string]string{"topic": "x"}}, "INVALID_ARGUMENT"},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

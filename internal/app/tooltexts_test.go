@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -120,4 +121,27 @@ func TestNameParameterIsOne(t *testing.T) {
 			t.Errorf("%s describes name as %s, want %s", tool, name, first)
 		}
 	}
+}
+
+// TestWithErrorShape: an output schema gains an anyOf whose branches are
+// the tool's required members and the error's, its properties untouched;
+// a schema that closes its properties is refused, since an error result
+// would not validate against it.
+func TestWithErrorShape(t *testing.T) {
+	got := withErrorShape(`{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}}`)
+	var schema map[string]any
+	if err := json.Unmarshal([]byte(got), &schema); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"type": "object", "properties": map[string]any{"a": map[string]any{"type": "string"}},
+		"anyOf": []any{map[string]any{"required": []any{"a"}}, map[string]any{"required": []any{"code", "what", "how", "retryable"}}}}
+	if diff := cmp.Diff(want, schema); diff != "" {
+		t.Errorf("schema (-want +got):\n%s", diff)
+	}
+	defer func() {
+		if r := recover(); r == nil || !strings.Contains(fmt.Sprint(r), "additionalProperties") {
+			t.Errorf("a closed schema: recovered %v, want a panic naming additionalProperties", r)
+		}
+	}()
+	withErrorShape(`{"type":"object","additionalProperties":false,"properties":{}}`)
 }
