@@ -17,6 +17,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
 	"github.com/google/go-cmp/cmp"
+	"github.com/xeipuuv/gojsonschema"
 )
 
 func sourceTemplate(name, content string) []byte { return testTemplate(name, "1.0.0", content) }
@@ -329,5 +330,54 @@ func TestFlowChangeAnnounced(t *testing.T) {
 		if m.Method == mcp.NotificationResourceUpdated || m.Method == mcp.NotificationResourcesChanged {
 			t.Errorf("a flow change sent %s", m.Raw)
 		}
+	}
+}
+
+// TestRefreshReportsFlows: the refresh tool lists flow changes apart from
+// the template ones, and only when a flow changed.
+func TestRefreshReportsFlows(t *testing.T) {
+	dir := flowDir(t)
+	e, a, _ := newEngine(t, folder.New(dir, templates.BuildOptions{}))
+	schema := outputSchemas(t, a)["flowyprompt_refresh_templates"]
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		name      string
+		change    func() error
+		wantFlows any // structuredContent's flows
+		wantText  string
+	}{
+		{"no change", func() error { return nil }, nil, "no changes"},
+		{"flow added", func() error {
+			return os.WriteFile(filepath.Join(dir, "flows", "second.json"),
+				[]byte(`{"name":"second","description":"d","steps":[{"name":"a","template":"outline","variables":{"input":"x"}}]}`), 0o644)
+		}, map[string]any{"added": []any{"second"}, "changed": []any{}, "removed": []any{}},
+			"Refreshed: 0 added, 0 changed, 0 removed. 3 templates. Flows: 1 added, 0 changed, 0 removed.\n- Flows added: second"},
+		{"flow removed", func() error { return os.Remove(filepath.Join(dir, "flows", "post.json")) },
+			map[string]any{"added": []any{}, "changed": []any{}, "removed": []any{"post"}}, "- Flows removed: post"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.change(); err != nil {
+				t.Fatal(err)
+			}
+			res := call(t, c, i+1, "flowyprompt_refresh_templates", map[string]any{})
+			sc := res.StructuredContent
+			if res.IsError {
+				t.Fatal(res.Content[0].Text)
+			}
+			if diff := cmp.Diff(tt.wantFlows, sc["flows"]); diff != "" {
+				t.Errorf("flows (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]any{}, sc["added"]); diff != "" {
+				t.Errorf("template names added (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(res.Content[0].Text, tt.wantText) {
+				t.Errorf("text lacks %q:\n%s", tt.wantText, res.Content[0].Text)
+			}
+			if r, err := schema.Validate(gojsonschema.NewGoLoader(sc)); err != nil || !r.Valid() {
+				t.Errorf("structuredContent violates outputSchema: %v %v", err, r.Errors())
+			}
+		})
 	}
 }
