@@ -77,6 +77,9 @@ type Catalog struct {
 	conflicts []Conflict   // sorted by name
 	invalid   []Invalid    // sorted by path
 	flows     []*FlowEntry // sorted by name
+	// flowAlias resolves bare flow names in a Composite's catalog, as
+	// alias does for templates. nil for a single source.
+	flowAlias map[string]*FlowEntry
 	info      SourceInfo
 	loadedAt  time.Time
 	stale     *Staleness
@@ -181,8 +184,8 @@ func (c *Catalog) buildFlows(files []File, maxSize int) {
 	slices.SortFunc(c.flows, func(a, b *FlowEntry) int { return strings.Compare(a.Flow.Name, b.Flow.Name) })
 }
 
-// Flows lists the valid flows, sorted by name. A Composite's catalog
-// carries none yet.
+// Flows lists the valid flows, sorted by name. A Composite's catalog lists
+// each member's as NAMESPACE/NAME (the bare names are found by LookupFlow).
 func (c *Catalog) Flows() []*FlowEntry {
 	if c == nil {
 		return nil
@@ -190,14 +193,20 @@ func (c *Catalog) Flows() []*FlowEntry {
 	return c.flows
 }
 
-// LookupFlow finds a flow by name.
+// LookupFlow finds a flow by name. In a Composite's catalog a bare NAME
+// finds the first source's NAMESPACE/NAME, by the sources' order, as
+// Lookup does for templates.
 func (c *Catalog) LookupFlow(name string) (*FlowEntry, bool) {
-	for _, e := range c.Flows() {
-		if e.Flow.Name == name {
-			return e, true
-		}
+	if c == nil {
+		return nil, false
 	}
-	return nil, false
+	if i, ok := slices.BinarySearchFunc(c.flows, name, func(e *FlowEntry, name string) int {
+		return strings.Compare(e.Flow.Name, name)
+	}); ok {
+		return c.flows[i], true
+	}
+	e, ok := c.flowAlias[name]
+	return e, ok
 }
 
 // LogProblems logs what changed in the problems cur reports against old
@@ -261,21 +270,27 @@ func LogProblems(logger *slog.Logger, old, cur *Catalog) {
 			}
 		}
 	}
-	oldC, curC := map[string]string{}, map[string]bool{}
+	// A flow and a template may share a name without conflicting: the
+	// kind is part of the key.
+	type conflictKey struct {
+		name string
+		flow bool
+	}
+	oldC, curC := map[conflictKey]string{}, map[conflictKey]bool{}
 	for _, c := range old.Conflicts() {
-		oldC[c.Name] = c.Error()
+		oldC[conflictKey{c.Name, c.Flow}] = c.Error()
 	}
 	for _, c := range cur.Conflicts() {
-		curC[c.Name] = true
+		curC[conflictKey{c.Name, c.Flow}] = true
 	}
 	for _, c := range old.Conflicts() {
-		if !curC[c.Name] {
-			logger.Info("template name conflict resolved", "template", c.Name)
+		if !curC[conflictKey{c.Name, c.Flow}] {
+			logger.Info(c.kind()+" name conflict resolved", c.kind(), c.Name)
 		}
 	}
 	for _, c := range cur.Conflicts() {
-		if oldC[c.Name] != c.Error() {
-			logger.Warn("template name conflict", "template", c.Name, "sources", c.Namespaces, "detail", c.Error())
+		if oldC[conflictKey{c.Name, c.Flow}] != c.Error() {
+			logger.Warn(c.kind()+" name conflict", c.kind(), c.Name, "sources", c.Namespaces, "detail", c.Error())
 		}
 	}
 	for _, inv := range cur.Invalid() {
@@ -478,22 +493,44 @@ func normalizeName(s string) string {
 	return b.String()
 }
 
-// Changes lists template names that differ between two catalogs.
+// Changes lists template names that differ between two catalogs, and
+// apart from them the flow names that do.
 type Changes struct {
+	Added   []string `json:"added"`
+	Changed []string `json:"changed"`
+	Removed []string `json:"removed"`
+	// Flows are kept out of Added, Changed and Removed: those name
+	// templates, which a listener maps to template:// resources and counts
+	// as templates. Zero when no flow changed, so a catalog without flows
+	// reports (and marshals) as it did before flows existed.
+	Flows FlowChanges `json:"flows,omitzero"`
+}
+
+// FlowChanges lists flow names that differ between two catalogs. When any
+// flow changed, all three lists are non-nil, so they marshal as [].
+type FlowChanges struct {
 	Added   []string `json:"added"`
 	Changed []string `json:"changed"`
 	Removed []string `json:"removed"`
 }
 
-// Empty reports whether nothing changed.
-func (ch Changes) Empty() bool {
-	return len(ch.Added) == 0 && len(ch.Changed) == 0 && len(ch.Removed) == 0
+// Empty reports whether no flow changed.
+func (fc FlowChanges) Empty() bool {
+	return len(fc.Added) == 0 && len(fc.Changed) == 0 && len(fc.Removed) == 0
 }
 
-// Diff compares two catalogs by name and digest; either may be nil (empty).
-// The lists are sorted and never nil, so they marshal as [].
+// Empty reports whether nothing changed, templates or flows: a flow is
+// listed as a prompt too, so its change is one clients must hear of.
+func (ch Changes) Empty() bool {
+	return len(ch.Added) == 0 && len(ch.Changed) == 0 && len(ch.Removed) == 0 && ch.Flows.Empty()
+}
+
+// Diff compares two catalogs by name and digest, templates and flows
+// apart; either may be nil (empty). The template lists are sorted and
+// never nil, so they marshal as []; so are the flow lists when a flow
+// changed.
 func Diff(prev, next *Catalog) Changes {
-	ch := Changes{Added: []string{}, Changed: []string{}, Removed: []string{}}
+	ch := Changes{Added: []string{}, Changed: []string{}, Removed: []string{}, Flows: diffFlows(prev, next)}
 	for _, e := range next.Templates() {
 		name := e.Template.Metadata.Name
 		switch o, ok := prev.Lookup(name); {
@@ -509,6 +546,34 @@ func Diff(prev, next *Catalog) Changes {
 		}
 	}
 	return ch
+}
+
+func diffFlows(prev, next *Catalog) FlowChanges {
+	var fc FlowChanges
+	for _, e := range next.Flows() {
+		switch o, ok := prev.LookupFlow(e.Flow.Name); {
+		case !ok:
+			fc.Added = append(fc.Added, e.Flow.Name)
+		case o.Digest != e.Digest:
+			fc.Changed = append(fc.Changed, e.Flow.Name)
+		}
+	}
+	for _, e := range prev.Flows() {
+		if _, ok := next.LookupFlow(e.Flow.Name); !ok {
+			fc.Removed = append(fc.Removed, e.Flow.Name)
+		}
+	}
+	if fc.Empty() {
+		return FlowChanges{}
+	}
+	return FlowChanges{Added: nonNil(fc.Added), Changed: nonNil(fc.Changed), Removed: nonNil(fc.Removed)}
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
 }
 
 // NotFound is the TEMPLATE_NOT_FOUND error for name, with "did you mean"

@@ -276,6 +276,22 @@ func TestDiff(t *testing.T) {
 		{Path: "b.json", Data: tmpl("b", "2")},
 		{Path: "d.json", Data: tmpl("d", "1")},
 	}, BuildOptions{Logger: quiet})
+	// Flows are told apart from templates: a flow's file changing, and
+	// nothing else, is a change too.
+	withFlows := func(flows ...File) *Catalog {
+		return Build(append([]File{flowTemplate("outline", "subject")}, flows...), BuildOptions{Logger: quiet})
+	}
+	step := func(subject string) string {
+		return `[{"name":"s","template":"outline","variables":{"subject":"` + subject + `"}}]`
+	}
+	oldFlows := withFlows(flowFile("fa", step("x")), flowFile("fb", step("x")), flowFile("fc", step("x")))
+	nextFlows := withFlows(flowFile("fa", step("x")), flowFile("fb", step("{{topic}}")), flowFile("fd", step("x")))
+	noTemplates := Changes{Added: []string{}, Changed: []string{}, Removed: []string{}}
+	flowChanges := func(added, changed, removed []string) Changes {
+		ch := noTemplates
+		ch.Flows = FlowChanges{Added: added, Changed: changed, Removed: removed}
+		return ch
+	}
 	tests := []struct {
 		name      string
 		old, next *Catalog
@@ -287,6 +303,13 @@ func TestDiff(t *testing.T) {
 		{"same", old, old, Changes{Added: []string{}, Changed: []string{}, Removed: []string{}}, true},
 		{"from nil", nil, old, Changes{Added: []string{"a", "b", "c"}, Changed: []string{}, Removed: []string{}}, false},
 		{"to nil", old, nil, Changes{Added: []string{}, Changed: []string{}, Removed: []string{"a", "b", "c"}}, false},
+		{"flow changes only", oldFlows, nextFlows, flowChanges([]string{"fd"}, []string{"fb"}, []string{"fc"}), false},
+		{"flow changes reversed", nextFlows, oldFlows, flowChanges([]string{"fc"}, []string{"fb"}, []string{"fd"}), false},
+		{"flows same", oldFlows, withFlows(flowFile("fa", step("x")), flowFile("fb", step("x")), flowFile("fc", step("x"))), noTemplates, true},
+		{"flow added", withFlows(), withFlows(flowFile("fa", step("x"))), flowChanges([]string{"fa"}, []string{}, []string{}), false},
+		{"flow removed", withFlows(flowFile("fa", step("x"))), withFlows(), flowChanges([]string{}, []string{}, []string{"fa"}), false},
+		{"flows from nil", nil, oldFlows,
+			Changes{Added: []string{"outline"}, Changed: []string{}, Removed: []string{}, Flows: FlowChanges{Added: []string{"fa", "fb", "fc"}, Changed: []string{}, Removed: []string{}}}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -302,6 +325,10 @@ func TestDiff(t *testing.T) {
 	b, _ := json.Marshal(Diff(old, old))
 	if string(b) != `{"added":[],"changed":[],"removed":[]}` {
 		t.Errorf("empty changes marshal to %s", b)
+	}
+	b, _ = json.Marshal(Diff(oldFlows, withFlows(flowFile("fa", step("x")))))
+	if want := `{"added":[],"changed":[],"removed":[],"flows":{"added":[],"changed":[],"removed":["fb","fc"]}}`; string(b) != want {
+		t.Errorf("flow changes marshal to %s, want %s", b, want)
 	}
 }
 

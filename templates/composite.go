@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -26,25 +27,40 @@ type Member struct {
 	Source    Source
 }
 
-// Conflict is a template name that more than one source defines. Every
-// one is served under its namespace; the bare name goes to the first.
+// Conflict is a template (or flow) name that more than one source
+// defines. Every one is served under its namespace; the bare name goes to
+// the first.
 type Conflict struct {
 	Name string `json:"name"`
 	// Namespaces define the name, in precedence order: the first serves
 	// the bare name.
 	Namespaces []string `json:"namespaces"`
+	// Flow is set for a flow's name. Flows and templates are named apart
+	// (a flow's prompt is flow:NAME), so a flow and a template of the same
+	// name never conflict; the flag keeps the two kinds in one list, which
+	// every report of conflicts already shows, without a template's
+	// conflict changing shape.
+	Flow bool `json:"flow,omitempty"`
 }
 
 // Error describes the conflict for logs and reports.
 func (c Conflict) Error() string {
-	return fmt.Sprintf("template %q is defined by the sources %s: the bare name %q is %s/%s; name the others as NAMESPACE/%s",
-		c.Name, strings.Join(c.Namespaces, ", "), c.Name, c.Namespaces[0], c.Name, c.Name)
+	return fmt.Sprintf("%s %q is defined by the sources %s: the bare name %q is %s/%s; name the others as NAMESPACE/%s",
+		c.kind(), c.Name, strings.Join(c.Namespaces, ", "), c.Name, c.Namespaces[0], c.Name, c.Name)
 }
 
-// Composite serves several sources as one: each template as
+func (c Conflict) kind() string {
+	if c.Flow {
+		return "flow"
+	}
+	return "template"
+}
+
+// Composite serves several sources as one: each template and each flow as
 // NAMESPACE/NAME, and its bare NAME as well, from the first member (in the
 // order given) that defines it. Same names in two members are reported as
-// conflicts (Catalog.Conflicts), never silently hidden.
+// conflicts (Catalog.Conflicts), never silently hidden. A member's flow
+// runs that member's templates, whatever the bare names resolve to.
 type Composite struct {
 	members []Member
 	logger  *slog.Logger
@@ -258,8 +274,10 @@ func (c *Composite) resourceMember(p string) (ResourceReader, string, error) {
 
 // combine builds the combined catalog from c.last (all set); c.mu held.
 func (c *Composite) combine() *Catalog {
-	out := &Catalog{byName: map[string]*Entry{}, alias: map[string]*Entry{}, info: c.Info(), loadedAt: c.now()}
-	defined := map[string][]string{} // bare name → namespaces, in order
+	out := &Catalog{byName: map[string]*Entry{}, alias: map[string]*Entry{}, flowAlias: map[string]*FlowEntry{},
+		info: c.Info(), loadedAt: c.now()}
+	defined := map[string][]string{}      // bare name → namespaces, in order
+	flowsDefined := map[string][]string{} // the same for flows
 	var stale []string
 	for i, m := range c.members {
 		cat := c.last[i]
@@ -274,6 +292,17 @@ func (c *Composite) combine() *Catalog {
 			}
 			defined[bare] = append(defined[bare], ns)
 		}
+		for _, fe := range cat.Flows() {
+			bare := fe.Flow.Name
+			nf := namespacedFlow(ns, fe)
+			out.flows = append(out.flows, nf)
+			if _, taken := out.flowAlias[bare]; !taken {
+				out.flowAlias[bare] = nf
+			}
+			flowsDefined[bare] = append(flowsDefined[bare], ns)
+		}
+		// A member's invalid flows are among its invalid files: they are
+		// reported here with the rest.
 		for _, inv := range cat.invalid {
 			inv.Path = ns + NamespaceSeparator + inv.Path
 			out.invalid = append(out.invalid, inv)
@@ -300,8 +329,16 @@ func (c *Composite) combine() *Catalog {
 			out.conflicts = append(out.conflicts, Conflict{Name: name, Namespaces: nss})
 		}
 	}
-	slices.SortFunc(out.conflicts, func(a, b Conflict) int { return strings.Compare(a.Name, b.Name) })
+	for name, nss := range flowsDefined {
+		if len(nss) > 1 {
+			out.conflicts = append(out.conflicts, Conflict{Name: name, Namespaces: nss, Flow: true})
+		}
+	}
+	slices.SortFunc(out.conflicts, func(a, b Conflict) int {
+		return cmp.Or(strings.Compare(a.Name, b.Name), compareBool(a.Flow, b.Flow))
+	})
 	slices.SortFunc(out.entries, func(a, b *Entry) int { return strings.Compare(a.Template.Metadata.Name, b.Template.Metadata.Name) })
+	slices.SortFunc(out.flows, func(a, b *FlowEntry) int { return strings.Compare(a.Flow.Name, b.Flow.Name) })
 	slices.SortStableFunc(out.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })
 	return out
 }
@@ -330,6 +367,33 @@ func namespaced(ns string, e *Entry, member *Catalog) *Entry {
 	ne.Template = &t
 	ne.Path = ns + NamespaceSeparator + e.Path
 	return &ne
+}
+
+// namespacedFlow is fe as the combined catalog serves it: named NS/NAME,
+// its path NS/PATH, and each step's template NS/TEMPLATE, so the flow runs
+// the templates of its own member even where another member serves the
+// bare name. The member's Flow is shared by its readers, so it is copied,
+// never changed; the digest stays the file's, so handles still tell
+// versions apart.
+func namespacedFlow(ns string, fe *FlowEntry) *FlowEntry {
+	f := *fe.Flow
+	f.Name = ns + NamespaceSeparator + fe.Flow.Name
+	f.Steps = slices.Clone(fe.Flow.Steps)
+	for i := range f.Steps {
+		f.Steps[i].Template = ns + NamespaceSeparator + f.Steps[i].Template
+	}
+	return &FlowEntry{Flow: &f, Path: ns + NamespaceSeparator + fe.Path, Digest: fe.Digest}
+}
+
+// compareBool orders false before true.
+func compareBool(a, b bool) int {
+	switch {
+	case a == b:
+		return 0
+	case a:
+		return 1
+	}
+	return -1
 }
 
 // BareName is name without its namespace ("Code_Review" for

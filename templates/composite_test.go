@@ -345,3 +345,140 @@ func TestCompositeRefreshKeepsAFailedMember(t *testing.T) {
 		t.Error("the member that failed is no longer served")
 	}
 }
+
+// TestCompositeFlows: each member's flows under its namespace, running
+// that member's templates; bare flow names by the members' order; a flow
+// name two members define reported as a flow's conflict.
+func TestCompositeFlows(t *testing.T) {
+	outlineStep := `[{"name":"s","template":"outline","variables":{"subject":"{{topic}}"}}]`
+	team := newWatched(flowTemplate("outline", "subject"), flowTemplate("draft", "outline"),
+		flowFile("post", outlineStep),
+		flowFile("team_only", `[{"name":"s","template":"draft","variables":{"outline":"{{topic}}"}}]`),
+		flowFile("broken", `[{"name":"s","template":"nope"}]`))
+	platform := newWatched(flowTemplate("outline", "subject"),
+		flowFile("post", outlineStep),
+		flowFile("ops", outlineStep),
+		// draft is the team's: a member's flow never runs another
+		// member's template, so this one is invalid.
+		flowFile("cross", `[{"name":"s","template":"draft","variables":{"outline":"{{topic}}"}}]`))
+	c, err := NewComposite([]Member{{"team", team}, {"platform", platform}}, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	l := NewLibrary(c, slog.New(slog.NewTextHandler(&buf, nil)))
+	if err := l.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	cat := l.Catalog()
+	var got []string
+	for _, fe := range cat.Flows() {
+		got = append(got, fe.Flow.Name)
+	}
+	if diff := cmp.Diff([]string{"platform/ops", "platform/post", "team/post", "team/team_only"}, got); diff != "" {
+		t.Errorf("Flows (-want +got):\n%s", diff)
+	}
+
+	tests := []struct {
+		name      string
+		wantName  string
+		wantPath  string
+		wantSteps []string // the steps' templates
+		found     bool
+	}{
+		{"team/post", "team/post", "team/flows/post.json", []string{"team/outline"}, true},
+		{"platform/post", "platform/post", "platform/flows/post.json", []string{"platform/outline"}, true},
+		// The bare name goes to the first member that defines it.
+		{"post", "team/post", "team/flows/post.json", []string{"team/outline"}, true},
+		{"ops", "platform/ops", "platform/flows/ops.json", []string{"platform/outline"}, true},
+		{"team_only", "team/team_only", "team/flows/team_only.json", []string{"team/draft"}, true},
+		{"team/ops", "", "", nil, false},
+		{"other/post", "", "", nil, false},
+		{"cross", "", "", nil, false},
+		{"broken", "", "", nil, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fe, ok := cat.LookupFlow(tt.name)
+			if ok != tt.found {
+				t.Fatalf("LookupFlow(%q) found = %v, want %v", tt.name, ok, tt.found)
+			}
+			if !ok {
+				return
+			}
+			var steps []string
+			for _, s := range fe.Flow.Steps {
+				steps = append(steps, s.Template)
+				// The step's template is its member's, through the
+				// combined catalog's Lookup.
+				e, ok := cat.Lookup(s.Template)
+				if !ok {
+					t.Errorf("step template %s is not in the combined catalog", s.Template)
+				} else if ns, _, _ := strings.Cut(tt.wantName, "/"); !strings.HasPrefix(e.Path, ns+"/") {
+					t.Errorf("step template %s is served from %s, want a file of %s", s.Template, e.Path, ns)
+				}
+			}
+			if fe.Flow.Name != tt.wantName || fe.Path != tt.wantPath {
+				t.Errorf("LookupFlow(%q) = %s at %s, want %s at %s", tt.name, fe.Flow.Name, fe.Path, tt.wantName, tt.wantPath)
+			}
+			if diff := cmp.Diff(tt.wantSteps, steps); diff != "" {
+				t.Errorf("step templates (-want +got):\n%s", diff)
+			}
+			// The digest is the member's file's, so a flow handle still
+			// tells its versions apart.
+			ns, bare, _ := strings.Cut(tt.wantName, "/")
+			member := map[string]*Catalog{"team": c.last[0], "platform": c.last[1]}[ns]
+			if mf, _ := member.LookupFlow(bare); mf.Digest != fe.Digest {
+				t.Errorf("digest %s, want the member's %s", fe.Digest, mf.Digest)
+			}
+		})
+	}
+
+	// The members' flows are shared with their readers: untouched.
+	if mf, _ := c.last[0].LookupFlow("post"); mf.Flow.Name != "post" || mf.Flow.Steps[0].Template != "outline" {
+		t.Errorf("the member's flow was changed: %s, step template %s", mf.Flow.Name, mf.Flow.Steps[0].Template)
+	}
+
+	wantConflicts := []Conflict{
+		{Name: "outline", Namespaces: []string{"team", "platform"}},
+		{Name: "post", Namespaces: []string{"team", "platform"}, Flow: true},
+	}
+	if diff := cmp.Diff(wantConflicts, cat.Conflicts()); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+	if msg := cat.Conflicts()[1].Error(); !strings.HasPrefix(msg, `flow "post" is defined by the sources team, platform`) {
+		t.Errorf("flow conflict says %q", msg)
+	}
+	for _, want := range []string{`msg="flow name conflict" flow=post`, `msg="template name conflict" template=outline`} {
+		if !strings.Contains(buf.String(), want) {
+			t.Errorf("log lacks %q:\n%s", want, buf.String())
+		}
+	}
+
+	var invalid []string
+	for _, inv := range cat.Invalid() {
+		invalid = append(invalid, inv.Path)
+	}
+	if diff := cmp.Diff([]string{"platform/flows/cross.json", "team/flows/broken.json"}, invalid); diff != "" {
+		t.Errorf("invalid (-want +got):\n%s", diff)
+	}
+
+	// A flow changed in one member is a change of its namespaced flow.
+	buf.Reset()
+	platform.set(nil, flowTemplate("outline", "subject"), flowFile("ops", outlineStep))
+	ch, err := l.Refresh(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Changes{Added: []string{}, Changed: []string{}, Removed: []string{},
+		Flows: FlowChanges{Added: []string{}, Changed: []string{}, Removed: []string{"platform/post"}}}
+	if diff := cmp.Diff(want, ch); diff != "" {
+		t.Errorf("changes (-want +got):\n%s", diff)
+	}
+	if want := `msg="flow name conflict resolved" flow=post`; !strings.Contains(buf.String(), want) {
+		t.Errorf("log lacks %q:\n%s", want, buf.String())
+	}
+	if fe, ok := l.Catalog().LookupFlow("post"); !ok || fe.Flow.Name != "team/post" {
+		t.Errorf("LookupFlow(post) after the change = %v, %v", fe, ok)
+	}
+}

@@ -168,8 +168,11 @@ func (l *Library) swap(c *Catalog) Changes {
 	case old == nil || old.Len() == 0 && len(old.Invalid()) == 0:
 		l.logger.Debug("templates loaded", "source", c.Info().Kind, "count", c.Len(), "invalid", len(c.Invalid()))
 	case !ch.Empty():
-		l.logger.Info("templates changed", "added", ch.Added, "changed", ch.Changed, "removed", ch.Removed,
-			"source", c.Info().Kind, "count", c.Len())
+		attrs := []any{"added", ch.Added, "changed", ch.Changed, "removed", ch.Removed, "source", c.Info().Kind, "count", c.Len()}
+		if !ch.Flows.Empty() {
+			attrs = append(attrs, slog.Group("flows", "added", ch.Flows.Added, "changed", ch.Flows.Changed, "removed", ch.Flows.Removed))
+		}
+		l.logger.Info("templates changed", attrs...)
 	}
 	l.listenMu.Lock()
 	ls := l.listeners

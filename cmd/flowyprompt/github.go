@@ -282,7 +282,11 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 		if len(rep.Conflicts) > 0 {
 			fmt.Fprintf(stdout, "conflicts: %d name(s) defined by several sources (each served as NAMESPACE/NAME; the bare name by the first):\n", len(rep.Conflicts))
 			for _, c := range rep.Conflicts {
-				fmt.Fprintf(stdout, "  %s: %s\n", c.Name, strings.Join(c.Namespaces, ", "))
+				name := c.Name
+				if c.Flow {
+					name = "flow:" + name // as its prompt is named, so it is not read as a template's
+				}
+				fmt.Fprintf(stdout, "  %s: %s\n", name, strings.Join(c.Namespaces, ", "))
 			}
 		}
 		if len(rep.Missing) > 0 {

@@ -65,6 +65,17 @@ func TestCommands(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, ".draft.json"), []byte("{"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A flow beside its template, for a flow's name in two sources.
+	flowDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(flowDir, "flows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range map[string]string{"Hello.json": good,
+		"flows/greet.json": `{"name":"greet","description":"d","steps":[{"name":"s","template":"Hello","variables":{"who":"Ada"}}]}`} {
+		if err := os.WriteFile(filepath.Join(flowDir, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	warn := `{"metadata":{"name":"Warn","description":"x","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"uses {{ghost}}"}]}`
 	if err := os.WriteFile(filepath.Join(badDir, "Warn.json"), []byte(warn), 0o644); err != nil {
 		t.Fatal(err)
@@ -149,6 +160,8 @@ func TestCommands(t *testing.T) {
 			stdout: []string{"Hello Ada!"}},
 		{name: "check sources conflict", args: []string{"check", "--source", "name=a,dir=" + dir, "--source", "name=b,dir=" + dir},
 			stdout: []string{"conflicts: 2 name(s)", "Hello: a, b", "Team_Hello: a, b"}},
+		{name: "check sources flow conflict", args: []string{"check", "--source", "name=a,dir=" + flowDir, "--source", "name=b,dir=" + flowDir},
+			stdout: []string{"conflicts: 2 name(s)", "  Hello: a, b", "  flow:greet: a, b"}},
 		{name: "source token refused", args: []string{"list", "--source", "name=t,github=https://github.com/a/b,token=ghp_NotShownAnywhere1"},
 			code: 2, stderr: []string{"token= is refused", "token-env="}},
 		{name: "serve stdio", args: []string{"serve"}, stdin: `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2024-11-05","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +

@@ -134,6 +134,9 @@ func (a *App) Attach(e *mcp.Engine) func() {
 		if ch.Empty() {
 			return
 		}
+		// A flow is a prompt (flow:NAME) but no resource: a change to
+		// flows alone announces the lists below and no template:// URI,
+		// as ch's template lists are empty then.
 		e.Notify(mcp.NotificationPromptsListChanged, nil)
 		e.Notify(mcp.NotificationToolsListChanged, nil)
 		// resources/list holds the templates and the files they list: a

@@ -2,6 +2,7 @@ package app_test
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -16,6 +17,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
 	"github.com/google/go-cmp/cmp"
+	"github.com/xeipuuv/gojsonschema"
 )
 
 func sourceTemplate(name, content string) []byte { return testTemplate(name, "1.0.0", content) }
@@ -161,5 +163,221 @@ func TestSeveralSources(t *testing.T) {
 	id++
 	if m := c.Request(t, id, mcp.MethodPromptsGet, map[string]any{"name": "local/Second_Note"}); m.Error != nil || !strings.Contains(string(m.Raw), "second note") {
 		t.Fatalf("new folder template not served: %s", m.Raw)
+	}
+}
+
+// TestSeveralSourcesFlows: each source's flow is served as NS/NAME and
+// runs its own source's templates, even where another source serves the
+// bare template name; a bare flow name goes to the first source.
+func TestSeveralSourcesFlows(t *testing.T) {
+	team, platform := flowDir(t), flowDir(t)
+	// The platform's outline differs from the team's, which serves the
+	// bare name "outline": its flows must still run its own.
+	writeTemplate(t, platform, "outline", `{"metadata":{"name":"outline","version":"1.0.0","description":"d"},
+		"variables":[{"name":"input","type":"string","description":"d","required":true}],
+		"results":[{"name":"r","content":"PLATFORM OUTLINE <{{input}}>"}]}`)
+	if err := os.WriteFile(filepath.Join(platform, "flows", "ops.json"), []byte(`{"name":"ops","description":"Ops","arguments":[{"name":"topic","description":"t"}],
+		"steps":[{"name":"only","template":"outline","variables":{"input":"ops"}}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	member := func(dir string) templates.Source {
+		return folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	}
+	src, err := templates.NewComposite([]templates.Member{{Namespace: "team", Source: member(team)},
+		{Namespace: "platform", Source: member(platform)}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, lib := newEngine(t, src)
+	want := []templates.Conflict{
+		{Name: "draft", Namespaces: []string{"team", "platform"}},
+		{Name: "outline", Namespaces: []string{"team", "platform"}},
+		{Name: "polish", Namespaces: []string{"team", "platform"}},
+		{Name: "post", Namespaces: []string{"team", "platform"}, Flow: true},
+	}
+	if diff := cmp.Diff(want, lib.Catalog().Conflicts()); diff != "" {
+		t.Errorf("conflicts (-want +got):\n%s", diff)
+	}
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	walks := []struct {
+		name      string
+		wantFlow  string
+		wantFirst string // in the first step's prompt
+		notFirst  string
+		steps     int
+	}{
+		{"platform/post", "platform/post", "PLATFORM OUTLINE <caching>", "", 3},
+		{"team/post", "team/post", "OUTLINE <caching>", "PLATFORM", 3},
+		{"post", "team/post", "OUTLINE <caching>", "PLATFORM", 3},
+		{"ops", "platform/ops", "PLATFORM OUTLINE <ops>", "", 1},
+	}
+	id := 0
+	for _, w := range walks {
+		t.Run(w.name, func(t *testing.T) {
+			id++
+			res := call(t, c, id, "flowyprompt_start_flow", map[string]any{"name": w.name, "arguments": map[string]string{"topic": "caching"}})
+			if res.IsError {
+				t.Fatalf("start: %s", res.Content[0].Text)
+			}
+			sc := res.StructuredContent
+			prompt, _ := sc["prompt"].(string)
+			if sc["flow"] != w.wantFlow || !strings.Contains(prompt, w.wantFirst) || (w.notFirst != "" && strings.Contains(prompt, w.notFirst)) {
+				t.Fatalf("start: flow %v, prompt %q; want flow %s, prompt with %q", sc["flow"], prompt, w.wantFlow, w.wantFirst)
+			}
+			ns, _, _ := strings.Cut(w.wantFlow, "/")
+			for step := 1; ; step++ {
+				if tmpl, _ := sc["template"].(string); !strings.HasPrefix(tmpl, ns+"/") {
+					t.Errorf("step %d renders %q, want a template of %s", step, tmpl, ns)
+				}
+				handle, _ := sc["handle"].(string)
+				id++
+				res = call(t, c, id, "flowyprompt_next_flow_step", map[string]any{"handle": handle, "output": fmt.Sprintf("output %d", step)})
+				if res.IsError {
+					t.Fatalf("step %d: %s", step+1, res.Content[0].Text)
+				}
+				sc = res.StructuredContent
+				if sc["done"] == true {
+					if step != w.steps || sc["flow"] != w.wantFlow {
+						t.Errorf("done after %d steps as %v, want %d as %s", step, sc["flow"], w.steps, w.wantFlow)
+					}
+					return
+				}
+				if step > w.steps {
+					t.Fatalf("not done after %d steps", step)
+				}
+			}
+		})
+	}
+
+	id++
+	list := c.Request(t, id, mcp.MethodPromptsList, map[string]any{})
+	for _, name := range []string{`"flow:platform/ops"`, `"flow:platform/post"`, `"flow:team/post"`} {
+		if !strings.Contains(string(list.Raw), name) {
+			t.Errorf("prompts/list lacks %s: %s", name, list.Raw)
+		}
+	}
+	prompts := []struct {
+		name string
+		want []string
+	}{
+		{"flow:platform/post", []string{"1. outline (template platform/outline)", `"name":"platform/post"`}},
+		{"flow:post", []string{"1. outline (template team/outline)", `"name":"team/post"`}},
+	}
+	for _, p := range prompts {
+		id++
+		m := c.Request(t, id, mcp.MethodPromptsGet, map[string]any{"name": p.name, "arguments": map[string]string{"topic": "caching"}})
+		body := strings.ReplaceAll(string(m.Raw), `\"`, `"`)
+		if m.Error != nil {
+			t.Fatalf("%s: %s", p.name, m.Raw)
+		}
+		for _, w := range p.want {
+			if !strings.Contains(body, w) {
+				t.Errorf("%s lacks %q: %s", p.name, w, m.Raw)
+			}
+		}
+	}
+}
+
+// TestFlowChangeAnnounced: a change to a flow file alone (added, changed,
+// removed) is heard by clients as a prompt list change, and never as an
+// update of a template:// resource.
+func TestFlowChangeAnnounced(t *testing.T) {
+	dir := flowDir(t)
+	e, lib := newDirEngine(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() { _ = lib.Run(ctx) }()
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	// Subscribed to the flows' names as templates: a flow's change must
+	// not be sent as an update of the template of the same name.
+	c.Request(t, 1, "resources/subscribe", map[string]string{"uri": "template://post"})
+	c.Request(t, 2, "resources/subscribe", map[string]string{"uri": "template://second"})
+	time.Sleep(100 * time.Millisecond) // let the watcher start
+
+	second := filepath.Join(dir, "flows", "second.json")
+	write := func(p, body string) func() error { return func() error { return os.WriteFile(p, []byte(body), 0o644) } }
+	steps := []struct {
+		name    string
+		change  func() error
+		want    string // in prompts/list after it
+		notWant string
+	}{
+		{"added", write(second, `{"name":"second","description":"Second flow","steps":[{"name":"a","template":"outline","variables":{"input":"x"}}]}`),
+			`"flow:second"`, ""},
+		{"changed", write(second, `{"name":"second","description":"Changed flow","steps":[{"name":"a","template":"outline","variables":{"input":"y"}}]}`),
+			`"Changed flow"`, `"Second flow"`},
+		{"removed", func() error { return os.Remove(second) }, `"flow:post"`, `"flow:second"`},
+	}
+	id := 2
+	for _, s := range steps {
+		t.Run(s.name, func(t *testing.T) {
+			if err := s.change(); err != nil {
+				t.Fatal(err)
+			}
+			c.Notification(t, mcp.NotificationPromptsListChanged)
+			c.Notification(t, mcp.NotificationToolsListChanged)
+			id++
+			body := string(c.Request(t, id, mcp.MethodPromptsList, map[string]any{}).Raw)
+			if !strings.Contains(body, s.want) || (s.notWant != "" && strings.Contains(body, s.notWant)) {
+				t.Errorf("prompts/list after the flow was %s: want %s, not %q: %s", s.name, s.want, s.notWant, body)
+			}
+		})
+	}
+	for _, m := range c.All() {
+		if m.Method == mcp.NotificationResourceUpdated || m.Method == mcp.NotificationResourcesChanged {
+			t.Errorf("a flow change sent %s", m.Raw)
+		}
+	}
+}
+
+// TestRefreshReportsFlows: the refresh tool lists flow changes apart from
+// the template ones, and only when a flow changed.
+func TestRefreshReportsFlows(t *testing.T) {
+	dir := flowDir(t)
+	e, a, _ := newEngine(t, folder.New(dir, templates.BuildOptions{}))
+	schema := outputSchemas(t, a)["flowyprompt_refresh_templates"]
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		name      string
+		change    func() error
+		wantFlows any // structuredContent's flows
+		wantText  string
+	}{
+		{"no change", func() error { return nil }, nil, "no changes"},
+		{"flow added", func() error {
+			return os.WriteFile(filepath.Join(dir, "flows", "second.json"),
+				[]byte(`{"name":"second","description":"d","steps":[{"name":"a","template":"outline","variables":{"input":"x"}}]}`), 0o644)
+		}, map[string]any{"added": []any{"second"}, "changed": []any{}, "removed": []any{}},
+			"Refreshed: 0 added, 0 changed, 0 removed. 3 templates. Flows: 1 added, 0 changed, 0 removed.\n- Flows added: second"},
+		{"flow removed", func() error { return os.Remove(filepath.Join(dir, "flows", "post.json")) },
+			map[string]any{"added": []any{}, "changed": []any{}, "removed": []any{"post"}}, "- Flows removed: post"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := tt.change(); err != nil {
+				t.Fatal(err)
+			}
+			res := call(t, c, i+1, "flowyprompt_refresh_templates", map[string]any{})
+			sc := res.StructuredContent
+			if res.IsError {
+				t.Fatal(res.Content[0].Text)
+			}
+			if diff := cmp.Diff(tt.wantFlows, sc["flows"]); diff != "" {
+				t.Errorf("flows (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]any{}, sc["added"]); diff != "" {
+				t.Errorf("template names added (-want +got):\n%s", diff)
+			}
+			if !strings.Contains(res.Content[0].Text, tt.wantText) {
+				t.Errorf("text lacks %q:\n%s", tt.wantText, res.Content[0].Text)
+			}
+			if r, err := schema.Validate(gojsonschema.NewGoLoader(sc)); err != nil || !r.Valid() {
+				t.Errorf("structuredContent violates outputSchema: %v %v", err, r.Errors())
+			}
+		})
 	}
 }

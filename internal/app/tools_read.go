@@ -1327,12 +1327,17 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 	if ch.Empty() {
 		fmt.Fprintf(&b, "## Result\nRefreshed: no changes. %d templates.\n", cat.Len())
 	} else {
-		fmt.Fprintf(&b, "## Result\nRefreshed: %d added, %d changed, %d removed. %d templates.\n", len(ch.Added), len(ch.Changed), len(ch.Removed), cat.Len())
+		fmt.Fprintf(&b, "## Result\nRefreshed: %d added, %d changed, %d removed. %d templates.", len(ch.Added), len(ch.Changed), len(ch.Removed), cat.Len())
+		if !ch.Flows.Empty() {
+			fmt.Fprintf(&b, " Flows: %d added, %d changed, %d removed.", len(ch.Flows.Added), len(ch.Flows.Changed), len(ch.Flows.Removed))
+		}
+		b.WriteString("\n")
 	}
 	for _, part := range []struct {
 		label string
 		names []string
-	}{{"Added", ch.Added}, {"Changed", ch.Changed}, {"Removed", ch.Removed}} {
+	}{{"Added", ch.Added}, {"Changed", ch.Changed}, {"Removed", ch.Removed},
+		{"Flows added", ch.Flows.Added}, {"Flows changed", ch.Flows.Changed}, {"Flows removed", ch.Flows.Removed}} {
 		if len(part.names) > 0 {
 			fmt.Fprintf(&b, "- %s: %s\n", part.label, strings.Join(part.names, ", "))
 		}
@@ -1360,6 +1365,12 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 	r.Progress(2, 2, "done")
 	structured := map[string]any{"added": nonNilStrings(ch.Added), "changed": nonNilStrings(ch.Changed), "removed": nonNilStrings(ch.Removed),
 		"total": cat.Len(), "invalid": inv, "source": info}
+	if !ch.Flows.Empty() {
+		// Only when a flow changed: the flow lists stay apart from the
+		// template ones, which callers count as templates.
+		structured["flows"] = map[string]any{"added": nonNilStrings(ch.Flows.Added), "changed": nonNilStrings(ch.Flows.Changed),
+			"removed": nonNilStrings(ch.Flows.Removed)}
+	}
 	for k, v := range staleData {
 		structured[k] = v
 	}

@@ -420,6 +420,15 @@ func fingerprint(c *templates.Catalog) string {
 		b.WriteString(e.Digest)
 		b.WriteByte('\n')
 	}
+	// Flows are served as prompts too: a change to a flow file alone must
+	// reach the listeners.
+	for _, f := range c.Flows() {
+		b.WriteString("~")
+		b.WriteString(f.Path)
+		b.WriteByte(0)
+		b.WriteString(f.Digest)
+		b.WriteByte('\n')
+	}
 	for _, inv := range c.Invalid() {
 		b.WriteString("!")
 		b.WriteString(inv.Path)

@@ -415,6 +415,46 @@ func TestWatch(t *testing.T) {
 	h.changeWhere("b removed", func(c *templates.Catalog) bool { _, ok := c.Lookup("b"); return !ok })
 }
 
+// TestWatchFlowOnly: a change to a flow file alone delivers a catalog;
+// flows are served (as prompts), so they are part of what the watcher
+// compares.
+func TestWatchFlowOnly(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomic(t, filepath.Join(dir, "a.json"), tmpl("a", "first"))
+	if err := os.Mkdir(filepath.Join(dir, "flows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	flow := func(description string) []byte {
+		return []byte(`{"name":"f","description":"` + description + `","steps":[{"name":"s","template":"a"}]}`)
+	}
+	writeAtomic(t, filepath.Join(dir, "flows", "f.json"), flow("one"))
+	h := startWatch(t, New(dir, templates.BuildOptions{Logger: quiet}))
+	h.nextChange("initial catalog")
+	description := func(want string) func(*templates.Catalog) bool {
+		return func(c *templates.Catalog) bool {
+			f, ok := c.LookupFlow("f")
+			return ok && f.Flow.Description == want
+		}
+	}
+	tests := []struct {
+		name   string
+		change func()
+		ok     func(*templates.Catalog) bool
+	}{
+		{"changed", func() { writeAtomic(t, filepath.Join(dir, "flows", "f.json"), flow("two")) }, description("two")},
+		{"removed", func() {
+			if err := os.Remove(filepath.Join(dir, "flows", "f.json")); err != nil {
+				t.Fatal(err)
+			}
+		}, func(c *templates.Catalog) bool { return len(c.Flows()) == 0 }},
+		{"added", func() { writeAtomic(t, filepath.Join(dir, "flows", "f.json"), flow("three")) }, description("three")},
+	}
+	for _, tt := range tests {
+		tt.change()
+		h.changeWhere("flow "+tt.name, tt.ok)
+	}
+}
+
 func TestWatchFolderDeleted(t *testing.T) {
 	parent := t.TempDir()
 	dir := filepath.Join(parent, "templates")
