@@ -9,7 +9,7 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { isAbsolute, join, resolve, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -18,7 +18,7 @@ import { promisify } from "node:util";
 import { getMcpConfigForManifest, unpackExtension } from "@anthropic-ai/mcpb";
 
 import { stdioClient } from "./sdk-helpers.mjs";
-import { EXAMPLES, HERE, listAll, REPO, STEP_MS, SUITE_MS, tempDir, TOOL_NAMES } from "./helpers.mjs";
+import { examplePrompts, HERE, listAll, REPO, STEP_MS, SUITE_MS, tempDir, TOOL_NAMES } from "./helpers.mjs";
 
 const BUNDLE = process.env.FLOWYPROMPT_BUNDLE ?? resolve(REPO, "bin", "flowyprompt-host.mcpb");
 if (!isAbsolute(BUNDLE) || !existsSync(BUNDLE)) {
@@ -26,11 +26,8 @@ if (!isAbsolute(BUNDLE) || !existsSync(BUNDLE)) {
 }
 const MCPB_CLI = join(HERE, "node_modules", "@anthropic-ai", "mcpb", "dist", "cli", "cli.js");
 
-// The names the built-in examples are served under.
-const EXAMPLE_NAMES = readdirSync(EXAMPLES)
-  .filter((f) => f.endsWith(".json"))
-  .map((f) => JSON.parse(readFileSync(join(EXAMPLES, f), "utf8")).metadata.name)
-  .sort();
+// The prompts the built-in examples are served as.
+const EXAMPLE_NAMES = examplePrompts();
 
 const SETTINGS = ["templates_dir", "github_repo_url", "github_token", "github_ref"];
 

@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -248,6 +248,17 @@ export function startHTTP(extraArgs = [], extraEnv = {}) {
       return res;
     },
   }));
+}
+
+/**
+ * The prompts the built-in examples are served as, sorted: each template
+ * by its metadata.name, and each flow of examples/flows as flow:NAME.
+ */
+export function examplePrompts() {
+  const json = (dir) => readdirSync(dir).filter((f) => f.endsWith(".json"));
+  const templates = json(EXAMPLES).map((f) => exampleTemplate(f.slice(0, -5)).metadata.name);
+  const flows = json(join(EXAMPLES, "flows")).map((f) => `flow:${JSON.parse(readFileSync(join(EXAMPLES, "flows", f), "utf8")).name}`);
+  return [...templates, ...flows].sort();
 }
 
 /** Reads and parses one example template by file name (without .json). */

@@ -5,12 +5,12 @@
 // This file is not a test file (node --test only picks up *.test.mjs here).
 
 import assert from "node:assert/strict";
-import { readdirSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { it } from "node:test";
 
 import { errorEnvelope } from "./cli-helpers.mjs";
-import { EXAMPLES, exampleTemplate, expectedPrompt, tempDir, TOOL_NAMES } from "./helpers.mjs";
+import { examplePrompts, exampleTemplate, expectedPrompt, tempDir, TOOL_NAMES } from "./helpers.mjs";
 
 // Every variable optional, one with a default and one without (which
 // renders as ""). No built-in example is all-optional, so this one is
@@ -32,13 +32,6 @@ const ALL_OPTIONAL = {
   results: [{ name: "Ask", content: "Write notes about {{ topic }} in a [{{tone}}] tone.", format: "markdown" }],
 };
 
-/** The metadata names of the example files, sorted. */
-function exampleNames() {
-  return readdirSync(EXAMPLES)
-    .filter((f) => f.endsWith(".json"))
-    .map((f) => exampleTemplate(f.slice(0, -5)).metadata.name)
-    .sort();
-}
 
 /**
  * Registers the shared checks in the current describe block. run(args)
@@ -52,7 +45,7 @@ export function inspectorSuite(run, runOnFolder) {
     const r = await run(["--method", "prompts/list"]);
     assert.equal(r.code, 0, r.stderr);
     const prompts = r.json.result.prompts;
-    assert.deepEqual(prompts.map((p) => p.name).sort(), exampleNames());
+    assert.deepEqual(prompts.map((p) => p.name).sort(), examplePrompts());
     for (const p of prompts) {
       assert.ok(p.description?.trim(), `${p.name}: description`);
       assert.ok(Array.isArray(p.arguments), `${p.name}: arguments`);
