@@ -1,7 +1,6 @@
 package templates
 
 import (
-	"bytes"
 	_ "embed"
 	"encoding/json"
 	"fmt"
@@ -60,9 +59,6 @@ var flowSchema = func() *gojsonschema.Schema {
 	}
 	return s
 }()
-
-// FlowSchema returns the JSON Schema flow files are validated against.
-func FlowSchema() []byte { return bytes.Clone(flowSchemaJSON) }
 
 // IsFlowPath says whether a source file is a flow rather than a template:
 // flows live in a folder named "flows", so one templates folder (or

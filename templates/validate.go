@@ -41,6 +41,23 @@ func Validate(data []byte, fileName string, maxSize int) ValidationReport {
 	return rep
 }
 
+// ValidateFlow parses data as a flow file (flows/NAME.json) and checks it
+// against the templates lookup finds, as a library's load does.
+func ValidateFlow(data []byte, fileName string, maxSize int, lookup func(string) (*Entry, bool)) ValidationReport {
+	rep := ValidationReport{Errors: []Problem{}, Warnings: []string{}}
+	f, err := ParseFlow(data, fileName, maxSize, lookup)
+	if err != nil {
+		rep.Code = fault.CodeOf(err)
+		rep.Errors = Problems(err)
+		if len(rep.Errors) == 0 {
+			rep.Errors = []Problem{FaultProblem(err)}
+		}
+		return rep
+	}
+	rep.Valid, rep.Name = true, f.Name
+	return rep
+}
+
 // FaultProblem reports an error that points at no field (a file over the
 // size limit, one that cannot be read) as one problem of the whole
 // document: its code, what and why, and how to fix it.

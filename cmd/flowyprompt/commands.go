@@ -521,15 +521,39 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	var reports []fileReport
 	bad := 0
 	names := map[string]string{}
+	// A flow is checked against the templates of its library, the folder
+	// that holds its flows/ folder, read once whichever way it was named.
+	libraries := map[string]*templates.Catalog{}
+	library := func(root string) (*templates.Catalog, error) {
+		if c, ok := libraries[root]; ok {
+			return c, nil
+		}
+		opts := templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)}
+		files, err := folder.New(root, opts).Files(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("cannot read the templates the flow refers to in %s: %w", root, err)
+		}
+		c := templates.Build(files, opts)
+		libraries[root] = c
+		return c, nil
+	}
 	for _, in := range inputs {
 		f := in.file
 		var rep templates.ValidationReport
-		if in.err != nil {
+		isFlow := templates.IsFlowPath(filepath.ToSlash(f))
+		switch {
+		case in.err != nil:
 			rep = templates.ValidationReport{Errors: []templates.Problem{templates.FaultProblem(in.err)}, Warnings: []string{}}
 			if flt := fault.As(in.err); flt != nil {
 				rep.Code = flt.Code
 			}
-		} else {
+		case isFlow:
+			cat, err := library(filepath.Dir(filepath.Dir(f)))
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			rep = templates.ValidateFlow(in.data, filepath.Base(f), cfg.MaxFileSize, cat.Lookup)
+		default:
 			rep = templates.Validate(in.data, filepath.Base(f), cfg.MaxFileSize)
 			if rep.Valid {
 				// A listed file that is not there fails the prompt's
@@ -543,12 +567,18 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			}
 		}
 		if rep.Valid {
-			if other, dup := names[rep.Name]; dup {
+			// Flows and templates are named apart (a flow's prompt is
+			// flow:NAME): each must be unique among its kind.
+			key, pointer := rep.Name, "/metadata/name"
+			if isFlow {
+				key, pointer = "flow:"+rep.Name, "/name"
+			}
+			if other, dup := names[key]; dup {
 				rep.Valid = false
-				rep.Errors = append(rep.Errors, templates.Problem{Pointer: "/metadata/name",
+				rep.Errors = append(rep.Errors, templates.Problem{Pointer: pointer,
 					Message: fmt.Sprintf("duplicate name %q: %s has it too; names must be unique", rep.Name, other)})
 			}
-			names[rep.Name] = f
+			names[key] = f
 		}
 		if !rep.Valid {
 			bad++

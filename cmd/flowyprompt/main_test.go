@@ -76,6 +76,18 @@ func TestCommands(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A flow that names a template its library lacks, beside a good one.
+	badFlowDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(badFlowDir, "flows"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for p, data := range map[string]string{"Hello.json": good,
+		"flows/greet.json": `{"name":"greet","description":"d","steps":[{"name":"s","template":"Hello","variables":{"who":"Ada"}}]}`,
+		"flows/wave.json":  `{"name":"wave","description":"d","steps":[{"name":"s","template":"Helo","variables":{"who":"Ada"}}]}`} {
+		if err := os.WriteFile(filepath.Join(badFlowDir, p), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
 	warn := `{"metadata":{"name":"Warn","description":"x","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"uses {{ghost}}"}]}`
 	if err := os.WriteFile(filepath.Join(badDir, "Warn.json"), []byte(warn), 0o644); err != nil {
 		t.Fatal(err)
@@ -142,6 +154,11 @@ func TestCommands(t *testing.T) {
 		{name: "validate ok", args: []string{"validate", dir}, stdout: []string{"Hello.json: ok", "team/Team_Hello.json: ok", "2 valid, 0 invalid"}},
 		{name: "validate bad", args: []string{"validate", badDir}, code: 1, stdout: []string{"Bad.json: INVALID", "/metadata/version", "Warn.json: ok", "warning", "ghost", "1 valid, 1 invalid"}},
 		{name: "validate json", args: []string{"validate", "--json", badDir}, code: 1, stdout: []string{`"pointer": "/metadata/version"`}},
+		{name: "validate flows", args: []string{"validate", flowDir}, stdout: []string{"flows/greet.json: ok", "2 valid, 0 invalid"}},
+		{name: "validate a bad flow", args: []string{"validate", badFlowDir}, code: 1,
+			stdout: []string{"flows/greet.json: ok", "flows/wave.json: INVALID", `/steps/0/template: no template named "Helo"`, "2 valid, 1 invalid"}},
+		{name: "validate a flow file", args: []string{"validate", filepath.Join(badFlowDir, "flows", "wave.json")}, code: 1,
+			stdout: []string{`no template named "Helo"`, "0 valid, 1 invalid"}},
 		{name: "validate missing path", args: []string{"validate", filepath.Join(dir, "nope.json")}, code: 2, stderr: []string{"cannot read"}},
 		{name: "validate no path", args: []string{"validate"}, code: 2, stderr: []string{"at least one"}},
 		{name: "call list", args: []string{"call", "flowyprompt_list_templates", `{"limit":2}`}, stdout: []string{"## Result", "Listed 2 of 13"}},
