@@ -74,16 +74,25 @@ func elicitForm(t *templates.Template, missing []string) map[string]any {
 		props[name] = p
 	}
 	return map[string]any{
-		"message":         fmt.Sprintf("The template %s needs: %s.", t.Metadata.Name, strings.Join(missing, ", ")),
+		"message":         fmt.Sprintf("The %s needs: %s.", describeAsked(t.Metadata.Name), strings.Join(missing, ", ")),
 		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": missing},
 	}
+}
+
+// describeAsked names what a form asks values for: a template, or a flow
+// (whose stand-in template is named as its prompt, flow:NAME).
+func describeAsked(name string) string {
+	if flow, ok := strings.CutPrefix(name, flowPromptPrefix); ok {
+		return "flow " + flow
+	}
+	return "template " + name
 }
 
 // merge adds the user's answer to args, or says the user declined.
 func merge(t *templates.Template, args map[string]string, missing []string, res elicitResult) (map[string]string, error) {
 	if res.Action != "accept" {
 		return nil, &fault.Error{Code: fault.MissingRequiredVariable, Err: errDeclined,
-			What:    fmt.Sprintf("template %s was not rendered", t.Metadata.Name),
+			What:    fmt.Sprintf("%s was not rendered", describeAsked(t.Metadata.Name)),
 			Why:     fmt.Sprintf("the user chose %q when asked for %s", res.Action, strings.Join(missing, ", ")),
 			How:     "call again with those arguments",
 			Details: map[string]any{"missing": missing}}

@@ -61,7 +61,7 @@ func (a *App) flowTools() []*tool {
 	}
 }
 
-func (a *App) startFlow(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Name      string            `json:"name"`
 		Arguments map[string]string `json:"arguments"`
@@ -91,30 +91,58 @@ func (a *App) startFlow(_ context.Context, _ *mcp.Request, in toolArgs) (*toolRe
 			Why: "the library has no valid flow by that name (an invalid one is listed by flowyprompt_refresh_templates)",
 			How: how, Suggestions: closeNames(args.Name, names)}
 	}
-	var missing, unknown []string
-	known := map[string]bool{}
-	for _, arg := range fe.Flow.Arguments {
-		known[arg.Name] = true
-		if arg.Required && strings.TrimSpace(args.Arguments[arg.Name]) == "" {
-			missing = append(missing, arg.Name)
-		}
-	}
+	var unknown []string
 	for name := range args.Arguments {
-		if !known[name] {
+		if !slices.ContainsFunc(fe.Flow.Arguments, func(arg templates.FlowArg) bool { return arg.Name == name }) {
 			unknown = append(unknown, name)
 		}
 	}
 	slices.Sort(unknown)
-	if len(missing) > 0 {
-		return nil, &fault.Error{Code: fault.MissingRequiredVariable, What: fmt.Sprintf("flow %s was not started", fe.Flow.Name),
-			Why: "required arguments are missing: " + strings.Join(missing, ", "), How: "call again with those arguments",
-			Details: map[string]any{"missing": missing}}
-	}
 	if len(unknown) > 0 {
 		return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("flow %s was not started", fe.Flow.Name),
 			Why: "the flow has no arguments named " + strings.Join(unknown, ", "), How: "pass only the flow's arguments"}
 	}
-	return a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: args.Arguments})
+	given, err := a.flowArguments(ctx, r, fe.Flow, args.Arguments, in.retry, "started")
+	if err != nil {
+		return nil, err
+	}
+	return a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: given})
+}
+
+// flowArguments is args when it holds every required argument of f;
+// otherwise the user is asked for the missing ones, as for a template's
+// missing variables (a form, or an input-required result for a 2026
+// client), when the client can show a form; else they are an error that
+// names them. done says what did not happen ("started", "rendered").
+func (a *App) flowArguments(ctx context.Context, r *mcp.Request, f *templates.Flow, args map[string]string,
+	retry mcp.Retry, done string) (map[string]string, error) {
+	var missing []string
+	for _, arg := range f.Arguments {
+		if arg.Required && strings.TrimSpace(args[arg.Name]) == "" {
+			missing = append(missing, arg.Name)
+		}
+	}
+	if len(missing) == 0 {
+		return args, nil
+	}
+	merged, err := a.askForMissing(ctx, r, flowInputs(f), args, missing, retry)
+	if err != nil || merged != nil {
+		return merged, err
+	}
+	return nil, &fault.Error{Code: fault.MissingRequiredVariable, What: fmt.Sprintf("flow %s was not %s", f.Name, done),
+		Why: "required arguments are missing: " + strings.Join(missing, ", "), How: "call again with those arguments",
+		Details: map[string]any{"missing": missing}}
+}
+
+// flowInputs is a stand-in template whose variables are f's arguments and
+// whose name is f's prompt: what the forms that ask for missing values
+// read.
+func flowInputs(f *templates.Flow) *templates.Template {
+	t := &templates.Template{Metadata: templates.Metadata{Name: flowPromptPrefix + f.Name, Description: f.Description}}
+	for _, arg := range f.Arguments {
+		t.Variables = append(t.Variables, templates.Variable{Name: arg.Name, Type: "string", Description: arg.Description, Required: arg.Required})
+	}
+	return t
 }
 
 func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
@@ -294,20 +322,22 @@ func flowPromptOf(f *templates.Flow) mcp.Prompt {
 // stand as a reference to the earlier step ("[your result of step 1,
 // outline]") for the model to fill in as it goes; the opening message
 // also names the tool call that runs the flow step by step instead.
-func flowPrompt(cat *templates.Catalog, f *templates.Flow, args map[string]string) (*mcp.GetPromptResult, error) {
-	var missing []string
+func (a *App) flowPrompt(ctx context.Context, r *mcp.Request, cat *templates.Catalog, f *templates.Flow, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
+	asker := r
+	if r != nil && !r.Modern() {
+		// As for a template's prompt, only a 2026 client is asked: a
+		// 2025 session's prompts/get is not (the tools ask there).
+		asker = nil
+	}
+	args, err := a.flowArguments(ctx, asker, f, p.Arguments, p.Retry, "rendered")
+	if err != nil {
+		return nil, err
+	}
 	given := map[string]string{}
 	for _, arg := range f.Arguments {
 		if v := args[arg.Name]; v != "" {
 			given[arg.Name] = v
-		} else if arg.Required {
-			missing = append(missing, arg.Name)
 		}
-	}
-	if len(missing) > 0 {
-		return nil, &fault.Error{Code: fault.MissingRequiredVariable, What: fmt.Sprintf("flow %s was not rendered", f.Name),
-			Why: "required arguments are missing: " + strings.Join(missing, ", "), How: "get the prompt again with those arguments",
-			Details: map[string]any{"missing": missing}}
 	}
 	// The call is shown to a model as text: '<' stays '<'.
 	var call bytes.Buffer

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -460,6 +461,53 @@ func TestFlowResultBudget(t *testing.T) {
 			}
 			if tt.truncated && (!strings.Contains(last.Content[0].Text, "Truncated") || sc["total_characters"] == nil) {
 				t.Errorf("a cut prompt does not say so: %v", sc["total_characters"])
+			}
+		})
+	}
+}
+
+// TestFlowInputRequired: a 2026 client that can show a form is asked for a
+// flow's missing required argument, by the flow's prompt and by
+// start_flow alike, and the retry with the answer goes on; a client
+// without forms gets the error naming it.
+func TestFlowInputRequired(t *testing.T) {
+	c, _ := flowEngine(t, flowDir(t), seal.Random())
+	accept := map[string]any{"variables": map[string]any{"action": "accept", "content": map[string]any{"topic": "caching"}}}
+	tests := []struct {
+		name   string
+		method string
+		params func(retry map[string]any) map[string]any
+		want   string // in the answer to the retry
+	}{
+		{"prompt", mcp.MethodPromptsGet, func(retry map[string]any) map[string]any {
+			p := map[string]any{"name": "flow:post", "arguments": map[string]string{}}
+			maps.Copy(p, retry)
+			return p
+		}, "OUTLINE <caching>"},
+		{"start_flow", mcp.MethodToolsCall, func(retry map[string]any) map[string]any {
+			p := map[string]any{"name": "flowyprompt_start_flow", "arguments": map[string]any{"name": "post"}}
+			maps.Copy(p, retry)
+			return p
+		}, "OUTLINE <caching>"},
+	}
+	id := 0
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			id++
+			ir := decodeInputRequired(t, c.Request(t, id, tt.method, modern(withElicitation, tt.params(nil))))
+			q := ir.InputRequests["variables"]
+			if strings.Join(q.Params.RequestedSchema.Required, ",") != "topic" || !strings.Contains(q.Params.Message, "flow post") {
+				t.Fatalf("the form asks %q for %v, want the flow post's topic", q.Params.Message, q.Params.RequestedSchema.Required)
+			}
+			id++
+			m := c.Request(t, id, tt.method, modern(withElicitation, tt.params(map[string]any{"inputResponses": accept, "requestState": ir.RequestState})))
+			if m.Error != nil || !strings.Contains(string(m.Result), tt.want) || strings.Contains(string(m.Result), `"isError":true`) {
+				t.Fatalf("the retry: %s, want it to hold %q", m.Raw, tt.want)
+			}
+			id++
+			m = c.Request(t, id, tt.method, modern(map[string]any{}, tt.params(nil)))
+			if !strings.Contains(string(m.Raw), "MISSING_REQUIRED_VARIABLE") || !strings.Contains(string(m.Raw), "topic") {
+				t.Fatalf("without forms: %s, want MISSING_REQUIRED_VARIABLE naming topic", m.Raw)
 			}
 		})
 	}

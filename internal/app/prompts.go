@@ -65,7 +65,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		if name, isFlow := strings.CutPrefix(p.Name, flowPromptPrefix); isFlow {
 			if fe, ok := cat.LookupFlow(name); ok {
-				return flowPrompt(cat, fe.Flow, p.Arguments)
+				return a.flowPrompt(ctx, r, cat, fe.Flow, p)
 			}
 		}
 		return nil, templates.NotFound(p.Name, cat)
