@@ -20,6 +20,7 @@ type Report struct {
 	Commit        string        `json:"commit,omitempty"`
 	Path          string        `json:"path"`
 	Valid         int           `json:"valid"`
+	Flows         []string      `json:"flows"` // the valid flows' names
 	Invalid       []InvalidFile `json:"invalid"`
 	// MissingResources are files templates list in their resources that
 	// the commit does not have (or that cannot be served): the templates
@@ -80,6 +81,9 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 	if cat != nil {
 		r.Commit = cat.Info().Revision
 		r.Valid = cat.Len()
+		for _, fe := range cat.Flows() {
+			r.Flows = append(r.Flows, fe.Flow.Name)
+		}
 		r.Stale = cat.Stale()
 		for _, inv := range cat.Invalid() {
 			r.Invalid = append(r.Invalid, InvalidFile{Path: inv.Path, Code: fault.CodeOf(inv.Err), Reason: inv.Err.Error()})
@@ -159,6 +163,9 @@ func (r *Report) String() string {
 	fmt.Fprintf(&b, "templates:  %d valid, %d invalid\n", r.Valid, len(r.Invalid))
 	for _, inv := range r.Invalid {
 		fmt.Fprintf(&b, "  - %s [%s]: %s\n", inv.Path, inv.Code, inv.Reason)
+	}
+	if len(r.Flows) > 0 {
+		fmt.Fprintf(&b, "flows:      %d valid: %s\n", len(r.Flows), strings.Join(r.Flows, ", "))
 	}
 	if len(r.MissingResources) > 0 {
 		fmt.Fprintf(&b, "resources:  %d listed file(s) cannot be served (the templates are served without them)\n", len(r.MissingResources))

@@ -323,14 +323,26 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 			Path  string `json:"path"`
 			Error string `json:"error"`
 		}
+		type flow struct {
+			Name        string               `json:"name"`
+			Description string               `json:"description"`
+			Path        string               `json:"path"`
+			Arguments   []templates.FlowArg  `json:"arguments"`
+			Steps       []templates.FlowStep `json:"steps"`
+		}
 		out := struct {
 			Templates []item               `json:"templates"`
+			Flows     []flow               `json:"flows"`
 			Invalid   []invalid            `json:"invalid"`
 			Source    templates.SourceInfo `json:"source"`
-		}{Templates: []item{}, Invalid: []invalid{}, Source: cat.Info()}
+		}{Templates: []item{}, Flows: []flow{}, Invalid: []invalid{}, Source: cat.Info()}
 		for _, e := range cat.Templates() {
 			m := e.Template.Metadata
 			out.Templates = append(out.Templates, item{m.Name, m.Description, m.Version, e.Path, e.Template.Variables})
+		}
+		for _, fe := range cat.Flows() {
+			f := fe.Flow
+			out.Flows = append(out.Flows, flow{f.Name, f.Description, fe.Path, f.Arguments, f.Steps})
 		}
 		for _, i := range cat.Invalid() {
 			out.Invalid = append(out.Invalid, invalid{i.Path, i.Err.Error()})
@@ -358,6 +370,25 @@ func cmdList(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 	noun := "templates"
 	if cat.Len() == 1 {
 		noun = "template"
+	}
+	if flows := cat.Flows(); len(flows) > 0 {
+		fmt.Fprintln(tw, "\nFLOW\tSTEPS\tARGUMENTS\tDESCRIPTION")
+		for _, fe := range flows {
+			f := fe.Flow
+			var as, steps []string
+			for _, a := range f.Arguments {
+				if a.Required {
+					as = append(as, a.Name+"*")
+				} else {
+					as = append(as, a.Name)
+				}
+			}
+			for _, st := range f.Steps {
+				steps = append(steps, st.Template)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", "flow:"+f.Name, strings.Join(steps, " → "), strings.Join(as, ","), f.Description)
+		}
+		tw.Flush()
 	}
 	fmt.Fprintf(stdout, "\n%d %s from %s (* = required argument)\n", cat.Len(), noun, cat.Info().Kind+" "+cat.Info().Location)
 	if inv := cat.Invalid(); len(inv) > 0 {

@@ -251,6 +251,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 	rep := struct {
 		Source  templates.SourceInfo `json:"source"`
 		Valid   int                  `json:"valid"`
+		Flows   []string             `json:"flows"` // the valid flows' names
 		Invalid []invalid            `json:"invalid"`
 		// Missing are the listed resources that cannot be read: the
 		// templates are served without them.
@@ -261,6 +262,10 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 	}{Source: cat.Info(), Valid: cat.Len(), Invalid: []invalid{}, Missing: []missing{}, Conflicts: cat.Conflicts()}
 	for _, i := range cat.Invalid() {
 		rep.Invalid = append(rep.Invalid, invalid{i.Path, i.Err.Error()})
+	}
+	rep.Flows = []string{}
+	for _, fe := range cat.Flows() {
+		rep.Flows = append(rep.Flows, fe.Flow.Name)
 	}
 	rr, _ := src.(templates.ResourceReader)
 	for _, e := range cat.Templates() {
@@ -278,6 +283,9 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 		fmt.Fprintf(stdout, "source:    %s %s\ntemplates: %d valid, %d invalid\n", rep.Source.Kind, rep.Source.Location, rep.Valid, len(rep.Invalid))
 		for _, i := range rep.Invalid {
 			fmt.Fprintf(stdout, "  %s: %s\n", i.Path, i.Error)
+		}
+		if len(rep.Flows) > 0 {
+			fmt.Fprintf(stdout, "flows:     %d valid: %s\n", len(rep.Flows), strings.Join(rep.Flows, ", "))
 		}
 		if len(rep.Conflicts) > 0 {
 			fmt.Fprintf(stdout, "conflicts: %d name(s) defined by several sources (each served as NAMESPACE/NAME; the bare name by the first):\n", len(rep.Conflicts))
