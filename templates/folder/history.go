@@ -121,6 +121,9 @@ func (d *Source) git(ctx context.Context, stdin string, read func(io.Reader) err
 	cmd := exec.CommandContext(ctx, "git", append(gitGlobalArgs[:len(gitGlobalArgs):len(gitGlobalArgs)], args...)...)
 	cmd.Dir = d.dir
 	cmd.Env = gitEnv()
+	// Once git is stopped, a process it left holding the pipes does not
+	// hold the request too.
+	cmd.WaitDelay = time.Second
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
@@ -206,11 +209,13 @@ func (d *Source) repoPrefix(ctx context.Context) (string, error) {
 	return strings.TrimSuffix(prefix, "\n"), nil
 }
 
-// checkHistoryPath refuses what is not a path of the folder's catalog, or
-// would not survive being a line of git's input.
+// checkHistoryPath refuses what is not a path of the folder's catalog (a
+// visible *.json file inside the folder), or would not survive being a
+// line of git's input: the history of the repository's other files is not
+// the library's to show.
 func checkHistoryPath(p string) error {
 	clean, err := templates.RelPath(p)
-	if err != nil || clean != p || strings.ContainsFunc(p, unicode.IsControl) {
+	if err != nil || clean != p || !strings.HasSuffix(p, ".json") || strings.ContainsFunc(p, unicode.IsControl) {
 		return fault.New(fault.InvalidArgument, "read the history of "+strconv.Quote(p),
 			"the path is not a file of the template folder", "name a template; its path is the one flowyprompt_get_template shows")
 	}

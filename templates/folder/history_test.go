@@ -168,6 +168,8 @@ func TestFileAt(t *testing.T) {
 		{name: "newline", path: "Greeting.json", rev: "v1.0.0\nHEAD:prompts/Other.json", wantCode: fault.InvalidArgument, wantText: "control character"},
 		{name: "object, not a commit", path: "Greeting.json", rev: "HEAD:prompts/Other.json", wantCode: fault.InvalidArgument, wantText: "no tag or branch name"},
 		{name: "path out of the folder", path: "../README", rev: "v1.0.0", wantCode: fault.InvalidArgument, wantText: "not a file of the template folder"},
+		{name: "not a template file", path: "notes.txt", rev: "v1.0.0", wantCode: fault.InvalidArgument, wantText: "not a file of the template folder"},
+		{name: "hidden file", path: ".secret.json", rev: "v1.0.0", wantCode: fault.InvalidArgument, wantText: "not a file of the template folder"},
 		{name: "too large at that commit", path: "Greeting.json", rev: "v1.0.0", max: 50, wantCode: fault.TemplateTooLarge, wantText: "Greeting.json is " + strconv.Itoa(len(versioned("1.0.0", "hello one"))) + " bytes, over the 50-byte limit"},
 	}
 	for _, tt := range tests {
