@@ -20,7 +20,7 @@ import (
 // HistoryPage is how many commits one history lists: GitHub's first page.
 // Older commits would cost a request per page, for versions a team rarely
 // goes back to.
-const HistoryPage = 30
+const HistoryPage = templates.HistoryPage
 
 // listCommits lists the commits reachable from ref that changed p, newest
 // first, one page, with one conditional request: given the ETag of a

@@ -10,11 +10,17 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
 
+// HistoryPage is the most commits one FileHistory lists: GitHub's first
+// page, and the same for a folder's local repository so both answer alike.
+const HistoryPage = 30
+
 // History is implemented by sources that keep the earlier versions of
-// their files: github.Source reads them from the repository's commits, and
-// Composite forwards to the member a path's namespace names. Callers check
-// for it with a type assertion; a source without it (a folder, the
-// built-in examples) has no versions, which VersionsUnsupported explains.
+// their files: github.Source reads them from the repository's commits, a
+// folder source from the Git work tree it is in (answering a
+// VERSIONS_UNSUPPORTED fault when it is in none), and Composite forwards
+// to the member a path's namespace names. Callers check for it with a
+// type assertion; a source without it (the built-in examples) has no
+// versions, which VersionsUnsupported explains.
 //
 // Paths are Entry.Path values of the source's own catalog.
 type History interface {
@@ -22,11 +28,12 @@ type History interface {
 	// first, ending at the source's current revision: at most one page
 	// (Revisions.Truncated says when there may be more). A Revision's
 	// Version is set only when it is known without asking the source's
-	// backend again (the file at that commit was read before).
+	// backend again (the file at that commit was read before; a folder's
+	// local repository always reads them).
 	FileHistory(ctx context.Context, p string) (Revisions, error)
 	// FileAt returns the bytes of the file at p as of rev, a full commit
 	// SHA or a tag (or branch) name. A file missing at rev is a
-	// GITHUB_NOT_FOUND fault.
+	// GITHUB_NOT_FOUND fault from GitHub, VERSION_NOT_FOUND from a folder.
 	FileAt(ctx context.Context, p, rev string) ([]byte, error)
 }
 
@@ -55,8 +62,8 @@ type Revision struct {
 func VersionsUnsupported(name, kind string) *fault.Error {
 	return &fault.Error{Code: fault.VersionsUnsupported,
 		What: fmt.Sprintf("cannot read the versions of template %q", name),
-		Why:  "versions need a GitHub library: this template comes from " + kind + ", which keeps only its current files",
-		How:  "omit version to use the current template, or serve the library from a GitHub repository (GITHUB_REPO_URL or --source github:OWNER/REPO)"}
+		Why:  "versions need a GitHub library or a folder in a Git work tree: this template comes from " + kind + ", which keeps only its current files",
+		How:  "omit version to use the current template, or serve the library from a GitHub repository (GITHUB_REPO_URL or --source github:OWNER/REPO) or from a folder in a Git repository"}
 }
 
 // FileHistory forwards to the member the path's namespace names.

@@ -12,7 +12,9 @@ import (
 )
 
 // history is the source's templates.History, or the error saying that
-// versions need a GitHub library.
+// versions need a GitHub library (or a folder in a Git work tree). A folder
+// source always has History: whether its folder is in a work tree is known
+// only when asked, and its own VERSIONS_UNSUPPORTED fault says why not.
 func (a *App) history(name string) (templates.History, error) {
 	src := a.lib.Source()
 	if h, ok := src.(templates.History); ok {
@@ -69,6 +71,12 @@ func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string)
 			return nil, nil, err
 		}
 		for _, r := range revs.Revisions {
+			if r.Version != "" && r.Version != version {
+				// Known already (a folder's history reads them all):
+				// the file at this commit is not the one asked for.
+				found = append(found, fmt.Sprintf("%s (%s)", r.Version, shortSHA(r.Commit)))
+				continue
+			}
 			b, err := h.FileAt(ctx, e.Path, r.Commit)
 			if err != nil {
 				return nil, nil, err
@@ -83,7 +91,9 @@ func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string)
 		if data == nil {
 			// Not a metadata.version of the listed commits: a tag, then.
 			b, err := h.FileAt(ctx, e.Path, version)
-			if f := fault.As(err); f != nil && f.Code == fault.GitHubNotFound {
+			// GitHub answers GITHUB_NOT_FOUND, a folder's repository
+			// VERSION_NOT_FOUND: either way no such tag or commit.
+			if f := fault.As(err); f != nil && (f.Code == fault.GitHubNotFound || f.Code == fault.VersionNotFound) {
 				more := ""
 				if revs.Truncated {
 					more = fmt.Sprintf(" (the newest %d commits; older ones are not searched)", len(revs.Revisions))

@@ -2,8 +2,12 @@ package app_test
 
 import (
 	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
@@ -11,6 +15,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
+	"github.com/google/go-cmp/cmp"
 )
 
 func versionedTemplate(version, text string) []byte {
@@ -130,11 +135,15 @@ func TestTemplateVersions(t *testing.T) {
 	}
 }
 
-// TestVersionsNeedGitHub: a folder, the built-in examples, and a folder
-// member of several sources have no versions, and say so; a GitHub member
-// of several sources has them under its namespace.
+// TestVersionsNeedGitHub: a folder in no Git work tree, the built-in
+// examples, and such a folder as a member of several sources have no
+// versions, and say so; a GitHub member of several sources has them under
+// its namespace. The current version of a folder's template needs no
+// history.
 func TestVersionsNeedGitHub(t *testing.T) {
 	dir := t.TempDir()
+	// Git must not find a repository above the temporary folder.
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
 	writeTemplate(t, dir, "Local_Note", string(sourceTemplate("Local_Note", "local note")))
 	local := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
 	fake, _ := versionsRepo(t)
@@ -152,11 +161,13 @@ func TestVersionsNeedGitHub(t *testing.T) {
 		wantCode string
 		want     string
 	}{
-		{"folder, history", local, "flowyprompt_template_history", map[string]any{"name": "Local_Note"}, "VERSIONS_UNSUPPORTED", "versions need a GitHub library"},
-		{"folder, render", local, "flowyprompt_render_template", map[string]any{"name": "Local_Note", "version": "1.0.0"}, "VERSIONS_UNSUPPORTED", "a folder"},
-		{"folder, get", local, "flowyprompt_get_template", map[string]any{"name": "Local_Note", "version": "1.0.0"}, "VERSIONS_UNSUPPORTED", "How to fix"},
+		{"folder, history", local, "flowyprompt_template_history", map[string]any{"name": "Local_Note"}, "VERSIONS_UNSUPPORTED",
+			"versions need a GitHub library or a folder in a Git work tree: this template comes from a folder that is not in a Git work tree"},
+		{"folder, render", local, "flowyprompt_render_template", map[string]any{"name": "Local_Note", "version": "0.9.0"}, "VERSIONS_UNSUPPORTED", "not in a Git work tree"},
+		{"folder, get", local, "flowyprompt_get_template", map[string]any{"name": "Local_Note", "version": "0.9.0"}, "VERSIONS_UNSUPPORTED", "git init, then commit the templates"},
+		{"folder, the current version", local, "flowyprompt_get_template", map[string]any{"name": "Local_Note", "version": "1.0.0"}, "", "the current one"},
 		{"built-in examples", templates.Embedded(), "flowyprompt_template_history", map[string]any{"name": "Code_Review"}, "VERSIONS_UNSUPPORTED", "the built-in examples"},
-		{"several sources, folder member", composite, "flowyprompt_template_history", map[string]any{"name": "local/Local_Note"}, "VERSIONS_UNSUPPORTED", "directory source local"},
+		{"several sources, folder member", composite, "flowyprompt_template_history", map[string]any{"name": "local/Local_Note"}, "VERSIONS_UNSUPPORTED", "not in a Git work tree"},
 		{"several sources, GitHub member", composite, "flowyprompt_render_template", map[string]any{"name": "team/Greeting", "version": "1.1.0"}, "", "hello one-one"},
 		{"several sources, bare name", composite, "flowyprompt_template_history", map[string]any{"name": "Greeting"}, "", "3 commits changed **team/Greeting**"},
 	}
@@ -178,3 +189,131 @@ func TestVersionsNeedGitHub(t *testing.T) {
 }
 
 func shortID(sha string) string { return sha[:7] }
+
+// gitRepo is a Git repository for a test, each commit a day after the
+// last at a fixed time, so dates are known.
+type gitRepo struct {
+	t    *testing.T
+	root string
+	now  time.Time
+}
+
+func newGitRepo(t *testing.T) *gitRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Fatalf("this test needs the git command on PATH (folder versions are read with it): %v", err)
+	}
+	r := &gitRepo{t: t, root: t.TempDir(), now: time.Date(2024, 1, 2, 10, 0, 0, 0, time.UTC)}
+	r.git("init", "-q")
+	return r
+}
+
+func (r *gitRepo) git(args ...string) string {
+	r.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir = r.root
+	date := r.now.Format(time.RFC3339)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date,
+		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// commit writes the file p (a slash path from the repository's top) and
+// commits it, returning the commit's SHA.
+func (r *gitRepo) commit(message, p string, data []byte) string {
+	r.t.Helper()
+	full := filepath.Join(r.root, filepath.FromSlash(p))
+	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+		r.t.Fatal(err)
+	}
+	if err := os.WriteFile(full, data, 0o644); err != nil {
+		r.t.Fatal(err)
+	}
+	r.git("add", "--", p)
+	r.now = r.now.Add(24 * time.Hour)
+	r.git("commit", "-q", "-m", message)
+	return r.git("rev-parse", "HEAD")
+}
+
+// TestFolderVersions reads earlier versions of a template from the Git
+// repository its folder (prompts/, a subfolder) is in, alone and as a
+// member of several sources: by metadata.version, tag and commit SHA.
+func TestFolderVersions(t *testing.T) {
+	r := newGitRepo(t)
+	const p = "prompts/Greeting.json"
+	var commits [3]string
+	commits[0] = r.commit("Greeting 1.0.0\n\nThe first greeting.", p, versionedTemplate("1.0.0", "hello one"))
+	r.git("tag", "v1.0.0")
+	commits[1] = r.commit("Greeting 1.1.0", p, versionedTemplate("1.1.0", "hello one-one"))
+	r.commit("Other", "prompts/Other.json", sourceTemplate("Other", "other"))
+	commits[2] = r.commit("Greeting 2.0.0", p, versionedTemplate("2.0.0", "hello two"))
+	dir := filepath.Join(r.root, "prompts")
+	src := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
+	composite, err := templates.NewComposite([]templates.Member{{Namespace: "local", Source: folder.New(dir, templates.BuildOptions{})},
+		{Namespace: "builtin", Source: templates.Embedded()}}, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	tests := []struct {
+		name     string
+		src      templates.Source
+		tool     string
+		args     map[string]any
+		want     []string // in the text
+		wantCode string   // the error's code, "" for success
+		versions []string // the history's versions, in order
+	}{
+		{name: "history", src: src, tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
+			want:     []string{"3 commits changed **Greeting** (Greeting.json)", commits[2][:12] + " 2024-01-06T10:00:00Z v2.0.0 by Ada: Greeting 2.0.0", "v1.1.0", "v1.0.0 by Ada: Greeting 1.0.0\n"},
+			versions: []string{"2.0.0", "1.1.0", "1.0.0"}},
+		{name: "render an old metadata.version", src: src, tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
+			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}},
+		{name: "render at a tag", src: src, tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "v1.0.0"},
+			want: []string{"hello one", "Version 1.0.0", `asked for "v1.0.0"`}},
+		{name: "get at a commit SHA", src: src, tool: "flowyprompt_get_template", args: map[string]any{"name": "Greeting", "version": commits[1]},
+			want: []string{"Version 1.1.0", shortID(commits[1])}},
+		{name: "an unknown version", src: src, tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "9.9.9"},
+			wantCode: "VERSION_NOT_FOUND", want: []string{"2.0.0 (" + commits[2][:12] + ")", "1.1.0 (", "1.0.0 ("}},
+		{name: "an option as version", src: src, tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "--output=x"},
+			wantCode: "INVALID_ARGUMENT", want: []string{"starts with '-'"}},
+		{name: "the current version", src: src, tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting"},
+			want: []string{"hello two"}},
+		{name: "several sources, history", src: composite, tool: "flowyprompt_template_history", args: map[string]any{"name": "local/Greeting"},
+			want: []string{"3 commits changed **local/Greeting**"}, versions: []string{"2.0.0", "1.1.0", "1.0.0"}},
+		{name: "several sources, render", src: composite, tool: "flowyprompt_render_template", args: map[string]any{"name": "local/Greeting", "version": "1.1.0"},
+			want: []string{"hello one-one", "Version 1.1.0"}},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			e, _, _ := newEngine(t, tt.src)
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			res := call(t, c, i+10, tt.tool, tt.args)
+			text := res.Content[0].Text
+			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
+				t.Fatalf("isError %v, code %q; want code %q: %s", res.IsError, code, tt.wantCode, text)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("result lacks %q:\n%s", w, text)
+				}
+			}
+			if tt.versions != nil {
+				revs, _ := res.StructuredContent["revisions"].([]any)
+				var got []string
+				for _, r := range revs {
+					v, _ := r.(map[string]any)["version"].(string)
+					got = append(got, v)
+				}
+				if d := cmp.Diff(tt.versions, got); d != "" {
+					t.Errorf("versions (-want +got):\n%s", d)
+				}
+			}
+		})
+	}
+}
