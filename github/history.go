@@ -140,7 +140,7 @@ func (s *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 	out := make([]templates.Revision, len(revs))
 	for i, r := range revs {
 		if data, ok := s.cachedFileAt(p, r.Commit); ok {
-			r.Version = metadataVersion(data)
+			r.Version = templates.DeclaredVersion(data)
 		}
 		out[i] = r
 	}
@@ -197,20 +197,6 @@ func (s *Source) checkHistoryPath(p string) error {
 			"the path is not a file of the template folder", "name a template; its path is the one flowyprompt_get_template shows")
 	}
 	return nil
-}
-
-// metadataVersion is the metadata.version a template file declares, "" if
-// none; an invalid template still has one to show.
-func metadataVersion(data []byte) string {
-	var t struct {
-		Metadata struct {
-			Version string `json:"version"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(data, &t) != nil {
-		return ""
-	}
-	return t.Metadata.Version
 }
 
 var _ templates.History = (*Source)(nil)

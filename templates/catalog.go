@@ -112,12 +112,7 @@ func Build(files []File, opts BuildOptions) *Catalog {
 			flowFiles = append(flowFiles, f)
 			continue
 		}
-		if err := checkPath(f.Path); err != nil {
-			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
-			continue
-		}
-		if f.Err != nil {
-			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: f.Err})
+		if !c.readable(f) {
 			continue
 		}
 		t, warnings, err := Parse(f.Data, ParseOptions{MaxFileSize: opts.MaxFileSize, FileName: f.Path})
@@ -153,17 +148,25 @@ func Build(files []File, opts BuildOptions) *Catalog {
 	return c
 }
 
+// readable reports whether f can be parsed: its path is one the catalog
+// serves and it was read. A file that cannot joins Invalid.
+func (c *Catalog) readable(f File) bool {
+	err := checkPath(f.Path)
+	if err == nil {
+		err = f.Err
+	}
+	if err != nil {
+		c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
+	}
+	return err == nil
+}
+
 // buildFlows parses the flow files against the catalog's templates; an
 // invalid flow, or a second flow of the same name, joins Invalid.
 func (c *Catalog) buildFlows(files []File, maxSize int) {
 	byName := map[string]*FlowEntry{}
 	for _, f := range files {
-		if err := checkPath(f.Path); err != nil {
-			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
-			continue
-		}
-		if f.Err != nil {
-			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: f.Err})
+		if !c.readable(f) {
 			continue
 		}
 		fl, err := ParseFlow(f.Data, f.Path, maxSize, c.Lookup)

@@ -129,11 +129,7 @@ func TestCompositeConflictLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	l := NewLibrary(c, slog.New(slog.NewTextHandler(&buf, nil)))
-	if err := l.Load(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	l, buf := loadLogged(t, c)
 	for _, want := range []string{"level=WARN", "template name conflict", "template=X", "sources=\"[a b]\""} {
 		if !strings.Contains(buf.String(), want) {
 			t.Errorf("log lacks %q:\n%s", want, buf.String())
@@ -365,11 +361,7 @@ func TestCompositeFlows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var buf bytes.Buffer
-	l := NewLibrary(c, slog.New(slog.NewTextHandler(&buf, nil)))
-	if err := l.Load(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	l, buf := loadLogged(t, c)
 	cat := l.Catalog()
 	var got []string
 	for _, fe := range cat.Flows() {
@@ -481,4 +473,15 @@ func TestCompositeFlows(t *testing.T) {
 	if fe, ok := l.Catalog().LookupFlow("post"); !ok || fe.Flow.Name != "team/post" {
 		t.Errorf("LookupFlow(post) after the change = %v, %v", fe, ok)
 	}
+}
+
+// loadLogged loads a library of c whose log the test reads.
+func loadLogged(t *testing.T, c *Composite) (*Library, *bytes.Buffer) {
+	t.Helper()
+	var buf bytes.Buffer
+	l := NewLibrary(c, slog.New(slog.NewTextHandler(&buf, nil)))
+	if err := l.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	return l, &buf
 }

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -99,3 +100,18 @@ func (c *Composite) historyMember(p string) (History, string, error) {
 }
 
 var _ History = (*Composite)(nil)
+
+// DeclaredVersion is the metadata.version a template file declares, "" if
+// none: read without parsing the template, so an invalid file still shows
+// the version it claims in a history.
+func DeclaredVersion(data []byte) string {
+	var t struct {
+		Metadata struct {
+			Version string `json:"version"`
+		} `json:"metadata"`
+	}
+	if json.Unmarshal(data, &t) != nil {
+		return ""
+	}
+	return t.Metadata.Version
+}

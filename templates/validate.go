@@ -29,15 +29,21 @@ func Validate(data []byte, fileName string, maxSize int) ValidationReport {
 		rep.Warnings = append(rep.Warnings, w.String())
 	}
 	if err != nil {
-		rep.Code = fault.CodeOf(err)
-		rep.Errors = Problems(err)
-		if len(rep.Errors) == 0 {
-			rep.Errors = []Problem{FaultProblem(err)}
-		}
-		return rep
+		return rep.failed(err)
 	}
 	rep.Valid = true
 	rep.Name = t.Metadata.Name
+	return rep
+}
+
+// failed is rep for a file that err says is invalid: its code and each
+// problem, or the error as the one problem when it names no field.
+func (rep ValidationReport) failed(err error) ValidationReport {
+	rep.Code = fault.CodeOf(err)
+	rep.Errors = Problems(err)
+	if len(rep.Errors) == 0 {
+		rep.Errors = []Problem{FaultProblem(err)}
+	}
 	return rep
 }
 
@@ -47,12 +53,7 @@ func ValidateFlow(data []byte, fileName string, maxSize int, lookup func(string)
 	rep := ValidationReport{Errors: []Problem{}, Warnings: []string{}}
 	f, err := ParseFlow(data, fileName, maxSize, lookup)
 	if err != nil {
-		rep.Code = fault.CodeOf(err)
-		rep.Errors = Problems(err)
-		if len(rep.Errors) == 0 {
-			rep.Errors = []Problem{FaultProblem(err)}
-		}
-		return rep
+		return rep.failed(err)
 	}
 	rep.Valid, rep.Name = true, f.Name
 	return rep

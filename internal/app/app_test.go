@@ -249,6 +249,19 @@ func TestListPaginatesWholeLibrary(t *testing.T) {
 	}
 }
 
+// watchedDirClient serves dir with its watcher running until the test
+// ends, and connects an initialized client.
+func watchedDirClient(t *testing.T, dir string) *mcptest.Client {
+	t.Helper()
+	e, lib := newDirEngine(t, dir)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	go func() { _ = lib.Run(ctx) }()
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	return c
+}
+
 // TestDirectoryChangeReachesSessions: editing the folder sends list_changed
 // for prompts and tools, and the next prompts/get serves the new content.
 func TestDirectoryChangeReachesSessions(t *testing.T) {
@@ -257,12 +270,7 @@ func TestDirectoryChangeReachesSessions(t *testing.T) {
 		return `{"metadata":{"name":"` + name + `","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"` + content + `"}]}`
 	}
 	writeTemplate(t, dir, "One", tmpl("One", "first"))
-	e, lib := newDirEngine(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = lib.Run(ctx) }()
-	c := mcptest.Connect(t, e)
-	c.Initialize(t, mcp.LatestVersion)
+	c := watchedDirClient(t, dir)
 	time.Sleep(100 * time.Millisecond) // let the watcher start
 	writeTemplate(t, dir, "Two", tmpl("Two", "second"))
 	c.Notification(t, mcp.NotificationPromptsListChanged)

@@ -94,12 +94,7 @@ func TestEmbeddedResourcesAndSubscriptions(t *testing.T) {
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Style", `{"metadata":{"name":"Style","description":"Style guide","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Use short sentences."}]}`)
 	writeTemplate(t, dir, "Write", `{"metadata":{"name":"Write","description":"Writes","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Write it."}],"resources":["template://Style"]}`)
-	e, lib := newDirEngine(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = lib.Run(ctx) }()
-	c := mcptest.Connect(t, e)
-	c.Initialize(t, mcp.LatestVersion)
+	c := watchedDirClient(t, dir)
 
 	m := c.Request(t, 1, "prompts/get", map[string]any{"name": "Write"})
 	var res mcp.GetPromptResult

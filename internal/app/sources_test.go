@@ -285,12 +285,7 @@ func TestSeveralSourcesFlows(t *testing.T) {
 // update of a template:// resource.
 func TestFlowChangeAnnounced(t *testing.T) {
 	dir := flowDir(t)
-	e, lib := newDirEngine(t, dir)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() { _ = lib.Run(ctx) }()
-	c := mcptest.Connect(t, e)
-	c.Initialize(t, mcp.LatestVersion)
+	c := watchedDirClient(t, dir)
 	// Subscribed to the flows' names as templates: a flow's change must
 	// not be sent as an update of the template of the same name.
 	c.Request(t, 1, "resources/subscribe", map[string]string{"uri": "template://post"})

@@ -2,15 +2,13 @@ package app_test
 
 import (
 	"log/slog"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/gittest"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -93,26 +91,7 @@ func TestTemplateVersions(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fake.Reset()
 			res := call(t, c, i+10, tt.tool, tt.args)
-			text := res.Content[0].Text
-			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
-				t.Fatalf("isError %v, code %q; want code %q: %s", res.IsError, code, tt.wantCode, text)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("result lacks %q:\n%s", w, text)
-				}
-			}
-			if tt.versions != nil {
-				revs, _ := res.StructuredContent["revisions"].([]any)
-				var got []string
-				for _, r := range revs {
-					v, _ := r.(map[string]any)["version"].(string)
-					got = append(got, v)
-				}
-				if strings.Join(got, ",") != strings.Join(tt.versions, ",") {
-					t.Errorf("versions %q, want %q", got, tt.versions)
-				}
-			}
+			checkVersionsResult(t, res, tt.wantCode, tt.want, tt.versions)
 			notModified := 0
 			for _, r := range fake.Requests() {
 				if r.Pattern == fakegithub.RouteCommits && r.Status == 304 {
@@ -190,68 +169,47 @@ func TestVersionsNeedGitHub(t *testing.T) {
 
 func shortID(sha string) string { return sha[:7] }
 
-// gitRepo is a Git repository for a test, each commit a day after the
-// last at a fixed time, so dates are known.
-type gitRepo struct {
-	t    *testing.T
-	root string
-	now  time.Time
-}
-
-func newGitRepo(t *testing.T) *gitRepo {
+// checkVersionsResult checks a versions tool result: failed with wantCode
+// ("" for success), its text holding each of want, and, when versions is
+// not nil, a history listing exactly those versions.
+func checkVersionsResult(t *testing.T, res toolResult, wantCode string, want, versions []string) {
 	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatalf("this test needs the git command on PATH (folder versions are read with it): %v", err)
+	text := res.Content[0].Text
+	if code, _ := res.StructuredContent["code"].(string); res.IsError != (wantCode != "") || code != wantCode {
+		t.Fatalf("isError %v, code %q; want code %q: %s", res.IsError, code, wantCode, text)
 	}
-	r := &gitRepo{t: t, root: t.TempDir(), now: time.Date(2024, 1, 2, 10, 0, 0, 0, time.UTC)}
-	r.git("init", "-q")
-	return r
-}
-
-func (r *gitRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.root
-	date := r.now.Format(time.RFC3339)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date,
-		"GIT_AUTHOR_NAME=Ada", "GIT_AUTHOR_EMAIL=ada@example.com", "GIT_COMMITTER_NAME=Ada", "GIT_COMMITTER_EMAIL=ada@example.com")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
+	for _, w := range want {
+		if !strings.Contains(text, w) {
+			t.Errorf("result lacks %q:\n%s", w, text)
+		}
 	}
-	return strings.TrimSpace(string(out))
-}
-
-// commit writes the file p (a slash path from the repository's top) and
-// commits it, returning the commit's SHA.
-func (r *gitRepo) commit(message, p string, data []byte) string {
-	r.t.Helper()
-	full := filepath.Join(r.root, filepath.FromSlash(p))
-	if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-		r.t.Fatal(err)
+	if versions == nil {
+		return
 	}
-	if err := os.WriteFile(full, data, 0o644); err != nil {
-		r.t.Fatal(err)
+	var got []string
+	revs, _ := res.StructuredContent["revisions"].([]any)
+	for _, r := range revs {
+		v, _ := r.(map[string]any)["version"].(string)
+		got = append(got, v)
 	}
-	r.git("add", "--", p)
-	r.now = r.now.Add(24 * time.Hour)
-	r.git("commit", "-q", "-m", message)
-	return r.git("rev-parse", "HEAD")
+	if d := cmp.Diff(versions, got); d != "" {
+		t.Errorf("versions (-want +got):\n%s", d)
+	}
 }
 
 // TestFolderVersions reads earlier versions of a template from the Git
 // repository its folder (prompts/, a subfolder) is in, alone and as a
 // member of several sources: by metadata.version, tag and commit SHA.
 func TestFolderVersions(t *testing.T) {
-	r := newGitRepo(t)
+	r := gittest.New(t)
 	const p = "prompts/Greeting.json"
 	var commits [3]string
-	commits[0] = r.commit("Greeting 1.0.0\n\nThe first greeting.", p, versionedTemplate("1.0.0", "hello one"))
-	r.git("tag", "v1.0.0")
-	commits[1] = r.commit("Greeting 1.1.0", p, versionedTemplate("1.1.0", "hello one-one"))
-	r.commit("Other", "prompts/Other.json", sourceTemplate("Other", "other"))
-	commits[2] = r.commit("Greeting 2.0.0", p, versionedTemplate("2.0.0", "hello two"))
-	dir := filepath.Join(r.root, "prompts")
+	commits[0] = r.Commit("Ada", "Greeting 1.0.0\n\nThe first greeting.", map[string][]byte{p: versionedTemplate("1.0.0", "hello one")})
+	r.Git("tag", "v1.0.0")
+	commits[1] = r.Commit("Ada", "Greeting 1.1.0", map[string][]byte{p: versionedTemplate("1.1.0", "hello one-one")})
+	r.Commit("Ada", "Other", map[string][]byte{"prompts/Other.json": sourceTemplate("Other", "other")})
+	commits[2] = r.Commit("Ada", "Greeting 2.0.0", map[string][]byte{p: versionedTemplate("2.0.0", "hello two")})
+	dir := filepath.Join(r.Root, "prompts")
 	src := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
 	composite, err := templates.NewComposite([]templates.Member{{Namespace: "local", Source: folder.New(dir, templates.BuildOptions{})},
 		{Namespace: "builtin", Source: templates.Embedded()}}, slog.New(slog.DiscardHandler))
@@ -294,26 +252,7 @@ func TestFolderVersions(t *testing.T) {
 			c := mcptest.Connect(t, e)
 			c.Initialize(t, mcp.LatestVersion)
 			res := call(t, c, i+10, tt.tool, tt.args)
-			text := res.Content[0].Text
-			if code, _ := res.StructuredContent["code"].(string); res.IsError != (tt.wantCode != "") || code != tt.wantCode {
-				t.Fatalf("isError %v, code %q; want code %q: %s", res.IsError, code, tt.wantCode, text)
-			}
-			for _, w := range tt.want {
-				if !strings.Contains(text, w) {
-					t.Errorf("result lacks %q:\n%s", w, text)
-				}
-			}
-			if tt.versions != nil {
-				revs, _ := res.StructuredContent["revisions"].([]any)
-				var got []string
-				for _, r := range revs {
-					v, _ := r.(map[string]any)["version"].(string)
-					got = append(got, v)
-				}
-				if d := cmp.Diff(tt.versions, got); d != "" {
-					t.Errorf("versions (-want +got):\n%s", d)
-				}
-			}
+			checkVersionsResult(t, res, tt.wantCode, tt.want, tt.versions)
 		})
 	}
 }

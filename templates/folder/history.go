@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -290,7 +289,7 @@ func (d *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 	}
 	err = d.readBlobs(ctx, specs, func(i int, data []byte, err error) {
 		if err == nil {
-			revs[i].Version = metadataVersion(data)
+			revs[i].Version = templates.DeclaredVersion(data)
 		}
 	})
 	if err != nil {
@@ -455,20 +454,6 @@ func (d *Source) readBlobs(ctx context.Context, specs []string, each func(i int,
 		}
 		return nil
 	}, "cat-file", "--batch")
-}
-
-// metadataVersion is the metadata.version a template file declares, "" if
-// none; an invalid template still has one to show.
-func metadataVersion(data []byte) string {
-	var t struct {
-		Metadata struct {
-			Version string `json:"version"`
-		} `json:"metadata"`
-	}
-	if json.Unmarshal(data, &t) != nil {
-		return ""
-	}
-	return t.Metadata.Version
 }
 
 var _ templates.History = (*Source)(nil)

@@ -3,7 +3,6 @@ package folder
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -11,70 +10,10 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/gittest"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 )
-
-// needGit fails the test when git is missing: versions of a folder are
-// read with it, so without it these tests would prove nothing.
-func needGit(t testing.TB) {
-	t.Helper()
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Fatalf("these tests need the git command on PATH (folder versions are read with it): %v", err)
-	}
-}
-
-// testRepo is a Git repository made for a test, its committer's clock
-// fixed so commit dates are known.
-type testRepo struct {
-	t    testing.TB
-	root string
-	now  time.Time
-}
-
-func newTestRepo(t testing.TB) *testRepo {
-	t.Helper()
-	needGit(t)
-	r := &testRepo{t: t, root: t.TempDir(), now: time.Date(2024, 1, 2, 10, 0, 0, 0, time.UTC)}
-	r.git("init", "-q")
-	return r
-}
-
-// git runs git in the repository, as a fixed author at r.now, ignoring the
-// machine's Git configuration.
-func (r *testRepo) git(args ...string) string {
-	r.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = r.root
-	date := r.now.Format(time.RFC3339)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL="+os.DevNull, "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_DATE="+date, "GIT_COMMITTER_DATE="+date)
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		r.t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
-	}
-	return strings.TrimSpace(string(out))
-}
-
-// commit writes files (slash paths from the repository's top) and commits
-// them as author with message, a day after the previous commit, returning
-// the commit's SHA.
-func (r *testRepo) commit(author, message string, files map[string][]byte) string {
-	r.t.Helper()
-	for p, data := range files {
-		full := filepath.Join(r.root, filepath.FromSlash(p))
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			r.t.Fatal(err)
-		}
-		if err := os.WriteFile(full, data, 0o644); err != nil {
-			r.t.Fatal(err)
-		}
-		r.git("add", "--", p)
-	}
-	r.now = r.now.Add(24 * time.Hour)
-	r.git("-c", "user.name="+author, "-c", "user.email=author@example.com", "commit", "-q", "-m", message)
-	return r.git("rev-parse", "HEAD")
-}
 
 func versioned(version, content string) []byte {
 	return []byte(`{"metadata":{"name":"Greeting","description":"greets","version":"` + version + `"},` +
@@ -86,19 +25,19 @@ func versioned(version, content string) []byte {
 // Greeting.json committed as 1.0.0 (tagged v1.0.0), 1.1.0 and 2.0.0, a
 // commit of another file between, and an edit not committed. It returns
 // the folder and the three commits, oldest first.
-func greetingRepo(t testing.TB) (*testRepo, string, [3]string) {
+func greetingRepo(t testing.TB) (*gittest.Repo, string, [3]string) {
 	t.Helper()
-	r := newTestRepo(t)
+	r := gittest.New(t)
 	var c [3]string
-	c[0] = r.commit("Ada Lovelace", "Greeting 1.0.0\n\nThe first greeting.", map[string][]byte{"prompts/Greeting.json": versioned("1.0.0", "hello one")})
-	r.git("tag", "v1.0.0")
-	c[1] = r.commit("Jörg Müller", "Greeting 1.1.0: naïve café ☕\nsecond line", map[string][]byte{"prompts/Greeting.json": versioned("1.1.0", "hello one-one")})
-	r.commit("Ada Lovelace", "Other", map[string][]byte{"prompts/Other.json": tmpl("Other", "other")})
-	c[2] = r.commit("Ada Lovelace", "Greeting 2.0.0", map[string][]byte{"prompts/Greeting.json": versioned("2.0.0", "hello two")})
-	if err := os.WriteFile(filepath.Join(r.root, "prompts", "Greeting.json"), versioned("2.1.0-draft", "not committed"), 0o644); err != nil {
+	c[0] = r.Commit("Ada Lovelace", "Greeting 1.0.0\n\nThe first greeting.", map[string][]byte{"prompts/Greeting.json": versioned("1.0.0", "hello one")})
+	r.Git("tag", "v1.0.0")
+	c[1] = r.Commit("Jörg Müller", "Greeting 1.1.0: naïve café ☕\nsecond line", map[string][]byte{"prompts/Greeting.json": versioned("1.1.0", "hello one-one")})
+	r.Commit("Ada Lovelace", "Other", map[string][]byte{"prompts/Other.json": tmpl("Other", "other")})
+	c[2] = r.Commit("Ada Lovelace", "Greeting 2.0.0", map[string][]byte{"prompts/Greeting.json": versioned("2.0.0", "hello two")})
+	if err := os.WriteFile(filepath.Join(r.Root, "prompts", "Greeting.json"), versioned("2.1.0-draft", "not committed"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return r, filepath.Join(r.root, "prompts"), c
+	return r, filepath.Join(r.Root, "prompts"), c
 }
 
 func day(d int) time.Time { return time.Date(2024, 1, 2+d, 10, 0, 0, 0, time.UTC) }
@@ -130,11 +69,11 @@ func TestFileHistory(t *testing.T) {
 // TestFileHistoryPage: one page of commits, newest first, and Truncated
 // only when there are more.
 func TestFileHistoryPage(t *testing.T) {
-	r := newTestRepo(t)
+	r := gittest.New(t)
 	for i := range templates.HistoryPage + 2 {
-		r.commit("A", "v"+strconv.Itoa(i), map[string][]byte{"T.json": tmpl("T", strconv.Itoa(i))})
+		r.Commit("A", "v"+strconv.Itoa(i), map[string][]byte{"T.json": tmpl("T", strconv.Itoa(i))})
 	}
-	src := New(r.root, templates.BuildOptions{Logger: quiet})
+	src := New(r.Root, templates.BuildOptions{Logger: quiet})
 	got, err := src.FileHistory(context.Background(), "T.json")
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +86,7 @@ func TestFileHistoryPage(t *testing.T) {
 
 func TestFileAt(t *testing.T) {
 	r, dir, c := greetingRepo(t)
-	r.git("branch", "old", c[1])
+	r.Git("branch", "old", c[1])
 	src := New(dir, templates.BuildOptions{Logger: quiet})
 	outside := filepath.Join(t.TempDir(), "x")
 	tests := []struct {
@@ -199,7 +138,6 @@ func TestFileAt(t *testing.T) {
 // answers VERSIONS_UNSUPPORTED saying which; an option-like rev is refused
 // before any git command, so even there it is an invalid argument.
 func TestVersionsUnsupported(t *testing.T) {
-	needGit(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "Greeting.json"), versioned("1.0.0", "hi"))
 	// Git must not find a repository above the temporary folder.
@@ -215,7 +153,7 @@ func TestVersionsUnsupported(t *testing.T) {
 	}{
 		{name: "history, not a work tree", dir: dir, wantCode: fault.VersionsUnsupported, wantText: "versions need a GitHub library or a folder in a Git work tree: this template comes from a folder that is not in a Git work tree"},
 		{name: "file at, not a work tree", dir: dir, rev: "v1.0.0", wantCode: fault.VersionsUnsupported, wantText: "not in a Git work tree"},
-		{name: "inside .git", dir: filepath.Join(r.root, ".git"), wantCode: fault.VersionsUnsupported, wantText: "inside a .git folder"},
+		{name: "inside .git", dir: filepath.Join(r.Root, ".git"), wantCode: fault.VersionsUnsupported, wantText: "inside a .git folder"},
 		{name: "option, not a work tree", dir: dir, rev: "--output=x", wantCode: fault.InvalidArgument, wantText: "starts with '-'"},
 		{name: "no git", dir: inRepo, path_: noGit, wantCode: fault.VersionsUnsupported, wantText: "git is not installed (not on PATH)"},
 	}
@@ -246,13 +184,13 @@ func TestVersionsUnsupported(t *testing.T) {
 // passed to git.
 func TestGitEnv(t *testing.T) {
 	r, dir, c := greetingRepo(t)
-	other := newTestRepo(t)
-	other.commit("B", "elsewhere", map[string][]byte{"prompts/Greeting.json": versioned("9.0.0", "other")})
-	t.Setenv("GIT_DIR", filepath.Join(other.root, ".git"))
-	t.Setenv("GIT_WORK_TREE", other.root)
+	other := gittest.New(t)
+	other.Commit("B", "elsewhere", map[string][]byte{"prompts/Greeting.json": versioned("9.0.0", "other")})
+	t.Setenv("GIT_DIR", filepath.Join(other.Root, ".git"))
+	t.Setenv("GIT_WORK_TREE", other.Root)
 	got, err := New(dir, templates.BuildOptions{Logger: quiet}).FileHistory(context.Background(), "Greeting.json")
 	if err != nil || got.Ref != c[2] {
-		t.Errorf("history read %q (%v), want the folder's repository %s at %s", got.Ref, err, r.root, c[2])
+		t.Errorf("history read %q (%v), want the folder's repository %s at %s", got.Ref, err, r.Root, c[2])
 	}
 }
 
