@@ -21,13 +21,20 @@ import (
 type countSink struct {
 	responses chan struct{}
 	errors    atomic.Int64
+	// keep, set while no request is in flight, makes the sink keep a copy
+	// of each response in last, read after its signal.
+	keep bool
+	last []byte
 }
 
 func (c *countSink) Send(msgs []mcp.Outgoing) error {
 	for _, m := range msgs {
 		if m.Kind == mcp.KindResponse {
-			if bytes.Contains(m.Data, []byte(`"error":{`)) {
+			if bytes.Contains(m.Data, []byte(`"error":{`)) || bytes.Contains(m.Data, []byte(`"isError":true`)) {
 				c.errors.Add(1)
+			}
+			if c.keep {
+				c.last = bytes.Clone(m.Data)
 			}
 			c.responses <- struct{}{}
 		}
@@ -51,14 +58,21 @@ var benchArguments = map[string]string{"topic": "rate limits", "audience": "plat
 // observedSession is an initialized session of an engine over the bench
 // templates, with obs (nil: none) as the engine's hook.
 func observedSession(b *testing.B, obs mcp.Observer) (*mcp.Session, *countSink) {
-	lib := templates.NewLibrary(folder.New(benchTemplates, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
-	if err := lib.Load(context.Background()); err != nil {
-		b.Fatal(err)
-	}
+	s, sink, lib := dirSession(b, benchTemplates, obs)
 	// The sink counts error responses too: without the template the
 	// benchmarks would time "prompt not found".
 	if _, ok := lib.Catalog().Lookup(benchPrompt); !ok {
 		b.Fatalf("%s not in %s", benchPrompt, benchTemplates)
+	}
+	return s, sink
+}
+
+// dirSession is an initialized session of an engine over the templates of
+// dir, with obs (nil: none) as the engine's hook.
+func dirSession(b *testing.B, dir string, obs mcp.Observer) (*mcp.Session, *countSink, *templates.Library) {
+	lib := templates.NewLibrary(folder.New(dir, templates.BuildOptions{}), slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		b.Fatal(err)
 	}
 	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{Observer: obs})
 	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
@@ -74,7 +88,7 @@ func observedSession(b *testing.B, obs mcp.Observer) (*mcp.Session, *countSink) 
 			b.Fatalf("%d of the responses were errors", n)
 		}
 	})
-	return s, sink
+	return s, sink, lib
 }
 
 // benchRequests sends b.N requests with inFlight of them outstanding at a
@@ -87,6 +101,10 @@ func benchRequests(b *testing.B, method string, params any, inFlight int) {
 
 func benchObserved(b *testing.B, obs mcp.Observer, method string, params any, inFlight int) {
 	s, sink := observedSession(b, obs)
+	benchSession(b, s, sink, method, params, inFlight)
+}
+
+func benchSession(b *testing.B, s *mcp.Session, sink *countSink, method string, params any, inFlight int) {
 	p, err := json.Marshal(params)
 	if err != nil {
 		b.Fatal(err)
@@ -131,4 +149,34 @@ func BenchmarkEngineToolsCallRender(b *testing.B) { benchRequests(b, "tools/call
 func BenchmarkEnginePipelined(b *testing.B) {
 	b.Run("method=prompts/get", func(b *testing.B) { benchRequests(b, "prompts/get", promptsGet, 32) })
 	b.Run("method=tools/call", func(b *testing.B) { benchRequests(b, "tools/call", renderCall, 32) })
+}
+
+// BenchmarkFlowNextStep is one flowyprompt_next_flow_step of the
+// support_reply flow (testdata/flowlib): open the sealed handle, check the
+// flow's versions, render the next step, seal the new handle.
+func BenchmarkFlowNextStep(b *testing.B) {
+	s, sink, lib := dirSession(b, "testdata/flowlib", nil)
+	if len(lib.Catalog().Flows()) != 1 {
+		b.Fatalf("testdata/flowlib has %d valid flows, want 1", len(lib.Catalog().Flows()))
+	}
+	// The first step's handle, from a start_flow in the same session.
+	sink.keep = true
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"flowyprompt_start_flow",`+
+		`"arguments":{"name":"support_reply","arguments":{"ticket":"The export button does nothing."}}}}`), mcp.Delivery{})
+	<-sink.responses
+	sink.keep = false
+	var res struct {
+		Result struct {
+			StructuredContent struct {
+				Handle string `json:"handle"`
+			} `json:"structuredContent"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(sink.last, &res); err != nil || res.Result.StructuredContent.Handle == "" {
+		b.Fatalf("start_flow gave no handle (%v): %s", err, sink.last)
+	}
+	b.ReportMetric(float64(len(res.Result.StructuredContent.Handle)), "handle-bytes")
+	next := map[string]any{"name": "flowyprompt_next_flow_step",
+		"arguments": map[string]any{"handle": res.Result.StructuredContent.Handle, "output": "bug"}}
+	benchSession(b, s, sink, "tools/call", next, 1)
 }
