@@ -55,7 +55,7 @@ type flagGroups int
 
 const (
 	sourceFlags flagGroups = iota // list, render: where templates come from, logging
-	toolFlags                     // call: those, and the save tool's (it may run it)
+	toolFlags                     // call: those, the save tool's (it may run it) and the state keys (a flow's handle)
 	serveFlags                    // serve: all of those, and the server's own
 )
 
@@ -71,6 +71,8 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	serve := groups == serveFlags
 	if serve {
 		envErr = errors.Join(envErr, config.RegisterServe(fs, &s.cfg, config.Env(lookup)))
+	} else if groups == toolFlags {
+		config.RegisterState(fs, &s.cfg, config.Env(lookup))
 	}
 	if !serve {
 		oneShotHelp(fs, "warn", lookup)

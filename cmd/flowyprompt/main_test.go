@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"os"
@@ -130,7 +131,7 @@ func TestCommands(t *testing.T) {
 		// call may run the save tool, so it takes its flags.
 		{name: "call help", args: []string{"call", "-h"},
 			stderr: []string{"Usage: flowyprompt call TOOL", "Run one MCP tool", "Example:\n  flowyprompt call "},
-			flags:  append(append([]string{"json"}, sourceFlagNames...), writeFlagNames...)},
+			flags:  append(append([]string{"json", "state-keys"}, sourceFlagNames...), writeFlagNames...)},
 		{name: "check help", args: []string{"check", "-h"},
 			stderr: []string{"Usage: flowyprompt check", "Check the configuration", "Example:\n", "-json", "-github-repo"}},
 		{name: "version help", args: []string{"version", "-h"},
@@ -389,5 +390,42 @@ func TestVersionLine(t *testing.T) {
 	buildVersion, buildCommit = "", ""
 	if out, _, code := runCLI(t, nil, "", "--version"); code != 0 || out != "flowyprompt dev (commit unknown"+tail {
 		t.Errorf("--version printed %q (exit %d), want %q", out, code, "flowyprompt dev (commit unknown"+tail)
+	}
+}
+
+// TestCallContinuesAFlow: with the same state keys, a flow started by one
+// flowyprompt call goes on in the next, as across replicas; with other
+// keys its handle is refused.
+func TestCallContinuesAFlow(t *testing.T) {
+	env := map[string]string{"FLOWYPROMPT_STATE_KEYS": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32))}
+	stdout, stderr, code := runCLI(t, env, "", "call", "flowyprompt_start_flow", `{"name":"ship_a_change","arguments":{"diff":"-a\n+b"}}`, "--json")
+	if code != 0 {
+		t.Fatalf("start_flow: exit %d\n%s\n%s", code, stdout, stderr)
+	}
+	var started struct {
+		StructuredContent struct {
+			Handle string `json:"handle"`
+		} `json:"structuredContent"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &started); err != nil || started.StructuredContent.Handle == "" {
+		t.Fatalf("no handle (%v): %s", err, stdout)
+	}
+	next := `{"handle":"` + started.StructuredContent.Handle + `","output":"Looks good."}`
+	tests := []struct {
+		name string
+		env  map[string]string
+		code int
+		want string
+	}{
+		{"the same keys", env, 0, "Step 2 of 3: commit"},
+		{"another key", map[string]string{"FLOWYPROMPT_STATE_KEYS": base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{7}, 32))}, 1, "the flow handle was refused"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, tt.env, "", "call", "flowyprompt_next_flow_step", next)
+			if code != tt.code || !strings.Contains(stdout, tt.want) {
+				t.Fatalf("exit %d (want %d), want %q in:\n%s\n%s", code, tt.code, tt.want, stdout, stderr)
+			}
+		})
 	}
 }

@@ -144,6 +144,24 @@ func RegisterWrite(fs *flag.FlagSet, c *Config, env Env) error {
 	return r.err()
 }
 
+// RegisterState adds the flag that sets the keys sealing the state handed
+// to clients, for a command that runs tools but serves no one: flowyprompt
+// call continues a flow another call (or a server with the same keys)
+// started.
+func RegisterState(fs *flag.FlagSet, c *Config, env Env) {
+	registerStateKeys(fs, c, env)
+}
+
+func registerStateKeys(fs *flag.FlagSet, c *Config, env Env) {
+	// A key is a secret: its default comes from the environment and is
+	// never printed as a flag default.
+	c.StateKeys, _ = env("FLOWYPROMPT_STATE_KEYS")
+	fs.Func("state-keys", "Base64 `keys`, comma-separated, that sign the state handed to clients (input-required answers, flow handles); replicas behind one load balancer need the same (env FLOWYPROMPT_STATE_KEYS, preferred; default: a random key per process)", func(v string) error {
+		c.StateKeys = v
+		return nil
+	})
+}
+
 // envReader reads flag defaults from the environment and collects every
 // bad value, so one run reports them all instead of the first.
 type envReader struct {
@@ -248,11 +266,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 		c.AuthToken = v
 		return nil
 	})
-	c.StateKeys = str("FLOWYPROMPT_STATE_KEYS")
-	fs.Func("state-keys", "Base64 `keys`, comma-separated, that sign the state handed to clients (input-required answers); replicas behind one load balancer need the same (env FLOWYPROMPT_STATE_KEYS, preferred; default: a random key per process)", func(v string) error {
-		c.StateKeys = v
-		return nil
-	})
+	registerStateKeys(fs, c, env)
 	// Like the auth token, a NATS URL may carry a password: its default
 	// comes from the environment and is never printed as a flag default.
 	c.NATSURL = str("NATS_URL")
