@@ -175,8 +175,9 @@ func BenchmarkFlowNextStep(b *testing.B) {
 	if err := json.Unmarshal(sink.last, &res); err != nil || res.Result.StructuredContent.Handle == "" {
 		b.Fatalf("start_flow gave no handle (%v): %s", err, sink.last)
 	}
-	b.ReportMetric(float64(len(res.Result.StructuredContent.Handle)), "handle-bytes")
 	next := map[string]any{"name": "flowyprompt_next_flow_step",
 		"arguments": map[string]any{"handle": res.Result.StructuredContent.Handle, "output": "bug"}}
 	benchSession(b, s, sink, "tools/call", next, 1)
+	// After the timed loop: ResetTimer drops metrics reported before it.
+	b.ReportMetric(float64(len(res.Result.StructuredContent.Handle)), "handle-bytes")
 }
