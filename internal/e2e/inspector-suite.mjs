@@ -32,7 +32,6 @@ const ALL_OPTIONAL = {
   results: [{ name: "Ask", content: "Write notes about {{ topic }} in a [{{tone}}] tone.", format: "markdown" }],
 };
 
-
 /**
  * Registers the shared checks in the current describe block. run(args)
  * runs `inspector --cli ARGS` against a server serving the built-in
