@@ -269,7 +269,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 	}
 	rr, _ := src.(templates.ResourceReader)
 	for _, e := range cat.Templates() {
-		for _, p := range resourceProblems(ctx, rr, e.Template) {
+		for _, p := range resourceProblems(ctx, rr, cat, e.Template) {
 			rep.Missing = append(rep.Missing, missing{e.Path, p.Pointer, p.Message})
 		}
 	}
@@ -298,7 +298,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 			}
 		}
 		if len(rep.Missing) > 0 {
-			fmt.Fprintf(stdout, "resources: %d listed file(s) cannot be read (the templates are served without them):\n", len(rep.Missing))
+			fmt.Fprintf(stdout, "resources: %d listed resource(s) cannot be read (the templates are served without them):\n", len(rep.Missing))
 			for _, m := range rep.Missing {
 				fmt.Fprintf(stdout, "  %s: %s: %s\n", m.Path, m.Pointer, m.Error)
 			}
