@@ -1,7 +1,6 @@
 package github
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,12 +8,12 @@ import (
 	"os"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 	"github.com/flowyprompt/flowyprompt/internal/testclock"
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -27,22 +26,7 @@ const testToken = "ghp_T0kenThatMustNeverLeak0123456789abcd"
 func newClock() *testclock.Clock { return testclock.New(time.Now().Truncate(time.Second)) }
 
 // logBuffer collects JSON log records from concurrent goroutines.
-type logBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *logBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *logBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
+type logBuffer struct{ testfiles.SyncBuffer }
 
 // count returns how many records have the level and a message containing msg.
 func (b *logBuffer) count(level, msg string) int {

@@ -257,19 +257,24 @@ func (c *Composite) CheckResource(ctx context.Context, p string) error {
 }
 
 func (c *Composite) resourceMember(p string) (ResourceReader, string, error) {
-	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
-	for _, m := range c.members {
-		if m.Namespace != ns {
-			continue
-		}
-		if rr, ok := m.Source.(ResourceReader); ok && rest != "" {
+	if m, rest, ok := c.member(p); ok && rest != "" {
+		if rr, ok := m.Source.(ResourceReader); ok {
 			return rr, rest, nil
 		}
-		break
 	}
 	return nil, "", &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", p),
 		Why: "no source of this server serves that file",
 		How: "name a file a template lists in its resources, as NAMESPACE/PATH"}
+}
+
+// member splits p into NAMESPACE/REST and finds the member it names.
+func (c *Composite) member(p string) (Member, string, bool) {
+	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
+	i := slices.IndexFunc(c.members, func(m Member) bool { return m.Namespace == ns })
+	if i < 0 {
+		return Member{}, "", false
+	}
+	return c.members[i], rest, true
 }
 
 // combine builds the combined catalog from c.last (all set); c.mu held.

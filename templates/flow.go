@@ -194,16 +194,12 @@ func sortedKeys(m map[string]string) []string {
 // argument not given becomes the empty string, as an optional template
 // variable does.
 func (f *Flow) StepVariables(i int, args map[string]string, outputs []string) map[string]string {
-	index := map[string]int{}
-	for j, s := range f.Steps {
-		index[s.Name] = j
-	}
 	out := make(map[string]string, len(f.Steps[i].Variables))
 	for name, value := range f.Steps[i].Variables {
 		out[name] = flowRef.ReplaceAllStringFunc(value, func(m string) string {
 			ref := flowRef.FindStringSubmatch(m)[1]
 			if step, ok := stepOutputRef(ref); ok {
-				if j, ok := index[step]; ok && j < len(outputs) {
+				if j := f.stepIndex(step); j >= 0 && j < len(outputs) {
 					return outputs[j]
 				}
 				return ""
@@ -218,16 +214,12 @@ func (f *Flow) StepVariables(i int, args map[string]string, outputs []string) ma
 // later one refers to its output: a caller that carries outputs can drop
 // the others.
 func (f *Flow) Needed(from int) []bool {
-	index := map[string]int{}
-	for j, s := range f.Steps {
-		index[s.Name] = j
-	}
 	needed := make([]bool, min(from, len(f.Steps)))
 	for _, s := range f.Steps[min(from, len(f.Steps)):] {
 		for _, value := range s.Variables {
 			for _, m := range flowRef.FindAllStringSubmatch(value, -1) {
 				if step, ok := stepOutputRef(m[1]); ok {
-					if j, ok := index[step]; ok && j < len(needed) {
+					if j := f.stepIndex(step); j >= 0 && j < len(needed) {
 						needed[j] = true
 					}
 				}
@@ -235,6 +227,14 @@ func (f *Flow) Needed(from int) []bool {
 		}
 	}
 	return needed
+}
+
+// stepIndex is the index of the step named name, -1 if none. A flow has a
+// handful of steps with unique names (ParseFlow checks): a scan is cheaper
+// than building a map on every call, and leaves no index to keep in step
+// with Steps when a Flow is copied (namespacedFlow) or written by hand.
+func (f *Flow) stepIndex(name string) int {
+	return slices.IndexFunc(f.Steps, func(s FlowStep) bool { return s.Name == name })
 }
 
 func invalidFlow(file string, problems []Problem, cause error) *fault.Error {

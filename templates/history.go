@@ -4,8 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"path"
-	"strings"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -86,17 +84,14 @@ func (c *Composite) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 }
 
 func (c *Composite) historyMember(p string) (History, string, error) {
-	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
-	for _, m := range c.members {
-		if m.Namespace != ns {
-			continue
-		}
-		if h, ok := m.Source.(History); ok && rest != "" {
-			return h, rest, nil
-		}
-		return nil, "", VersionsUnsupported(p, m.Source.Info().Kind+" source "+ns)
+	m, rest, ok := c.member(p)
+	if !ok {
+		return nil, "", VersionsUnsupported(p, "no source of this server")
 	}
-	return nil, "", VersionsUnsupported(p, "no source of this server")
+	if h, ok := m.Source.(History); ok && rest != "" {
+		return h, rest, nil
+	}
+	return nil, "", VersionsUnsupported(p, m.Source.Info().Kind+" source "+m.Namespace)
 }
 
 var _ History = (*Composite)(nil)

@@ -16,6 +16,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -555,7 +556,9 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	bad := 0
 	names := map[string]string{}
 	// A flow is checked against the templates of its library, the folder
-	// that holds its flows/ folder, read once whichever way it was named.
+	// that holds its flows/ folder, and a template's template:// resources
+	// against those of the folder it was read from: each read once
+	// whichever way it was named.
 	libraries := map[string]*templates.Catalog{}
 	library := func(root string) (*templates.Catalog, error) {
 		if c, ok := libraries[root]; ok {
@@ -564,7 +567,7 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		opts := templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)}
 		files, err := folder.New(root, opts).Files(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("cannot read the templates the flow refers to in %s: %w", root, err)
+			return nil, fmt.Errorf("cannot read the templates in %s that the file refers to: %w", root, err)
 		}
 		c := templates.Build(files, opts)
 		libraries[root] = c
@@ -592,8 +595,16 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 				// A listed file that is not there fails the prompt's
 				// attachments when served: it is an error here.
 				t, _, _ := templates.Parse(in.data, templates.ParseOptions{MaxFileSize: cfg.MaxFileSize})
+				var lib *templates.Catalog
+				if slices.ContainsFunc(t.Resources, func(r string) bool { return strings.HasPrefix(r, app.TemplateURIPrefix) }) {
+					// Only then: a named file's folder may hold anything.
+					var err error
+					if lib, err = library(in.root); err != nil {
+						return &exitError{code: 2, err: err}
+					}
+				}
 				rr := folder.New(in.root, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: slog.New(slog.DiscardHandler)})
-				if ps := resourceProblems(ctx, rr, t); len(ps) > 0 {
+				if ps := resourceProblems(ctx, rr, lib, t); len(ps) > 0 {
 					rep.Valid, rep.Code = false, fault.ResourceNotFound
 					rep.Errors = append(rep.Errors, ps...)
 				}
@@ -651,19 +662,28 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	return nil
 }
 
-// resourceProblems reports each file t lists in its resources that rr
-// cannot read (missing, unreadable, outside the folder), at its JSON
-// pointer.
-func resourceProblems(ctx context.Context, rr templates.ResourceReader, t *templates.Template) []templates.Problem {
+// resourceProblems reports each resource of t that would not be
+// attached, at its JSON pointer: a file rr cannot read (missing,
+// unreadable, outside the folder) and a template:// that lib does not
+// serve.
+func resourceProblems(ctx context.Context, rr templates.ResourceReader, lib *templates.Catalog, t *templates.Template) []templates.Problem {
 	var out []templates.Problem
-	if t == nil || rr == nil {
+	if t == nil {
 		return nil
 	}
 	for i, r := range t.Resources {
-		if strings.Contains(r, "://") {
+		at := fmt.Sprintf("/resources/%d", i)
+		if name, ok := strings.CutPrefix(r, app.TemplateURIPrefix); ok {
+			if _, found := lib.Lookup(name); !found {
+				out = append(out, templates.Problem{Pointer: at, Message: fmt.Sprintf(
+					"resource %q names no template of the library: clients would get the prompt without it; add the template or fix the name", r)})
+			}
 			continue
 		}
-		_, _, err := rr.ReadResource(ctx, r)
+		if rr == nil || strings.Contains(r, "://") {
+			continue
+		}
+		err := templates.CheckResource(ctx, rr, r)
 		if err == nil {
 			continue
 		}
@@ -675,7 +695,7 @@ func resourceProblems(ctx context.Context, rr templates.ResourceReader, t *templ
 		if errors.Is(err, fs.ErrNotExist) {
 			msg = fmt.Sprintf("resource %q does not exist: clients would get the prompt without it; add the file (the path is relative to the template folder) or fix the path", r)
 		}
-		out = append(out, templates.Problem{Pointer: fmt.Sprintf("/resources/%d", i), Message: msg})
+		out = append(out, templates.Problem{Pointer: at, Message: msg})
 	}
 	return out
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/github"
@@ -16,7 +15,6 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
-	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 // githubSource builds the GitHub source from the configuration, refusing
@@ -48,11 +46,12 @@ func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (
 	var members []templates.Member
 	var errs []error
 	for _, spec := range cfg.Sources {
-		mlog := log.With("source", spec.Name)
-		var src templates.Source
+		// Each member is opened as the one source of a configuration
+		// that names only it.
+		one := *cfg
+		one.Sources, one.GitHubRepoURL, one.TemplatesDir = nil, "", ""
 		switch spec.Kind {
 		case config.KindGitHub:
-			one := *cfg
 			one.GitHubRepoURL, one.GitHubRef, one.GitHubToken = spec.Location, spec.Ref, string(spec.Token)
 			if spec.Path != "" {
 				one.GitHubPath = spec.Path
@@ -60,22 +59,13 @@ func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (
 			if spec.APIURL != "" {
 				one.GitHubAPIURL = spec.APIURL
 			}
-			gs, err := githubSource(&one, mlog, node)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("source %s: %w", spec.Name, err))
-				continue
-			}
-			src = gs
 		case config.KindDir:
-			abs, err := filepath.Abs(spec.Location)
-			if err != nil {
-				errs = append(errs, fmt.Errorf("source %s: template folder %q: %w", spec.Name, spec.Location, err))
-				continue
-			}
-			src = folder.New(abs, templates.BuildOptions{MaxFileSize: cfg.MaxFileSize, Logger: mlog,
-				Info: templates.SourceInfo{Kind: "directory", Location: abs}})
-		default:
-			src = templates.Embedded()
+			one.TemplatesDir = spec.Location
+		}
+		src, err := openSource(&one, log.With("source", spec.Name), node)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("source %s: %w", spec.Name, err))
+			continue
 		}
 		members = append(members, templates.Member{Namespace: spec.Name, Source: src})
 	}
@@ -269,7 +259,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 	}
 	rr, _ := src.(templates.ResourceReader)
 	for _, e := range cat.Templates() {
-		for _, p := range resourceProblems(ctx, rr, e.Template) {
+		for _, p := range resourceProblems(ctx, rr, cat, e.Template) {
 			rep.Missing = append(rep.Missing, missing{e.Path, p.Pointer, p.Message})
 		}
 	}
@@ -298,7 +288,7 @@ func checkLocal(ctx context.Context, cfg *config.Config, log *slog.Logger, stdou
 			}
 		}
 		if len(rep.Missing) > 0 {
-			fmt.Fprintf(stdout, "resources: %d listed file(s) cannot be read (the templates are served without them):\n", len(rep.Missing))
+			fmt.Fprintf(stdout, "resources: %d listed resource(s) cannot be read (the templates are served without them):\n", len(rep.Missing))
 			for _, m := range rep.Missing {
 				fmt.Fprintf(stdout, "  %s: %s: %s\n", m.Path, m.Pointer, m.Error)
 			}

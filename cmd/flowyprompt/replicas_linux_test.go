@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"net/http"
 	"strings"
 	"testing"
@@ -32,20 +31,8 @@ func TestBinarySessionsAcrossReplicas(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			req, _ := http.NewRequest(http.MethodPost, "http://"+b.addr+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`))
-			req.Header.Set("Content-Type", "application/json")
-			req.Header.Set("Accept", "application/json, text/event-stream")
-			req.Header.Set("Mcp-Session-Id", tc.session)
-			res, err := client.Do(req)
-			if err != nil {
-				b.fatalf(t, "POST /mcp on b: %v", err)
-			}
-			defer res.Body.Close()
-			answer, err := io.ReadAll(res.Body)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.StatusCode != tc.want || !strings.Contains(string(answer), tc.in) {
+			res, answer := postMCP(t, b, `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`, "Mcp-Session-Id", tc.session)
+			if res.StatusCode != tc.want || !strings.Contains(answer, tc.in) {
 				t.Errorf("POST /mcp on b: %s %q, want %d with %s", res.Status, answer, tc.want, tc.in)
 			}
 		})

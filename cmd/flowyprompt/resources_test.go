@@ -90,12 +90,18 @@ func TestMissingResourceReported(t *testing.T) {
 	testfiles.Write(t, dir, map[string]string{"Guided.json": missing, "guides/style.md": "# Style"})
 	okDir := t.TempDir()
 	testfiles.Write(t, okDir, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style"})
+	// Linked attaches a template of its library and one that is none.
+	refs := t.TempDir()
+	testfiles.Write(t, refs, map[string]string{"Guided.json": guideTemplate, "guides/style.md": "# Style",
+		"Linked.json": `{"metadata":{"name":"Linked","description":"d","version":"1.0.0"},"variables":[],` +
+			`"results":[{"name":"s","content":"x"}],"resources":["template://Guided","template://Nope"]}`})
 	tests := []struct {
 		name   string
 		args   []string
 		code   int
 		stdout []string
 		stderr []string
+		absent []string // from stdout
 	}{
 		{name: "validate folder", args: []string{"validate", dir}, code: 1,
 			stdout: []string{"Guided.json: INVALID", "error   /resources/1:", `"guides/missing.md"`, "0 valid, 1 invalid"}},
@@ -107,6 +113,13 @@ func TestMissingResourceReported(t *testing.T) {
 		{name: "check", args: []string{"check", "--templates", dir}, code: 1,
 			stdout: []string{"Guided.json: /resources/1:", "guides/missing.md"}},
 		{name: "check present", args: []string{"check", "--templates", okDir}, stdout: []string{"1 valid, 0 invalid"}},
+		{name: "validate template uri", args: []string{"validate", refs}, code: 1,
+			stdout: []string{"Linked.json: INVALID", `error   /resources/1: resource "template://Nope" names no template`, "1 valid, 1 invalid"},
+			absent: []string{"/resources/0"}},
+		{name: "validate template uri, named file", args: []string{"validate", filepath.Join(refs, "Linked.json")}, code: 1,
+			stdout: []string{"Linked.json: INVALID", `/resources/1: resource "template://Nope"`}, absent: []string{"/resources/0"}},
+		{name: "check template uri", args: []string{"check", "--templates", refs}, code: 1,
+			stdout: []string{`Linked.json: /resources/1: resource "template://Nope" names no template`}, absent: []string{"/resources/0"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -115,6 +128,11 @@ func TestMissingResourceReported(t *testing.T) {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
 			}
 			checkOutput(t, stdout, stderr, tt.stdout, tt.stderr)
+			for _, s := range tt.absent {
+				if strings.Contains(stdout, s) {
+					t.Errorf("stdout has %q:\n%s", s, stdout)
+				}
+			}
 		})
 	}
 }

@@ -145,14 +145,10 @@ func RegisterWrite(fs *flag.FlagSet, c *Config, env Env) error {
 }
 
 // RegisterState adds the flag that sets the keys sealing the state handed
-// to clients, for a command that runs tools but serves no one: flowyprompt
-// call continues a flow another call (or a server with the same keys)
-// started.
+// to clients: RegisterServe's, and alone for a command that runs tools but
+// serves no one (flowyprompt call continues a flow another call, or a
+// server with the same keys, started).
 func RegisterState(fs *flag.FlagSet, c *Config, env Env) {
-	registerStateKeys(fs, c, env)
-}
-
-func registerStateKeys(fs *flag.FlagSet, c *Config, env Env) {
 	// A key is a secret: its default comes from the environment and is
 	// never printed as a flag default.
 	c.StateKeys, _ = env("FLOWYPROMPT_STATE_KEYS")
@@ -266,7 +262,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 		c.AuthToken = v
 		return nil
 	})
-	registerStateKeys(fs, c, env)
+	RegisterState(fs, c, env)
 	// Like the auth token, a NATS URL may carry a password: its default
 	// comes from the environment and is never printed as a flag default.
 	c.NATSURL = str("NATS_URL")

@@ -7,11 +7,11 @@ import (
 	"errors"
 	"io"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/stdio"
 )
@@ -76,25 +76,6 @@ func TestEOFAnswersInflightThenEnds(t *testing.T) {
 	}
 }
 
-// lockedBuffer is the session's stdout, read by the test while the
-// session's writer may still be writing to it.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestCancelAnswersInflightThenEnds is TestEOFAnswersInflightThenEnds for
 // a signal (serve cancels Serve's context on SIGTERM and SIGINT) with
 // stdin still open: Serve returns only once the request in flight has
@@ -132,7 +113,7 @@ func TestCancelAnswersInflightThenEnds(t *testing.T) {
 
 			pr, pw := io.Pipe()
 			defer pw.Close()
-			var out lockedBuffer
+			var out testfiles.SyncBuffer
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
 			done := make(chan error, 1)
