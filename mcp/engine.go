@@ -76,6 +76,8 @@ type Engine struct {
 	serverInfoMember []byte
 	lmu              sync.Mutex
 	listeners        map[*listener]struct{} // open subscriptions/listen streams
+
+	paramHeaders sync.Map // tool name → *paramHeaders
 }
 
 // NewEngine starts an engine serving srv.

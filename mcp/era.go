@@ -96,6 +96,54 @@ func ParseInbound(data []byte) (*Inbound, error) {
 	return in, nil
 }
 
+// paramsHead is the part of a request's params an Inbound reads.
+type paramsHead struct {
+	Meta      json.RawMessage `json:"_meta"`
+	Name      *string         `json:"name"`
+	URI       *string         `json:"uri"`
+	Arguments json.RawMessage `json:"arguments"`
+}
+
+// decodeFast reads the params of the common shape in one pass of the
+// scanner, as the hot methods' params are (see fastparams.go): every
+// modern request passes here and again through Request.Decode, and
+// encoding/json would cost more than the rest of the read. Anything else
+// (a member it does not know, one repeated, a name that is not a plain
+// string) is left to encoding/json.
+func (h *paramsHead) decodeFast(data []byte) bool {
+	s := &scanner{data: data}
+	str := func(dst **string) bool {
+		if *dst != nil {
+			return false
+		}
+		v, ok := s.stringValue()
+		*dst = &v
+		return ok
+	}
+	raw := func(dst *json.RawMessage) bool {
+		start := s.i
+		if *dst != nil || s.value(1) != nil {
+			return false
+		}
+		*dst = s.data[start:s.i:s.i]
+		return true
+	}
+	ok := s.fields(func(key []byte) bool {
+		switch string(key) {
+		case `"_meta"`:
+			return raw(&h.Meta)
+		case `"name"`:
+			return str(&h.Name)
+		case `"uri"`:
+			return str(&h.URI)
+		case `"arguments"`:
+			return raw(&h.Arguments)
+		}
+		return false
+	})
+	return ok && s.end() == nil
+}
+
 // readParams picks out of the params what the era and the headers depend
 // on: _meta, and the name a transport mirrors in a header.
 func (in *Inbound) readParams() {
@@ -103,16 +151,14 @@ func (in *Inbound) readParams() {
 	if len(p) == 0 || string(p) == "null" {
 		return
 	}
-	var head struct {
-		Meta      json.RawMessage `json:"_meta"`
-		Name      *string         `json:"name"`
-		URI       *string         `json:"uri"`
-		Arguments json.RawMessage `json:"arguments"`
-	}
-	if err := json.Unmarshal(p, &head); err != nil {
-		in.metaErr = protocolError(CodeInvalidParams, "invalid params for "+in.f.method,
-			describeJSONError(err), "send params as an object, with _meta as the revision defines it")
-		return
+	var head paramsHead
+	if !head.decodeFast(p) {
+		head = paramsHead{}
+		if err := json.Unmarshal(p, &head); err != nil {
+			in.metaErr = protocolError(CodeInvalidParams, "invalid params for "+in.f.method,
+				describeJSONError(err), "send params as an object, with _meta as the revision defines it")
+			return
+		}
 	}
 	switch in.f.method {
 	case MethodToolsCall, MethodPromptsGet:

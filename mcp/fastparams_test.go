@@ -86,7 +86,7 @@ func FuzzFastParamsMatchEncodingJSON(f *testing.F) {
 		`{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","x":[1,{"y":null}]},"name":"n","arguments":{"a":"b"}}`, `{"name":"n","_meta":{},"_meta":{}}`,
 		`{"name":"n","arguments":{"a":{"b":"c"}}}`, `{"name":"\xff","arguments":{"\xfe":"\xfd"}}`,
 		`{"name":"n\ud800","arguments":{"k":"\ud83d\ude00"}}`, `{"name":"n","arguments":{"a":1}}`,
-		`{"name":"n","name":"m"}`, `{"name":"n"}  `, `{"name":"n"`, `{"name":"n",}`,
+		`{"name":"n","name":"m"}`, `{"name":"n"}  `, `{"uri":"x://y","_meta":null}`, `{"name":null}`, `{"name":"n"`, `{"name":"n",}`,
 	} {
 		f.Add([]byte(s))
 	}
@@ -115,6 +115,15 @@ func FuzzFastParamsMatchEncodingJSON(f *testing.F) {
 				t.Fatalf("%q: CallToolParams fast %q %s, encoding/json %q %s", data, ct.Name, ct.Arguments, ctWant.Name, ctWant.Arguments)
 			}
 		}
+		var head, headWant paramsHead
+		if head.decodeFast(data) {
+			if err := json.Unmarshal(data, &headWant); err != nil {
+				t.Fatalf("%q: fast paramsHead took what encoding/json refuses: %v", data, err)
+			}
+			if diff := cmp.Diff(headWant, head); diff != "" {
+				t.Fatalf("%q: paramsHead (-encoding/json +fast):\n%s", data, diff)
+			}
+		}
 		if m, ok := DecodeStringObject(data); ok {
 			dec := json.NewDecoder(bytes.NewReader(data))
 			dec.UseNumber()
@@ -127,4 +136,52 @@ func FuzzFastParamsMatchEncodingJSON(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParamsHead: the head of a modern request's params is read in one
+// pass for the shapes clients send, and by encoding/json otherwise, to
+// the same values.
+func TestParamsHead(t *testing.T) {
+	tests := []struct {
+		params string
+		fast   bool
+	}{
+		{`{"name":"n","arguments":{"a":"1"},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}}`, true},
+		{`{"uri":"x://y","_meta":{}}`, true},
+		{`{}`, true},
+		{`{"arguments":null,"name":"n"}`, true},
+		{`{"cursor":"c","_meta":{}}`, false},
+		{`{"Name":"n"}`, false},
+		{`{"name":null}`, false},
+		{`{"name":"n","name":"m"}`, false},
+		{`{"na\u006de":"n"}`, false},
+	}
+	for _, tc := range tests {
+		var fast, want paramsHead
+		if got := fast.decodeFast([]byte(tc.params)); got != tc.fast {
+			t.Errorf("%s: fast path taken = %v, want %v", tc.params, got, tc.fast)
+			continue
+		}
+		if !tc.fast {
+			continue
+		}
+		if err := json.Unmarshal([]byte(tc.params), &want); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want, fast); diff != "" {
+			t.Errorf("%s (-encoding/json +fast):\n%s", tc.params, diff)
+		}
+	}
+}
+
+func BenchmarkParseInboundModern(b *testing.B) {
+	msg := []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flowyprompt_render_template",` +
+		`"arguments":{"name":"Code_Review","variables":{"code":"func f() {}","language":"go"}},` +
+		`"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := ParseInbound(bytes.Clone(msg)); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

@@ -441,23 +441,42 @@ func (e *Engine) ParamHeaders(ctx context.Context, tool string) ([]ParamHeader, 
 		if t.Name != tool {
 			continue
 		}
-		var schema struct {
-			Properties map[string]struct {
-				Header string `json:"x-mcp-header"`
-			} `json:"properties"`
+		// Every modern tools/call over HTTP asks, and a schema seldom
+		// changes: it is read once for as long as its bytes stay the same.
+		if c, ok := e.paramHeaders.Load(tool); ok && bytes.Equal(c.(*paramHeaders).schema, t.InputSchema) {
+			return c.(*paramHeaders).headers, nil
 		}
-		if json.Unmarshal(t.InputSchema, &schema) != nil {
-			return nil, nil
-		}
-		var out []ParamHeader
-		for name, p := range schema.Properties {
-			if p.Header != "" {
-				out = append(out, ParamHeader{Property: name, Header: p.Header})
-			}
-		}
-		return out, nil
+		headers := readParamHeaders(t.InputSchema)
+		e.paramHeaders.Store(tool, &paramHeaders{schema: bytes.Clone(t.InputSchema), headers: headers})
+		return headers, nil
 	}
 	return nil, nil
+}
+
+// paramHeaders is what ParamHeaders read from one tool's input schema.
+type paramHeaders struct {
+	schema  json.RawMessage
+	headers []ParamHeader
+}
+
+// readParamHeaders lists the properties schema marks with x-mcp-header
+// (none when it is not an object schema).
+func readParamHeaders(schema json.RawMessage) []ParamHeader {
+	var s struct {
+		Properties map[string]struct {
+			Header string `json:"x-mcp-header"`
+		} `json:"properties"`
+	}
+	if json.Unmarshal(schema, &s) != nil {
+		return nil
+	}
+	var out []ParamHeader
+	for name, p := range s.Properties {
+		if p.Header != "" {
+			out = append(out, ParamHeader{Property: name, Header: p.Header})
+		}
+	}
+	return out
 }
 
 // SameParamValue reports whether a header value v mirrors the argument

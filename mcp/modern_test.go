@@ -345,3 +345,32 @@ func TestListenBehind(t *testing.T) {
 	}
 	waitListeners(t, e, 0)
 }
+
+// schemaTools has one tool whose input schema a test changes.
+type schemaTools struct{ schema *string }
+
+func (s schemaTools) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error) {
+	return []mcp.Tool{{Name: "route", InputSchema: json.RawMessage(*s.schema)}}, nil
+}
+
+func (schemaTools) CallTool(context.Context, *mcp.Request, *mcp.CallToolParams) (*mcp.CallToolResult, error) {
+	return &mcp.CallToolResult{}, nil
+}
+
+// TestParamHeadersFollowTheSchema: what ParamHeaders read of a tool's
+// schema is kept only while the schema stays the same.
+func TestParamHeadersFollowTheSchema(t *testing.T) {
+	schema := `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`
+	e := mcp.NewEngine(&mcp.Server{Info: mcp.Implementation{Name: "t", Version: "0"}, Tools: schemaTools{&schema}}, mcp.EngineOptions{})
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	for _, want := range []string{"Region", "Region", "Zone"} {
+		schema = strings.Replace(schema, `"Region"`, `"`+want+`"`, 1)
+		got, err := e.ParamHeaders(context.Background(), "route")
+		if err != nil || len(got) != 1 || got[0] != (mcp.ParamHeader{Property: "region", Header: want}) {
+			t.Fatalf("ParamHeaders = %v, %v; want region in %s", got, err, want)
+		}
+	}
+	if got, err := e.ParamHeaders(context.Background(), "other"); err != nil || got != nil {
+		t.Errorf("an unknown tool's headers = %v, %v", got, err)
+	}
+}

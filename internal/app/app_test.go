@@ -53,6 +53,22 @@ type exchange struct {
 	params any
 }
 
+// answers sends each exchange in turn and returns what came back, by
+// name: the result, or the error, as a golden file holds it.
+func answers(t *testing.T, c *mcptest.Client, cases []exchange) map[string]json.RawMessage {
+	t.Helper()
+	got := map[string]json.RawMessage{}
+	for i, ex := range cases {
+		m := c.Request(t, i+1, ex.method, ex.params)
+		if m.Error != nil {
+			got[ex.name] = mustJSON(t, map[string]any{"error": m.Error})
+		} else {
+			got[ex.name] = mustJSON(t, map[string]any{"result": json.RawMessage(m.Result)})
+		}
+	}
+	return got
+}
+
 // TestExchangesGolden drives the embedded library through the protocol and
 // compares every answer with the golden file (as JSON).
 func TestExchangesGolden(t *testing.T) {
@@ -91,15 +107,7 @@ func TestExchangesGolden(t *testing.T) {
 		{"refresh", "tools/call", map[string]any{"name": "flowyprompt_refresh_templates", "arguments": map[string]any{}}},
 		{"unknown tool", "tools/call", map[string]any{"name": "flowyprompt_delete_everything", "arguments": map[string]any{}}},
 	}
-	got := map[string]json.RawMessage{}
-	for i, ex := range cases {
-		m := c.Request(t, i+1, ex.method, ex.params)
-		if m.Error != nil {
-			got[ex.name] = mustJSON(t, map[string]any{"error": m.Error})
-		} else {
-			got[ex.name] = mustJSON(t, map[string]any{"result": json.RawMessage(m.Result)})
-		}
-	}
+	got := answers(t, c, cases)
 	for k, v := range got {
 		got[k] = timestamps.ReplaceAll(v, []byte("<time>"))
 	}

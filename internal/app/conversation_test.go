@@ -42,16 +42,7 @@ func TestConversationGolden(t *testing.T) {
 				`"variables":[{"name":"q","type":"string","description":"d","required":true}],` +
 				`"messages":[{"role":"user","content":"{{q}} {{ghost}}"},{"role":"system","content":"Be brief."},{"role":"assistant","content":""}]}`}}},
 	}
-	got := map[string]json.RawMessage{}
-	for i, ex := range cases {
-		m := c.Request(t, i+1, ex.method, ex.params)
-		if m.Error != nil {
-			got[ex.name] = mustJSON(t, map[string]any{"error": m.Error})
-		} else {
-			got[ex.name] = mustJSON(t, map[string]any{"result": json.RawMessage(m.Result)})
-		}
-	}
-	golden.JSON(t, filepath.Join("testdata", "conversation.golden.json"), got)
+	golden.JSON(t, filepath.Join("testdata", "conversation.golden.json"), answers(t, c, cases))
 }
 
 // TestConversationMessages: prompts/get sends a conversation's messages in

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/xeipuuv/gojsonschema"
@@ -91,6 +92,44 @@ func TestToolErrorsModelsCanBranchOn(t *testing.T) {
 		for _, want := range tc.problems {
 			if !strings.Contains(problems, want) {
 				t.Errorf("%s %v: problems %q do not say %q", tc.tool, tc.args, problems, want)
+			}
+		}
+	}
+}
+
+// TestGetInvalidTemplateSaysWhy: asking for a template whose file failed
+// to load says that the file exists and why it is invalid, instead of
+// "none of the templates has metadata.name".
+func TestGetInvalidTemplateSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{
+		"Good.json":      `{"metadata":{"name":"Good","description":"Fine.","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`,
+		"Broken.json":    `{"metadata":{"name":"Broken","description":"No version."},"variables":[],"results":[{"name":"s","content":"x"}]}`,
+		"team/Half.json": `{"metadata":{"name":"Half"`,
+	})
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		tool, name string
+		want       []string
+	}{
+		{"flowyprompt_get_template", "Broken", []string{"Broken.json exists but is invalid", "/metadata/version", "flowyprompt_validate_template"}},
+		{"flowyprompt_render_template", "Broken", []string{"Broken.json exists but is invalid"}},
+		{"flowyprompt_get_template", "Half", []string{"team/Half.json exists but is invalid"}},
+	}
+	for i, tt := range tests {
+		res := call(t, c, i+1, tt.tool, map[string]any{"name": tt.name})
+		text := res.Content[0].Text
+		if !res.IsError || res.StructuredContent["code"] != "TEMPLATE_NOT_FOUND" {
+			t.Errorf("%s %s: want a TEMPLATE_NOT_FOUND error, got %.300s", tt.tool, tt.name, res.raw)
+		}
+		if strings.Contains(text, "none of the") {
+			t.Errorf("%s %s: says no template has the name, though its file is there:\n%s", tt.tool, tt.name, text)
+		}
+		for _, w := range tt.want {
+			if !strings.Contains(text, w) {
+				t.Errorf("%s %s: text lacks %q:\n%s", tt.tool, tt.name, w, text)
 			}
 		}
 	}

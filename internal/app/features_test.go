@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
@@ -620,4 +621,61 @@ func logMessage(t *testing.T, c *mcptest.Client) (p struct {
 		t.Fatal(err)
 	}
 	return p
+}
+
+// TestListTextShowsEnums: the list tool's text names each variable's
+// allowed values, as its description promises.
+func TestListTextShowsEnums(t *testing.T) {
+	e, _, _ := newEngine(t, templates.Embedded())
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	res := call(t, c, 1, "flowyprompt_list_templates", map[string]any{"limit": 100})
+	text := res.Content[0].Text
+	tests := []struct{ template, want string }{
+		{"Code_Review", `focus (default "overall"; one of overall, correctness, security, performance, readability, tests)`},
+		{"Commit_Message", `style (default "conventional"; one of conventional, plain)`},
+		{"Code_Review", `code (required)`},
+	}
+	for _, tt := range tests {
+		entry := text[strings.Index(text, "**"+tt.template+"**"):]
+		entry, _, _ = strings.Cut(entry, "\n\n")
+		if !strings.Contains(entry, tt.want) {
+			t.Errorf("%s's entry lacks %q:\n%s", tt.template, tt.want, entry)
+		}
+	}
+}
+
+// TestResourceDescriptionsAreSentences: resources/list describes each
+// resource in a sentence.
+func TestResourceDescriptionsAreSentences(t *testing.T) {
+	dir := t.TempDir()
+	testfiles.Write(t, dir, map[string]string{
+		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes in house style","version":"1.0.0"},"variables":[],` +
+			`"results":[{"name":"s","content":"Write it."}],"resources":["guides/style.md","shared.md"]}`,
+		"Other.json": `{"metadata":{"name":"Other","description":"Other things.","version":"1.0.0"},"variables":[],` +
+			`"results":[{"name":"s","content":"Read it."}],"resources":["shared.md"]}`,
+		"guides/style.md": "# Style",
+		"shared.md":       "shared",
+	})
+	e, _ := newDirEngine(t, dir)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "resources/list", nil)
+	var list mcp.ListResourcesResult
+	if err := json.Unmarshal(m.Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"template://Guided":                "Writes in house style.",
+		"template://Other":                 "Other things.",
+		"template-file:///guides/style.md": "A context file that the template Guided lists as a resource.",
+		"template-file:///shared.md":       "A context file that the templates Guided and Other list as a resource.",
+	}
+	got := map[string]string{}
+	for _, r := range list.Resources {
+		got[r.URI] = r.Description
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("resources/list descriptions (-want +got):\n%s", diff)
+	}
 }

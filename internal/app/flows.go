@@ -30,14 +30,18 @@ const flowTTL = 2 * time.Hour
 // flowState is what a handle carries, so that any replica can continue a
 // flow and none keeps it in memory. Outputs travel in it, which is why a
 // step's output is capped by the tool's schema, and why those no later
-// step refers to are dropped.
+// step refers to are dropped (left empty, so that Outputs keeps one entry
+// per step done).
 type flowState struct {
 	Flow     string            `json:"f"`
 	Versions string            `json:"v"` // flowVersions when the flow started
 	Args     map[string]string `json:"a,omitempty"`
 	Outputs  []string          `json:"o,omitempty"`
-	Step     int               `json:"s"` // the step whose prompt was handed out
 }
+
+// step is the step whose prompt was handed out with the handle: the one
+// after the steps whose outputs it carries.
+func (st *flowState) step() int { return len(st.Outputs) }
 
 // flowVersions digests the flow file and the files of the templates its
 // steps render: a handle is refused once any of them changed, since its
@@ -170,15 +174,14 @@ func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*too
 			How: "start the flow again with flowyprompt_start_flow"}
 	}
 	st.Outputs = append(st.Outputs, args.Output)
-	st.Step++
 	// The handle carries only the outputs a step still to come refers to,
 	// so it grows with what the flow needs, not with every step run.
-	for j, need := range fe.Flow.Needed(st.Step) {
+	for j, need := range fe.Flow.Needed(st.step()) {
 		if !need {
 			st.Outputs[j] = ""
 		}
 	}
-	if st.Step >= len(fe.Flow.Steps) {
+	if st.step() >= len(fe.Flow.Steps) {
 		text := fmt.Sprintf("## Result\nFlow %s is done: all %d steps ran.\n", fe.Flow.Name, len(fe.Flow.Steps))
 		return &toolResult{text: text, structured: map[string]any{"flow": fe.Flow.Name, "done": true,
 			"steps": len(fe.Flow.Steps)}}, nil
@@ -186,22 +189,23 @@ func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*too
 	return a.flowStep(cat, fe, st)
 }
 
-// flowStep renders step st.Step and hands it out with a handle for the
+// flowStep renders step st.step() and hands it out with a handle for the
 // next call.
 func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowState) (*toolResult, error) {
-	step := fe.Flow.Steps[st.Step]
+	i := st.step()
+	step := fe.Flow.Steps[i]
 	e, ok := cat.Lookup(step.Template)
 	if !ok { // the versions check and the flow's validation rule this out
 		return nil, fmt.Errorf("flow %s: step %s: template %s is gone", fe.Flow.Name, step.Name, step.Template)
 	}
-	text, _, err := renderText(e.Template, fe.Flow.StepVariables(st.Step, st.Args, st.Outputs))
+	text, _, err := renderText(e.Template, fe.Flow.StepVariables(i, st.Args, st.Outputs))
 	if err != nil {
 		// The values came from the flow, not from the caller: say which
 		// step failed and that the handle still holds, so the caller can
 		// send a better output rather than start again.
 		if f := fault.As(err); f != nil {
 			g := *f
-			g.What = fmt.Sprintf("step %d (%s) of flow %s cannot be rendered: %s", st.Step+1, step.Name, fe.Flow.Name, f.What)
+			g.What = fmt.Sprintf("step %d (%s) of flow %s cannot be rendered: %s", i+1, step.Name, fe.Flow.Name, f.What)
 			g.How = "the step's values come from the flow's arguments and the outputs before it: if an output was empty, too long " +
 				"or not a value the template allows, call flowyprompt_next_flow_step again with the same handle and a corrected output; " +
 				"otherwise start the flow with other arguments"
@@ -218,13 +222,13 @@ func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowS
 		// result carries twice: past this size it would crowd out the
 		// step's prompt. The caller's own handle still holds.
 		return nil, &fault.Error{Code: fault.InvalidArgument,
-			What: fmt.Sprintf("step %d (%s) of flow %s was not handed out", st.Step+1, step.Name, fe.Flow.Name),
+			What: fmt.Sprintf("step %d (%s) of flow %s was not handed out", i+1, step.Name, fe.Flow.Name),
 			Why: fmt.Sprintf("the outputs this flow carries to its later steps make a handle of %d characters; a handle holds at most %d "+
 				"(about %d characters of outputs)", n, maxFlowHandle, maxFlowHandle*3/4),
 			How:     "call flowyprompt_next_flow_step again with the same handle and a shorter output",
 			Details: map[string]any{"handle_characters": n, "max_handle_characters": maxFlowHandle}}
 	}
-	structured := map[string]any{"flow": fe.Flow.Name, "done": false, "step": st.Step + 1,
+	structured := map[string]any{"flow": fe.Flow.Name, "done": false, "step": i + 1,
 		"steps": len(fe.Flow.Steps), "step_name": step.Name, "template": e.Template.Metadata.Name}
 	// The prompt and the handle are each carried twice, in the text and in
 	// structuredContent, and the result as a whole stays within
@@ -239,7 +243,7 @@ func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowS
 	}
 	structured["prompt"], structured["handle"] = text, handle
 	report := fmt.Sprintf("## Step %d of %d: %s (template %s)\n\n%s%s\n\n## Next\nDo what the prompt asks; then call flowyprompt_next_flow_step with this handle and the result as output.\n\nhandle: %s\n",
-		st.Step+1, len(fe.Flow.Steps), step.Name, e.Template.Metadata.Name, note, text, handle)
+		i+1, len(fe.Flow.Steps), step.Name, e.Template.Metadata.Name, note, text, handle)
 	return &toolResult{text: report, structured: structured}, nil
 }
 

@@ -201,3 +201,58 @@ func TestPaginationAsWritten(t *testing.T) {
 		}
 	}
 }
+
+// TestValidateResultMatchesDescription: what flowyprompt_validate_template
+// returns is what its description and output schema say: every field of
+// its structuredContent is in both, the description promises nothing the
+// result lacks, and the text names an invalid file's code.
+func TestValidateResultMatchesDescription(t *testing.T) {
+	e, _, _ := newEngine(t, templates.Embedded())
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	m := c.Request(t, 1, "tools/list", nil)
+	var list mcp.ListToolsResult
+	if err := json.Unmarshal(m.Result, &list); err != nil {
+		t.Fatal(err)
+	}
+	var desc string
+	var schema struct{ Properties map[string]any }
+	for _, tl := range list.Tools {
+		if tl.Name == "flowyprompt_validate_template" {
+			desc = tl.Description
+			if err := json.Unmarshal(tl.OutputSchema, &schema); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	_, returns, _ := strings.Cut(desc, "RETURNS:")
+	returns, _, _ = strings.Cut(returns, "RELATED TOOLS:")
+	if strings.Contains(returns, "preview") {
+		t.Errorf("the description promises a preview the result does not have:\n%s", returns)
+	}
+	const valid = `{"metadata":{"name":"Ok","description":"Fine.","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`
+	tests := []struct {
+		name, template string
+		text           []string
+	}{
+		{"valid", valid, []string{"Valid template Ok"}},
+		{"invalid", `{"metadata":{"name":"Bad"}}`, []string{"INVALID_TEMPLATE", "/metadata/version"}},
+		{"too large", `{"metadata":{"name":"Big","description":"` + strings.Repeat("x", 110_000) + `"}}`, []string{"TEMPLATE_TOO_LARGE"}},
+	}
+	for i, tt := range tests {
+		res := call(t, c, i+2, "flowyprompt_validate_template", map[string]any{"template": tt.template})
+		for k := range res.StructuredContent {
+			if _, ok := schema.Properties[k]; !ok {
+				t.Errorf("%s: structuredContent.%s is not in the output schema", tt.name, k)
+			}
+			if !strings.Contains(returns, k) {
+				t.Errorf("%s: structuredContent.%s is not in the description's RETURNS:\n%s", tt.name, k, returns)
+			}
+		}
+		for _, w := range tt.text {
+			if !strings.Contains(res.Content[0].Text, w) {
+				t.Errorf("%s: text lacks %q:\n%.600s", tt.name, w, res.Content[0].Text)
+			}
+		}
+	}
+}

@@ -146,3 +146,33 @@ func TestSearchCategory(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchSnippetsDoNotRepeatTheDescription: a match shows its
+// description once; the snippet, when there is one, is other text.
+func TestSearchSnippetsDoNotRepeatTheDescription(t *testing.T) {
+	e, _, _ := newEngine(t, templates.Embedded())
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct{ query string }{
+		{"prioritized"}, // in Code_Review's description only
+		{"commit"},
+		{"review"},
+		{"Engineering"}, // a category: no text around it
+	}
+	for i, tt := range tests {
+		res := call(t, c, i+1, "flowyprompt_search_templates", map[string]any{"query": tt.query})
+		matches, _ := res.StructuredContent["matches"].([]any)
+		if len(matches) == 0 {
+			t.Errorf("%q: no matches", tt.query)
+		}
+		for _, m := range matches {
+			m := m.(map[string]any)
+			snippet, _ := m["snippet"].(string)
+			desc, _ := m["description"].(string)
+			core := strings.Trim(snippet, "…")
+			if snippet != "" && (strings.Contains(strings.Join(strings.Fields(desc), " "), core) || strings.Contains(res.Content[0].Text, "> "+desc)) {
+				t.Errorf("%q: %s's snippet repeats its description: %q", tt.query, m["name"], snippet)
+			}
+		}
+	}
+}

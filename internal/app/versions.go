@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -81,7 +80,7 @@ func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string)
 			if err != nil {
 				return nil, nil, err
 			}
-			v := fileVersion(b)
+			v := templates.DeclaredVersion(b)
 			found = append(found, fmt.Sprintf("%s (%s)", v, shortSHA(r.Commit)))
 			if v == version {
 				data, at.Commit = b, r.Commit
@@ -131,18 +130,6 @@ func isFullSHA(s string) bool {
 		}
 	}
 	return true
-}
-
-// fileVersion is the metadata.version a file declares; an invalid
-// template may still declare one.
-func fileVersion(data []byte) string {
-	var t struct {
-		Metadata struct {
-			Version string `json:"version"`
-		} `json:"metadata"`
-	}
-	_ = json.Unmarshal(data, &t)
-	return t.Metadata.Version
 }
 
 // templateHistory is the history tool: the commits that changed a

@@ -62,30 +62,13 @@ func NewCounting() *Receiver { return start(false) }
 func start(keep bool) *Receiver {
 	r := &Receiver{}
 	mux := http.NewServeMux()
-	mux.HandleFunc("POST /v1/traces", func(w http.ResponseWriter, req *http.Request) {
-		var in colltrace.ExportTraceServiceRequest
-		if !keep {
-			r.count(w, req)
-			return
-		}
-		if !decode(w, req, &in) {
-			return
-		}
-		r.addSpans(&in)
-		reply(w, &colltrace.ExportTraceServiceResponse{})
-	})
-	mux.HandleFunc("POST /v1/metrics", func(w http.ResponseWriter, req *http.Request) {
-		var in collmetrics.ExportMetricsServiceRequest
-		if !keep {
-			r.count(w, req)
-			return
-		}
-		if !decode(w, req, &in) {
-			return
-		}
-		r.addMetrics(&in)
-		reply(w, &collmetrics.ExportMetricsServiceResponse{})
-	})
+	if keep {
+		mux.HandleFunc("POST /v1/traces", receive(r.addSpans, &colltrace.ExportTraceServiceResponse{}))
+		mux.HandleFunc("POST /v1/metrics", receive(r.addMetrics, &collmetrics.ExportMetricsServiceResponse{}))
+	} else {
+		mux.HandleFunc("POST /v1/traces", r.count)
+		mux.HandleFunc("POST /v1/metrics", r.count)
+	}
 	r.srv = httptest.NewServer(mux)
 	r.URL = r.srv.URL
 	return r
@@ -122,6 +105,21 @@ func (r *Receiver) count(w http.ResponseWriter, req *http.Request) {
 	r.mu.Unlock()
 	// An empty body is an empty response message in protobuf.
 	w.Header().Set("Content-Type", "application/x-protobuf")
+}
+
+// receive handles one kind of export: it decodes the request, hands it
+// to add and answers with resp.
+func receive[T any, M interface {
+	*T
+	proto.Message
+}](add func(M), resp proto.Message) http.HandlerFunc {
+	return func(w http.ResponseWriter, req *http.Request) {
+		in := M(new(T))
+		if decode(w, req, in) {
+			add(in)
+			reply(w, resp)
+		}
+	}
 }
 
 func decode(w http.ResponseWriter, req *http.Request, m proto.Message) bool {
