@@ -493,7 +493,7 @@ func (s *Source) sharedBlobs(ctx context.Context, commit string, entries []TreeE
 			continue
 		}
 		seen[e.SHA] = true
-		if _, ok := s.cache.Peek(s.blobNS + e.SHA); !ok {
+		if _, ok := s.cache.View(s.blobNS + e.SHA); !ok {
 			want = append(want, e.SHA)
 		}
 	}
@@ -581,8 +581,8 @@ func (s *Source) publish(ctx context.Context, cl *claimed, sha, etag string, ent
 			// what the disk cache has.
 			contents = map[string][]byte{}
 			for _, e := range entries {
-				if ce, ok := s.cache.Peek(s.blobNS + e.SHA); ok {
-					contents[e.SHA] = ce.Value
+				if b, ok := s.cache.View(s.blobNS + e.SHA); ok {
+					contents[e.SHA] = b
 				}
 			}
 		}

@@ -526,8 +526,8 @@ func (s *Source) blobs(ctx context.Context, commit string, entries []TreeEntry, 
 		if _, dup := contents[e.SHA]; dup {
 			continue
 		}
-		if ce, ok := s.cache.Peek(s.blobNS + e.SHA); ok {
-			contents[e.SHA] = ce.Value
+		if b, ok := s.cache.View(s.blobNS + e.SHA); ok {
+			contents[e.SHA] = b
 			continue
 		}
 		contents[e.SHA] = nil
