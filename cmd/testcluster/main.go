@@ -31,6 +31,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
 
 func main() {
@@ -132,9 +134,9 @@ func control(c *cluster) http.Handler {
 			byRoute[route]++
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total": c.gh.Total(), "byStatus": byStatus, "byRoute": byRoute,
-			"commit": byRoute["GET /repos/{owner}/{repo}/commits/{ref...}"],
-			"tree":   byRoute["GET /repos/{owner}/{repo}/git/trees/{sha}"],
-			"blob":   byRoute["GET /repos/{owner}/{repo}/git/blobs/{sha}"]})
+			"commit": byRoute[fakegithub.RouteCommit],
+			"tree":   byRoute[fakegithub.RouteTree],
+			"blob":   byRoute[fakegithub.RouteBlob]})
 	})
 	mux.HandleFunc("POST /github/reset", func(w http.ResponseWriter, _ *http.Request) {
 		c.gh.Reset()
