@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -616,7 +615,8 @@ func (s *Source) dropCommit(ctx context.Context, commit string, keep []TreeEntry
 	}
 	var drop []string
 	for _, e := range old.Entries {
-		if !used[e.SHA] && !slices.Contains(drop, e.SHA) {
+		if !used[e.SHA] {
+			used[e.SHA] = true // dropped once, however many paths share it
 			drop = append(drop, e.SHA)
 		}
 	}
