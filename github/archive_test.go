@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"net/http"
 	"net/url"
 	"path/filepath"
@@ -94,7 +93,7 @@ func TestArchiveLargeLibrary(t *testing.T) {
 	// The same repository read one blob at a time gives the same catalog.
 	h.fake.Reset()
 	perBlob := h.source(func(c *Config) { c.CacheDir = t.TempDir() })
-	perBlob.archiveMin = math.MaxInt
+	perBlob.noArchive = true
 	want, err := perBlob.Load(ctxT(t))
 	if err != nil {
 		t.Fatalf("per-blob Load: %v", err)

@@ -68,6 +68,7 @@ func (s *Source) Check(ctx context.Context) (*Report, error) {
 		Authenticated:    s.cfg.token != "",
 		Ref:              s.cfg.ref,
 		Path:             s.cfg.path,
+		Flows:            []string{},
 		Invalid:          []InvalidFile{},
 		MissingResources: []MissingResource{},
 	}

@@ -467,6 +467,10 @@ func TestCheck(t *testing.T) {
 		r.RateLimit == nil || r.RateLimit.Limit != 5000 || !r.Authenticated || r.Stale != nil {
 		t.Errorf("report = %+v", r)
 	}
+	// Lists are lists in JSON even when empty, as in the folder's check.
+	if b, err := json.Marshal(r); err != nil || !bytes.Contains(b, []byte(`"flows":[]`)) || !bytes.Contains(b, []byte(`"missingResources":[]`)) {
+		t.Errorf("report JSON = %s, %v; want empty lists for flows and missingResources", b, err)
+	}
 	text := r.String()
 	for _, want := range []string{"https://github.com/acme/prompts", "default branch main -> " + h.fake.Head(),
 		"140 valid, 10 invalid", "TEMPLATE_TOO_LARGE", "INVALID_TEMPLATE", "requests left"} {

@@ -10,7 +10,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"time"
 
@@ -493,7 +492,7 @@ func (s *Source) sharedBlobs(ctx context.Context, commit string, entries []TreeE
 			continue
 		}
 		seen[e.SHA] = true
-		if _, ok := s.cache.Peek(s.blobNS + e.SHA); !ok {
+		if _, ok := s.cache.View(s.blobNS + e.SHA); !ok {
 			want = append(want, e.SHA)
 		}
 	}
@@ -581,8 +580,8 @@ func (s *Source) publish(ctx context.Context, cl *claimed, sha, etag string, ent
 			// what the disk cache has.
 			contents = map[string][]byte{}
 			for _, e := range entries {
-				if ce, ok := s.cache.Peek(s.blobNS + e.SHA); ok {
-					contents[e.SHA] = ce.Value
+				if b, ok := s.cache.View(s.blobNS + e.SHA); ok {
+					contents[e.SHA] = b
 				}
 			}
 		}
@@ -616,7 +615,8 @@ func (s *Source) dropCommit(ctx context.Context, commit string, keep []TreeEntry
 	}
 	var drop []string
 	for _, e := range old.Entries {
-		if !used[e.SHA] && !slices.Contains(drop, e.SHA) {
+		if !used[e.SHA] {
+			used[e.SHA] = true // dropped once, however many paths share it
 			drop = append(drop, e.SHA)
 		}
 	}

@@ -67,7 +67,7 @@ type Source struct {
 	group      singleflight.Group
 	bgRunning  atomic.Bool
 	saveWarned atomic.Bool
-	archiveMin int                                            // more missing blobs than this are taken from an archive; tests change it
+	noArchive  bool                                           // tests read every blob one by one
 	newTimer   func(time.Duration) (<-chan time.Time, func()) // tests replace it
 	bgDoneHook func()                                         // tests observe background syncs
 	listingMu  sync.Mutex                                     // serialises writes of the listing entry
@@ -115,17 +115,16 @@ func NewSource(cfg Config) (*Source, error) {
 	}
 	ns := st.host + "/" + st.owner + "/" + st.repo
 	s := &Source{
-		cfg:        st,
-		client:     client,
-		ns:         ns,
-		listKey:    cache.KeyFor(ns, cache.KindTemplateList, st.path, refLabel),
-		blobNS:     cache.KeyFor(ns, cache.KindBlob, "", ""),
-		pinned:     IsCommitSHA(st.ref),
-		authID:     tokenID(st.token),
-		logger:     st.logger,
-		now:        st.now,
-		subs:       map[int]func(*templates.Catalog){},
-		archiveMin: archiveMinBlobs,
+		cfg:     st,
+		client:  client,
+		ns:      ns,
+		listKey: cache.KeyFor(ns, cache.KindTemplateList, st.path, refLabel),
+		blobNS:  cache.KeyFor(ns, cache.KindBlob, "", ""),
+		pinned:  IsCommitSHA(st.ref),
+		authID:  tokenID(st.token),
+		logger:  st.logger,
+		now:     st.now,
+		subs:    map[int]func(*templates.Catalog){},
 		newTimer: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTimer(d)
 			return t.C, func() { t.Stop() }
@@ -526,8 +525,8 @@ func (s *Source) blobs(ctx context.Context, commit string, entries []TreeEntry, 
 		if _, dup := contents[e.SHA]; dup {
 			continue
 		}
-		if ce, ok := s.cache.Peek(s.blobNS + e.SHA); ok {
-			contents[e.SHA] = ce.Value
+		if b, ok := s.cache.View(s.blobNS + e.SHA); ok {
+			contents[e.SHA] = b
 			continue
 		}
 		contents[e.SHA] = nil
@@ -536,7 +535,7 @@ func (s *Source) blobs(ctx context.Context, commit string, entries []TreeEntry, 
 	if len(need) == 0 {
 		return contents, nil
 	}
-	if len(need) > s.archiveMin && useArchive(len(need), archiveSize) {
+	if !s.noArchive && useArchive(len(need), archiveSize) {
 		var err error
 		if need, err = s.fromArchive(ctx, commit, entries, need, archiveSize, contents); err != nil {
 			return nil, err

@@ -21,7 +21,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
-	"github.com/nats-io/nats-server/v2/server"
+	"github.com/flowyprompt/flowyprompt/internal/natstest"
 )
 
 // startTimeout bounds how long a replica may take to print its URL.
@@ -44,7 +44,7 @@ type config struct {
 type cluster struct {
 	cfg   config
 	dir   string
-	nats  *natsServer
+	nats  *natstest.Server
 	gh    *fakegithub.Server
 	proxy *proxy
 	reps  []*replica
@@ -74,7 +74,7 @@ func newCluster(cfg config) (c *cluster, err error) {
 	}
 	c.stateKeys = base64.StdEncoding.EncodeToString(key)
 
-	if c.nats, err = startNATS(filepath.Join(dir, "nats")); err != nil {
+	if c.nats, err = natstest.Run(filepath.Join(dir, "nats"), nil); err != nil {
 		return nil, err
 	}
 	c.gh = fakegithub.New("acme", "prompts")
@@ -142,77 +142,9 @@ func (c *cluster) close() {
 		c.gh.Close()
 	}
 	if c.nats != nil {
-		c.nats.stop()
+		c.nats.Stop()
 	}
 	os.RemoveAll(c.dir)
-}
-
-// natsServer is an embedded NATS server with JetStream that can be stopped
-// and started again on the same port and store, as a restarted production
-// server would be.
-type natsServer struct {
-	mu   sync.Mutex
-	opts server.Options
-	srv  *server.Server
-}
-
-func startNATS(store string) (*natsServer, error) {
-	n := &natsServer{opts: server.Options{
-		Host:      "127.0.0.1",
-		Port:      -1,
-		JetStream: true,
-		StoreDir:  store,
-		NoLog:     true,
-		NoSigs:    true,
-	}}
-	if err := n.start(); err != nil {
-		return nil, err
-	}
-	// Clients reconnect to the URL they were given: keep the port.
-	n.opts.Port = n.srv.Addr().(*net.TCPAddr).Port
-	return n, nil
-}
-
-func (n *natsServer) url() string {
-	return "nats://" + net.JoinHostPort(n.opts.Host, strconv.Itoa(n.opts.Port))
-}
-
-func (n *natsServer) running() bool {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.srv != nil
-}
-
-// start runs the server unless it runs already.
-func (n *natsServer) start() error {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.srv != nil {
-		return nil
-	}
-	opts := n.opts
-	srv, err := server.NewServer(&opts)
-	if err != nil {
-		return fmt.Errorf("nats server: %w", err)
-	}
-	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
-		srv.Shutdown()
-		return errors.New("nats server not ready within 10 s")
-	}
-	n.srv = srv
-	return nil
-}
-
-// stop shuts the server down; the replicas see their link drop.
-func (n *natsServer) stop() {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	if n.srv != nil {
-		n.srv.Shutdown()
-		n.srv.WaitForShutdown()
-		n.srv = nil
-	}
 }
 
 var servingRe = regexp.MustCompile(`serving over HTTP on (http://127\.0\.0\.1:(\d+))`)
@@ -291,7 +223,7 @@ func (r *replica) start() error {
 	proxyHost := r.c.proxy.host()
 	cmd := exec.Command(r.c.cfg.bin, "serve", "--transport", "http",
 		"--addr", "127.0.0.1:"+strconv.Itoa(port),
-		"--nats", r.c.nats.url(), "--replica-id", r.id,
+		"--nats", r.c.nats.URL(), "--replica-id", r.id,
 		"--allowed-hosts", proxyHost+",localhost:"+portOf(proxyHost))
 	cmd.Env = r.env()
 	cmd.SysProcAttr = childAttrs()

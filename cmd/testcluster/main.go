@@ -31,6 +31,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
 
 func main() {
@@ -95,7 +97,7 @@ func run() error {
 		reps = append(reps, map[string]any{"id": r.id, "url": url, "pid": pid})
 	}
 	if err := json.NewEncoder(os.Stdout).Encode(map[string]any{
-		"proxy": c.proxy.url(), "control": base, "replicas": reps, "nats": c.nats.url(),
+		"proxy": c.proxy.url(), "control": base, "replicas": reps, "nats": c.nats.URL(),
 		"github": map[string]string{"api": c.gh.URL(), "repo": c.gh.RepoURL(), "control": base + "/github"},
 	}); err != nil {
 		return fmt.Errorf("print addresses: %w", err)
@@ -132,9 +134,9 @@ func control(c *cluster) http.Handler {
 			byRoute[route]++
 		}
 		writeJSON(w, http.StatusOK, map[string]any{"total": c.gh.Total(), "byStatus": byStatus, "byRoute": byRoute,
-			"commit": byRoute["GET /repos/{owner}/{repo}/commits/{ref...}"],
-			"tree":   byRoute["GET /repos/{owner}/{repo}/git/trees/{sha}"],
-			"blob":   byRoute["GET /repos/{owner}/{repo}/git/blobs/{sha}"]})
+			"commit": byRoute[fakegithub.RouteCommit],
+			"tree":   byRoute[fakegithub.RouteTree],
+			"blob":   byRoute[fakegithub.RouteBlob]})
 	})
 	mux.HandleFunc("POST /github/reset", func(w http.ResponseWriter, _ *http.Request) {
 		c.gh.Reset()
@@ -193,11 +195,11 @@ func control(c *cluster) http.Handler {
 		_, _ = io.WriteString(w, rep.log.String())
 	})
 	mux.HandleFunc("POST /nats/stop", func(w http.ResponseWriter, _ *http.Request) {
-		c.nats.stop()
+		c.nats.Stop()
 		writeJSON(w, http.StatusOK, map[string]bool{"running": false})
 	})
 	mux.HandleFunc("POST /nats/start", func(w http.ResponseWriter, _ *http.Request) {
-		if err := c.nats.start(); err != nil {
+		if err := c.nats.Start(); err != nil {
 			writeJSON(w, http.StatusInternalServerError, map[string]string{"error": err.Error()})
 			return
 		}
@@ -221,7 +223,7 @@ func control(c *cluster) http.Handler {
 			}
 			out[rep.id] = h
 		}
-		writeJSON(w, http.StatusOK, map[string]any{"replicas": out, "nats": c.nats.running()})
+		writeJSON(w, http.StatusOK, map[string]any{"replicas": out, "nats": c.nats.Running()})
 	})
 	mux.HandleFunc("GET /stats", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, c.proxy.stats())

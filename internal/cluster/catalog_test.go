@@ -190,6 +190,12 @@ func TestCatalogWatch(t *testing.T) {
 	if err := a.Put(ctx, "src-watch.other", []byte("ignored")); err != nil {
 		t.Fatal(err)
 	}
+	// Values arrive in order: once a later write to key is seen, another
+	// key's value would have been reported before it.
+	if _, ok, err := a.Update(ctx, key, []byte("v4"), rev); err != nil || !ok {
+		t.Fatalf("update after the other key's put: %v, %v", ok, err)
+	}
+	waitFor(t, "watch sees v4", func() bool { return r.last() == "v4" })
 	if err := b.Watch(ctx, "bad key with spaces", func([]byte, uint64) {}); !errors.Is(err, jetstream.ErrInvalidKey) {
 		t.Errorf("Watch of an invalid key = %v, want an invalid-key error", err)
 	}

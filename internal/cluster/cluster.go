@@ -25,8 +25,6 @@
 package cluster
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -346,8 +344,6 @@ func (n *Node) down(err error) {
 
 func defaultReplicaID() string {
 	host, _ := os.Hostname()
-	var b [4]byte
-	rand.Read(b[:])
 	host = strings.Map(func(r rune) rune {
 		if validRune(r) {
 			return r
@@ -357,7 +353,7 @@ func defaultReplicaID() string {
 	if host == "" {
 		host = "replica"
 	}
-	return host + "-" + hex.EncodeToString(b[:])
+	return host + "-" + randomHex(4)
 }
 
 func validRune(r rune) bool {

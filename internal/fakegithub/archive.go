@@ -208,18 +208,13 @@ func (s *Server) archive(sha string) []byte {
 			dirs[d] = true
 		}
 	}
-	names := slices.Collect(func(yield func(string) bool) {
-		for d := range dirs {
-			if !yield(d + "/") {
-				return
-			}
-		}
-		for p := range files {
-			if !yield(p) {
-				return
-			}
-		}
-	})
+	names := make([]string, 0, len(dirs)+len(files))
+	for d := range dirs {
+		names = append(names, d+"/")
+	}
+	for p := range files {
+		names = append(names, p)
+	}
 	slices.Sort(names)
 	must(tw.WriteHeader(&tar.Header{Typeflag: tar.TypeDir, Name: root + "/", Mode: 0o775, ModTime: archiveTime}))
 	for _, n := range names {

@@ -1,10 +1,14 @@
-// Package natstest runs a real NATS server with JetStream inside a test
-// process, from the server's own Go module: the cluster's tests need no
-// installed server.
+// Package natstest runs a real NATS server with JetStream inside a process,
+// from the server's own Go module: the cluster's tests and cmd/testcluster
+// need no installed server.
 package natstest
 
 import (
+	"errors"
+	"fmt"
 	"net"
+	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,10 +17,13 @@ import (
 
 // Server is an embedded NATS server that can be stopped and started again
 // on the same port and store, as a restarted production server would be.
+// It is safe for concurrent use.
 type Server struct {
-	t    testing.TB
+	t    testing.TB // of Start and StartWith, for Restart
 	opts server.Options
-	srv  *server.Server
+
+	mu  sync.Mutex
+	srv *server.Server
 }
 
 // Start runs a server on a free loopback port with JetStream in a
@@ -30,46 +37,81 @@ func Start(t testing.TB) *Server {
 // (credentials, limits).
 func StartWith(t testing.TB, set func(*server.Options)) *Server {
 	t.Helper()
-	s := &Server{t: t, opts: server.Options{
+	s, err := Run(t.TempDir(), set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.t = t
+	t.Cleanup(s.Stop)
+	return s
+}
+
+// Run is Start outside a test: JetStream stores in storeDir, and the
+// caller stops the server.
+func Run(storeDir string, set func(*server.Options)) (*Server, error) {
+	s := &Server{opts: server.Options{
 		Host:      "127.0.0.1",
 		Port:      -1,
 		JetStream: true,
-		StoreDir:  t.TempDir(),
+		StoreDir:  storeDir,
 		NoLog:     true,
 		NoSigs:    true,
 	}}
 	if set != nil {
 		set(&s.opts)
 	}
-	s.run()
+	if err := s.Start(); err != nil {
+		return nil, err
+	}
 	// The port chosen at the first start is kept, so clients reconnect
 	// to a restarted server.
 	s.opts.Port = s.srv.Addr().(*net.TCPAddr).Port
-	t.Cleanup(s.Stop)
-	return s
+	return s, nil
 }
 
-func (s *Server) run() {
-	s.t.Helper()
+// Start starts a stopped server again on the same port and store; a
+// running one is left as it is.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.srv != nil {
+		return nil
+	}
 	opts := s.opts
 	srv, err := server.NewServer(&opts)
 	if err != nil {
-		s.t.Fatalf("nats server: %v", err)
+		return fmt.Errorf("nats server: %w", err)
 	}
 	go srv.Start()
 	if !srv.ReadyForConnections(10 * time.Second) {
 		srv.Shutdown()
-		s.t.Fatal("nats server not ready within 10 s")
+		return errors.New("nats server not ready within 10 s")
 	}
 	s.srv = srv
+	return nil
 }
 
-// URL is the server's client URL.
-func (s *Server) URL() string { return s.srv.ClientURL() }
+// URL is the server's client URL, the same while it is stopped.
+func (s *Server) URL() string {
+	scheme := "nats"
+	if s.opts.TLSConfig != nil {
+		scheme = "tls"
+	}
+	return scheme + "://" + net.JoinHostPort(s.opts.Host, strconv.Itoa(s.opts.Port))
+}
+
+// Running reports whether the server runs.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.srv != nil
+}
 
 // Stop shuts the server down (clients see the link drop); Stop on a
 // stopped server does nothing.
 func (s *Server) Stop() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	if s.srv != nil {
 		s.srv.Shutdown()
 		s.srv.WaitForShutdown()
@@ -77,9 +119,12 @@ func (s *Server) Stop() {
 	}
 }
 
-// Restart starts a stopped server again on the same port and store.
+// Restart stops a server of Start or StartWith and starts it again on the
+// same port and store, failing the test if it cannot.
 func (s *Server) Restart() {
 	s.t.Helper()
 	s.Stop()
-	s.run()
+	if err := s.Start(); err != nil {
+		s.t.Fatal(err)
+	}
 }
