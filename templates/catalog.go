@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"bytes"
 	"cmp"
 	"crypto/sha256"
 	"encoding/hex"
@@ -83,6 +84,9 @@ type Catalog struct {
 	info      SourceInfo
 	loadedAt  time.Time
 	stale     *Staleness
+	// maxFileSize is the limit the templates were parsed with (Rebuild
+	// reuses them only under the same one).
+	maxFileSize int
 }
 
 // Build parses files into a catalog. It never fails: invalid files are left
@@ -91,11 +95,39 @@ type Catalog struct {
 // could escape its folder is refused. When two files declare the same
 // metadata.name, the first by path wins and the other is reported invalid.
 func Build(files []File, opts BuildOptions) *Catalog {
+	return build(nil, files, opts)
+}
+
+// Rebuild is Build for a source that built prev from an earlier state of
+// the same files: a file whose path and bytes are those of one of prev's
+// templates is not parsed again, its entry is shared with prev (entries
+// are immutable). The result is the catalog Build would return; a
+// rebuild after a change to one file parses that file alone, and holds
+// the others once however many catalogs share them.
+//
+// prev must have been built (by Build or Rebuild) from the same source;
+// nil is Build. Its entries are reused only under the same MaxFileSize.
+func Rebuild(prev *Catalog, files []File, opts BuildOptions) *Catalog {
+	return build(prev, files, opts)
+}
+
+func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 	now := time.Now
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	c := &Catalog{byName: map[string]*Entry{}, info: opts.Info, loadedAt: now()}
+	maxSize := opts.MaxFileSize
+	if maxSize <= 0 {
+		maxSize = DefaultMaxFileSize
+	}
+	c := &Catalog{byName: map[string]*Entry{}, info: opts.Info, loadedAt: now(), maxFileSize: maxSize}
+	var reusable map[string]*Entry
+	if prev != nil && prev.maxFileSize == maxSize {
+		reusable = make(map[string]*Entry, len(prev.entries))
+		for _, e := range prev.entries {
+			reusable[e.Path] = e
+		}
+	}
 
 	sorted := slices.Clone(files)
 	slices.SortStableFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
@@ -115,11 +147,17 @@ func Build(files []File, opts BuildOptions) *Catalog {
 		if !c.readable(f) {
 			continue
 		}
-		t, warnings, err := Parse(f.Data, ParseOptions{MaxFileSize: opts.MaxFileSize, FileName: f.Path})
-		if err != nil {
-			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
-			continue
+		e, ok := reusable[f.Path]
+		if !ok || !bytes.Equal(e.Raw, f.Data) {
+			t, warnings, err := Parse(f.Data, ParseOptions{MaxFileSize: opts.MaxFileSize, FileName: f.Path})
+			if err != nil {
+				c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
+				continue
+			}
+			sum := sha256.Sum256(f.Data)
+			e = &Entry{Template: t, Path: f.Path, Raw: f.Data, Digest: hex.EncodeToString(sum[:]), Warnings: warnings}
 		}
+		t := e.Template
 		if first, dup := c.byName[t.Metadata.Name]; dup {
 			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: &fault.Error{
 				Code: fault.InvalidTemplate,
@@ -135,8 +173,6 @@ func Build(files []File, opts BuildOptions) *Catalog {
 			}})
 			continue
 		}
-		sum := sha256.Sum256(f.Data)
-		e := &Entry{Template: t, Path: f.Path, Raw: f.Data, Digest: hex.EncodeToString(sum[:]), Warnings: warnings}
 		c.byName[t.Metadata.Name] = e
 		c.entries = append(c.entries, e)
 	}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"log/slog"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -167,49 +166,43 @@ func TestCompositeWatch(t *testing.T) {
 	if err := l.Load(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	var mu sync.Mutex
-	var got []Changes
-	l.OnChange(func(_, _ *Catalog, ch Changes) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, ch)
-	})
+	// Listeners must not block: room for more changes than the test makes,
+	// so an unwanted one is seen rather than stalling the watch.
+	changes := make(chan Changes, 8)
+	l.OnChange(func(_, _ *Catalog, ch Changes) { changes <- ch })
 	ctx, cancel := context.WithCancel(t.Context())
 	done := make(chan error, 1)
 	go func() { done <- l.Run(ctx) }()
 
 	// Each member's watch runs on its own goroutine: the second push waits
 	// until the first change is out, so the order below is the pushes'.
-	seen := func(n int) {
+	var got []Changes
+	next := func() {
 		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for {
-			mu.Lock()
-			k := len(got)
-			mu.Unlock()
-			if k >= n {
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%d changes seen, want %d", k, n)
-			}
-			time.Sleep(time.Millisecond)
+		select {
+		case ch := <-changes:
+			got = append(got, ch)
+		case <-time.After(5 * time.Second):
+			t.Fatalf("%d changes seen, want %d", len(got), len(got)+1)
 		}
 	}
 	b.push(t, File{Path: "B.json", Data: tmpl("B", "2")})
-	seen(1)
+	next()
 	a.push(t, File{Path: "A.json", Data: tmpl("A", "1")}, File{Path: "A2.json", Data: tmpl("A2", "1")})
-	seen(2)
+	next()
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("Run = %v", err)
+	}
+	// Run has returned: no change is on its way.
+	close(changes)
+	for ch := range changes {
+		got = append(got, ch)
 	}
 	want := []Changes{
 		{Added: []string{}, Changed: []string{"b/B"}, Removed: []string{}},
 		{Added: []string{"a/A2"}, Changed: []string{}, Removed: []string{}},
 	}
-	mu.Lock()
-	defer mu.Unlock()
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("changes (-want +got):\n%s", diff)
 	}

@@ -2,10 +2,14 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
@@ -22,7 +26,7 @@ const rssPerLibraryByte = 7
 // that of a server over the built-in examples: on a first start, which
 // downloads the library, and on a restart from the disk cache.
 func TestBinaryMemoryPerLibrarySize(t *testing.T) {
-	base := listedRSS(t, 0, nil)
+	base := listedRSS(t, 0, nil, "")
 	for _, n := range []int{500, 2000} {
 		fake := fakegithub.New("acme", "prompts")
 		t.Cleanup(fake.Close)
@@ -39,7 +43,7 @@ func TestBinaryMemoryPerLibrarySize(t *testing.T) {
 		}
 		for _, start := range []string{"first start", "restart from the disk cache"} {
 			fake.Reset()
-			rss := listedRSS(t, n, env)
+			rss := listedRSS(t, n, env, "")
 			// A first start downloads the library (as one archive), a
 			// restart nothing.
 			if downloads := fake.Count(fakegithub.RouteBlob) + fake.Downloads(); (downloads == 0) != (start != "first start") {
@@ -56,10 +60,48 @@ func TestBinaryMemoryPerLibrarySize(t *testing.T) {
 	}
 }
 
+// TestBinaryMemoryPerFolderLibrarySize: a server over a template folder
+// of 500 and of 2,000 templates of about 4 KB each (the GitHub test's
+// library, written to disk) has, once prompts/list has answered and the
+// folder's watcher has read the folder again (its first rebuild, which
+// catches up with changes made during the load), a resident set at most
+// rssPerLibraryByte times the folder's size above that of a server over
+// the built-in examples.
+func TestBinaryMemoryPerFolderLibrarySize(t *testing.T) {
+	base := listedRSS(t, 0, nil, "")
+	for _, n := range []int{500, 2000} {
+		lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: n, TemplateBytes: 4096})
+		dir := filepath.Join(t.TempDir(), "templates")
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		for p, b := range lib.Files {
+			if path, ok := strings.CutPrefix(p, "templates/"); ok {
+				if err := os.WriteFile(filepath.Join(dir, path), b, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				size += int64(len(b))
+			}
+		}
+		// The watcher's rebuild finds every file as the load left it.
+		rss := listedRSS(t, n, []string{"TEMPLATES_DIR=" + dir, "LOG_LEVEL=debug"},
+			fmt.Sprintf("templates=%d invalid=0 unchanged=%d", n, n))
+		grew := rss - base
+		t.Logf("%d templates, %.1f MB in a folder: RSS %.1f MB, %.1f MB over the built-in examples' %.1f MB: %.1f bytes per library byte",
+			n, mb(size), mb(rss), mb(grew), mb(base), float64(grew)/float64(size))
+		if grew > rssPerLibraryByte*size {
+			t.Errorf("%d templates (%.1f MB of files in a folder): the server's RSS grew by %.1f MB, want at most %d× the library (%.1f MB)",
+				n, mb(size), mb(grew), rssPerLibraryByte, mb(rssPerLibraryByte*size))
+		}
+	}
+}
+
 // listedRSS starts the HTTP server with env, asks for prompts/list (its
 // first page), checks that /healthz counts want templates (any, for 0),
-// and returns the server's RSS then.
-func listedRSS(t *testing.T, want int, env []string) int64 {
+// waits until the server has logged settled (unless empty), and returns
+// the server's RSS then.
+func listedRSS(t *testing.T, want int, env []string, settled string) int64 {
 	t.Helper()
 	s := startHTTP(t, 0, env...)
 	defer s.Stop()
@@ -96,6 +138,9 @@ func listedRSS(t *testing.T, want int, env []string) int64 {
 	}
 	if n, _ := s.health(t)["templates"].(float64); n == 0 || want > 0 && int(n) != want {
 		t.Fatalf("/healthz counts %v templates, want %d", n, want)
+	}
+	if settled != "" && !s.waitOutput(settled, 30*time.Second) {
+		s.fatalf(t, "the server did not log %q within 30s; its output ends:\n%s", settled, s.Output())
 	}
 	m, err := readMemory(s.PID())
 	if err != nil {

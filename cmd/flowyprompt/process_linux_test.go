@@ -124,6 +124,8 @@ type tail struct {
 	mu  sync.Mutex
 	max int
 	b   []byte
+	// wrote, when set, is closed at the next write (waitOutput).
+	wrote chan struct{}
 }
 
 func (t *tail) Write(p []byte) (int, error) {
@@ -133,7 +135,36 @@ func (t *tail) Write(p []byte) (int, error) {
 	if over := len(t.b) - t.max; over > 0 {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}
+	if t.wrote != nil {
+		close(t.wrote)
+		t.wrote = nil
+	}
 	return len(p), nil
+}
+
+// waitOutput waits, for at most wait, until the server's output holds s:
+// a line it logs once something has happened. It reports whether it did.
+func (p *process) waitOutput(s string, wait time.Duration) bool {
+	timeout := time.After(wait)
+	for {
+		p.out.mu.Lock()
+		if bytes.Contains(p.out.b, []byte(s)) {
+			p.out.mu.Unlock()
+			return true
+		}
+		if p.out.wrote == nil {
+			p.out.wrote = make(chan struct{})
+		}
+		wrote := p.out.wrote
+		p.out.mu.Unlock()
+		select {
+		case <-wrote:
+		case <-p.done:
+			return bytes.Contains(p.out.Bytes(), []byte(s))
+		case <-timeout:
+			return false
+		}
+	}
 }
 
 func (t *tail) Bytes() []byte {

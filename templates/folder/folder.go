@@ -106,13 +106,21 @@ func (d *Source) Load(ctx context.Context) (*templates.Catalog, error) {
 }
 
 func (d *Source) loadLocked(ctx context.Context) (*templates.Catalog, error) {
-	files, err := d.readFiles(ctx)
+	u := newUnchanged(d.last)
+	files, err := d.readFiles(ctx, u)
 	if err != nil {
 		return nil, err
 	}
-	c := templates.Build(files, d.opts)
+	// Rebuilding from the last catalog parses only the files that changed
+	// and shares the others' entries with it: the catalog the library still
+	// serves is that one, and a rebuild that found nothing new (the
+	// watcher's first, a refresh) would otherwise hold every template
+	// twice, besides the garbage of parsing them all again.
+	c := templates.Rebuild(d.last, files, d.opts)
 	c = d.keepPrevious(c, files)
 	d.last = c
+	d.logger.Debug("template folder read", "folder", d.dir, "templates", c.Len(), "invalid", len(c.Invalid()),
+		"unchanged", u.found())
 	return c, nil
 }
 
@@ -149,7 +157,7 @@ func (d *Source) keepPrevious(c *templates.Catalog, files []templates.File) *tem
 	if len(kept) == 0 {
 		return c
 	}
-	rebuilt := templates.Build(replaced, d.opts)
+	rebuilt := templates.Rebuild(c, replaced, d.opts)
 	return rebuilt.WithInvalid(kept)
 }
 
@@ -179,7 +187,7 @@ func (d *Source) missingFolder(err error) *fault.Error {
 // unreadable) comes with Err set and no data. It fails only when the folder
 // itself cannot be read.
 func (d *Source) Files(ctx context.Context) ([]templates.File, error) {
-	files, err := d.readFiles(ctx)
+	files, err := d.readFiles(ctx, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +195,9 @@ func (d *Source) Files(ctx context.Context) ([]templates.File, error) {
 	return files, nil
 }
 
-func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
+// readFiles reads the folder's template files; those u knows unchanged
+// come with the bytes u holds (u may be nil).
+func (d *Source) readFiles(ctx context.Context, u *unchanged) ([]templates.File, error) {
 	st, err := os.Stat(d.dir)
 	if err != nil {
 		return nil, d.missingFolder(err)
@@ -222,7 +232,7 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 			}
 			for _, s := range sub {
 				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !templates.Hidden(s.Name()) {
-					if f, ok := d.readFile(root, name+"/"+s.Name()); ok {
+					if f, ok := d.readFile(root, name+"/"+s.Name(), u); ok {
 						files = append(files, f)
 					}
 				}
@@ -230,7 +240,7 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 			continue
 		}
 		if strings.HasSuffix(name, ".json") {
-			if f, ok := d.readFile(root, name); ok {
+			if f, ok := d.readFile(root, name, u); ok {
 				files = append(files, f)
 			}
 		}
@@ -241,8 +251,8 @@ func (d *Source) readFiles(ctx context.Context) ([]templates.File, error) {
 // readFile reads rel (slash-separated, relative to the folder) through
 // root, checking the size before reading so an oversized file is never
 // loaded whole. ok is false for things that are not regular files, and for
-// links leading nowhere.
-func (d *Source) readFile(root *os.Root, rel string) (templates.File, bool) {
+// links leading nowhere. A file u knows unchanged comes with u's bytes.
+func (d *Source) readFile(root *os.Root, rel string, u *unchanged) (templates.File, bool) {
 	f, err := d.open(root, rel)
 	switch {
 	case errors.Is(err, errOutside):
@@ -254,7 +264,7 @@ func (d *Source) readFile(root *os.Root, rel string) (templates.File, bool) {
 		return templates.File{Path: rel, Err: fmt.Errorf("read template file %s: %w", rel, err)}, true
 	}
 	defer f.Close()
-	data, err := readRegular(f, rel, int64(d.maxSize()))
+	data, err := readRegular(f, rel, int64(d.maxSize()), u)
 	switch {
 	case errors.Is(err, errNotRegular):
 		return templates.File{}, false

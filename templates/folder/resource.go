@@ -37,7 +37,7 @@ func (d *Source) ReadResource(_ context.Context, rel string) ([]byte, string, er
 		return nil, "", resourceUnreadable(rel, err)
 	}
 	defer f.Close()
-	data, err := readRegular(f, rel, int64(d.maxSize()))
+	data, err := readRegular(f, rel, int64(d.maxSize()), nil)
 	switch {
 	case fault.As(err) != nil:
 		return nil, "", err

@@ -78,8 +78,9 @@ func (d *Source) inside(resolved string) (string, bool) {
 // readRegular reads f whole. A file that is not a regular one gives
 // errNotRegular, and one over limit bytes TEMPLATE_TOO_LARGE naming rel:
 // the size is checked before reading, so an oversized file is never read
-// whole.
-func readRegular(f *os.File, rel string, limit int64) ([]byte, error) {
+// whole. When u knows rel's bytes and the file still holds exactly them,
+// they are returned instead of a copy (u may be nil).
+func readRegular(f *os.File, rel string, limit int64, u *unchanged) ([]byte, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, fmt.Errorf("stat %s: %w", rel, err)
@@ -90,12 +91,36 @@ func readRegular(f *os.File, rel string, limit int64) ([]byte, error) {
 	if st.Size() > limit {
 		return nil, templates.TooLarge(rel, st.Size(), limit)
 	}
-	// The file may grow between Stat and Read: read one byte past the
-	// limit to notice without reading it all.
-	data, err := io.ReadAll(io.LimitReader(f, limit+1))
+	known, err := u.same(f, rel, st.Size())
+	if err != nil || known != nil {
+		return known, err
+	}
+	// One allocation of the size the file has: the bytes are kept as long
+	// as the template is served, and growing a buffer as it fills would
+	// leave up to twice their size in garbage and in spare capacity.
+	data := make([]byte, st.Size())
+	n, err := io.ReadFull(f, data)
+	switch {
+	case err == io.EOF || err == io.ErrUnexpectedEOF:
+		// It shrank between Stat and Read.
+		return data[:n], nil
+	case err != nil:
+		return nil, err
+	}
+	// It may have grown meanwhile: one byte more tells.
+	var probe [1]byte
+	switch m, err := f.Read(probe[:]); {
+	case m == 0 && (err == io.EOF || err == nil):
+		return data, nil
+	case m == 0:
+		return nil, err
+	}
+	// Read on, one byte past the limit at most.
+	rest, err := io.ReadAll(io.LimitReader(f, limit-int64(n)))
 	if err != nil {
 		return nil, err
 	}
+	data = append(append(data, probe[0]), rest...)
 	if int64(len(data)) > limit {
 		return nil, templates.TooLarge(rel, max(st.Size(), int64(len(data))), limit)
 	}

@@ -96,7 +96,7 @@ func replaceFile(root *os.Root, rel, prefix string, data []byte) error {
 func (d *Source) saveTarget(ctx context.Context, name string) (string, error) {
 	// Read afresh, so that a file added or changed since the last load
 	// counts. An unreadable folder leaves files empty: the write reports it.
-	files, _ := d.readFiles(ctx)
+	files, _ := d.readFiles(ctx, nil)
 	if rel, ok := d.templatePath(name, files); ok {
 		return rel, nil
 	}
