@@ -13,7 +13,10 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"strings"
 	"syscall"
+
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
 // exitError carries a process exit status.
@@ -299,5 +302,26 @@ func parse(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return &exitError{code: 0}
 	}
-	return cmdUsageError(fs.Name(), "%v", err)
+	return cmdUsageError(fs.Name(), "%v%s", err, flagHint(fs, err))
+}
+
+// flagHint is what an unknown flag most likely meant, among the command's
+// own flags ("; did you mean --templates?"), or "". The flag package
+// reports the name as it was written, without its dashes, in a message
+// of its own wording: only that name is taken from it.
+func flagHint(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	// Two at most: --github-rep is as near to --github-ref as to
+	// --github-repo.
+	c := suggest.Close(name, names, 2)
+	if len(c) == 0 {
+		return ""
+	}
+	return "; did you mean --" + strings.Join(c, " or --") + "?"
 }

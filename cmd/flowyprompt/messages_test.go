@@ -1,0 +1,44 @@
+package main
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestUnknownFlagSuggests: a mistyped flag of any command is answered with
+// the command's flag it most likely meant, on the one line of the usage
+// error; a flag like none of them gets no guess.
+func TestUnknownFlagSuggests(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string // "" for no suggestion
+	}{
+		{[]string{"list", "--template", "./prompts"}, "did you mean --templates?"},
+		{[]string{"serve", "--transprt", "http"}, "did you mean --transport?"},
+		{[]string{"serve", "--adr", "127.0.0.1:3001"}, "did you mean --addr?"},
+		{[]string{"render", "Hello", "--args", "who=Ada"}, "did you mean --arg?"},
+		{[]string{"validate", "--jsn", "x.json"}, "did you mean --json?"},
+		{[]string{"call", "flowyprompt_list_templates", "--allow-writes"}, "did you mean --allow-write?"},
+		{[]string{"check", "-github-rep", "https://github.com/a/b"}, "did you mean --github-ref or --github-repo?"},
+		{[]string{"list", "--bogus"}, ""},
+		{[]string{"version", "--json"}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			_, stderr, code := runCLI(t, nil, "", tt.args...)
+			if code != 2 {
+				t.Fatalf("exit %d, want 2\nstderr: %s", code, stderr)
+			}
+			if lines := strings.Count(strings.TrimSpace(stderr), "\n") + 1; lines != 1 {
+				t.Errorf("stderr has %d lines, want 1:\n%s", lines, stderr)
+			}
+			want := []string{"flag provided but not defined", "(see flowyprompt " + tt.args[0] + " -h)"}
+			if tt.want != "" {
+				want = append(want, tt.want)
+			} else if strings.Contains(stderr, "did you mean") {
+				t.Errorf("stderr guesses a flag:\n%s", stderr)
+			}
+			checkOutput(t, "", stderr, nil, want)
+		})
+	}
+}
