@@ -42,3 +42,27 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		})
 	}
 }
+
+// TestRefusalsSayHowToFix: a refused command line says what is wrong and
+// a fix that works as written from where the user stands.
+func TestRefusalsSayHowToFix(t *testing.T) {
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		code int
+		want []string
+	}{
+		{name: "the legacy SSE transport is --transport http", args: []string{"serve", "--transport", "sse"}, code: 2,
+			want: []string{`--transport "sse" is not stdio or http`, "use --transport http", "/sse"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, stderr, code := runCLI(t, tt.env, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstderr: %s", code, tt.code, stderr)
+			}
+			checkOutput(t, "", stderr, nil, tt.want)
+		})
+	}
+}

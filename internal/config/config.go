@@ -15,6 +15,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/github"
 
 	"github.com/flowyprompt/flowyprompt/internal/seal"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
 // Config is every setting of the server.
@@ -327,10 +328,10 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("both a template folder (%s) and a GitHub repository (%s) are set: unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo", c.TemplatesDir, github.Redact(c.GitHubRepoURL)))
 	}
 	if c.Transport != "" && c.Transport != "stdio" && c.Transport != "http" {
-		errs = append(errs, fmt.Errorf("--transport %q is not stdio or http", c.Transport))
+		errs = append(errs, badTransport(c.Transport))
 	}
 	if c.CacheTTL <= 0 {
-		errs = append(errs, fmt.Errorf("--cache-ttl must be positive"))
+		errs = append(errs, fmt.Errorf("--cache-ttl must be positive (got %s): give a duration, e.g. --cache-ttl 15m", c.CacheTTL))
 	}
 	if c.StateKeys != "" {
 		if _, err := seal.ParseKeys(c.StateKeys); err != nil {
@@ -338,6 +339,28 @@ func (c *Config) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// badTransport explains a --transport that is not stdio or http. The
+// names of the HTTP transports are what a client's settings call them
+// (Void's "SSE", the Inspector's "Streamable HTTP"), and a user reaches
+// for them: both are served by --transport http, each at its own path.
+func badTransport(t string) error {
+	what := fmt.Sprintf("--transport %q is not stdio or http", t)
+	switch strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(t)) {
+	case "sse", "legacysse", "httpsse":
+		return fmt.Errorf("%s: the legacy SSE transport (Void IDE) is part of the HTTP transport, served at /sse beside "+
+			"Streamable HTTP at /mcp; use --transport http, and http://127.0.0.1:3000/sse in the client (for the default --addr)", what)
+	case "streamablehttp", "streamable", "shttp":
+		return fmt.Errorf("%s: Streamable HTTP is the HTTP transport, served at /mcp (the legacy SSE transport at /sse); "+
+			"use --transport http, and http://127.0.0.1:3000/mcp in the client (for the default --addr)", what)
+	case "stdio", "http":
+		return fmt.Errorf("%s: write it in lower case, --transport %s", what, strings.ToLower(t))
+	}
+	if c := suggest.Close(t, []string{"stdio", "http"}, 1); len(c) > 0 {
+		return fmt.Errorf("%s: did you mean --transport %s?", what, c[0])
+	}
+	return fmt.Errorf("%s: use --transport stdio (the default, for a client that starts the server) or --transport http (Void at /sse, MCP Inspector at /mcp)", what)
 }
 
 // Patterns returns the save tool's allowed name patterns.
