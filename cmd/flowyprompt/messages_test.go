@@ -1,8 +1,11 @@
 package main
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/testfiles"
 )
 
 // TestUnknownFlagSuggests: a mistyped flag of any command is answered with
@@ -64,5 +67,27 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 			}
 			checkOutput(t, "", stderr, nil, tt.want)
 		})
+	}
+}
+
+// TestTemplatesDirAtHome: TEMPLATES_DIR='~/prompts', quoted so that the
+// shell leaves the ~ alone, serves the prompts folder of the home folder.
+func TestTemplatesDirAtHome(t *testing.T) {
+	home := t.TempDir()
+	testfiles.Write(t, home, map[string]string{"prompts/Hello.json": `{"metadata":{"name":"Hello","description":"Greets","version":"1.0.0"},` +
+		`"variables":[],"results":[{"name":"G","content":"Hello!"}]}`})
+	for _, tt := range []struct {
+		env  map[string]string
+		want []string
+	}{
+		{map[string]string{"TEMPLATES_DIR": "~/prompts"}, []string{"Hello", "1 template from directory " + filepath.Join(home, "prompts")}},
+		{map[string]string{"FLOWYPROMPT_SOURCES": "name=mine,dir=~/prompts"}, []string{"mine/Hello", "1 template from"}},
+	} {
+		tt.env["HOME"], tt.env["USERPROFILE"] = home, home
+		stdout, stderr, code := runCLI(t, tt.env, "", "list")
+		if code != 0 {
+			t.Fatalf("%v: exit %d\nstderr: %s", tt.env, code, stderr)
+		}
+		checkOutput(t, stdout, stderr, tt.want, nil)
 	}
 }

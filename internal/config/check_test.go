@@ -3,6 +3,8 @@ package config
 import (
 	"flag"
 	"io"
+	"maps"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -46,6 +48,79 @@ func TestCheckSaysHowToFix(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := checkArgs(t, nil, tt.args...)
+			if err == nil {
+				t.Fatalf("Check accepted %v", tt.args)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestHomeExpanded: a folder setting that starts with ~ (quoted for the
+// shell, or set where no shell runs) is the user's home folder, as a
+// shell would have made it; another user's ~NAME and a missing HOME are
+// refused with the fix.
+func TestHomeExpanded(t *testing.T) {
+	home := filepath.Join(string(filepath.Separator)+"home", "ada")
+	withHome := map[string]string{"HOME": home, "USERPROFILE": home}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		got  func(c *Config) string
+		want string
+	}{
+		{"TEMPLATES_DIR", map[string]string{"TEMPLATES_DIR": "~/prompts"}, nil,
+			func(c *Config) string { return c.TemplatesDir }, filepath.Join(home, "prompts")},
+		{"--templates", nil, []string{"--templates", "~/team/prompts/"},
+			func(c *Config) string { return c.TemplatesDir }, filepath.Join(home, "team", "prompts")},
+		{"the home folder itself", nil, []string{"--templates", "~"},
+			func(c *Config) string { return c.TemplatesDir }, home},
+		{"--source dir=", nil, []string{"--source", "name=mine,dir=~/prompts"},
+			func(c *Config) string { return c.Sources[0].Location }, filepath.Join(home, "prompts")},
+		{"FLOWYPROMPT_SOURCES dir=", map[string]string{SourcesEnv: "name=ex,examples;name=mine,dir=~/prompts"}, nil,
+			func(c *Config) string { return c.Sources[1].Location }, filepath.Join(home, "prompts")},
+		{"FLOWYPROMPT_CACHE_DIR", map[string]string{"FLOWYPROMPT_CACHE_DIR": "~/.cache/fp"}, nil,
+			func(c *Config) string { return c.CacheDir }, filepath.Join(home, ".cache", "fp")},
+		{"a ~ inside the path stays", nil, []string{"--templates", "./~/prompts"},
+			func(c *Config) string { return c.TemplatesDir }, "./~/prompts"},
+		{"an absolute path stays", nil, []string{"--templates", "/srv/prompts"},
+			func(c *Config) string { return c.TemplatesDir }, "/srv/prompts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := maps.Clone(withHome)
+			maps.Copy(env, tt.env)
+			c, err := checkArgs(t, env, tt.args...)
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if got := tt.got(c); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+
+	refused := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"another user's home", withHome, []string{"--templates", "~bob/prompts"},
+			[]string{"--templates / TEMPLATES_DIR", `"~bob/prompts" starts with ~bob`, "give the full path", "./~bob/prompts"}},
+		{"no home", nil, []string{"--templates", "~/prompts"},
+			[]string{"--templates / TEMPLATES_DIR", "is not set", "give the full path"}},
+		{"a source's dir without a home", nil, []string{"--source", "name=mine,dir=~/prompts"},
+			[]string{"--source mine dir=", "is not set"}},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := checkArgs(t, tt.env, tt.args...)
 			if err == nil {
 				t.Fatalf("Check accepted %v", tt.args)
 			}

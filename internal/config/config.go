@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -315,6 +317,7 @@ func (c *Config) Check() error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, c.expandHomes()...)
 	}
 	if len(c.Sources) > 0 && (c.TemplatesDir != "" || c.GitHubRepoURL != "") {
 		var names []string
@@ -339,6 +342,56 @@ func (c *Config) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// expandHomes expands a leading ~ in the settings that name a folder, as
+// a shell would have: a value written in quotes (TEMPLATES_DIR='~/prompts'),
+// in a settings form or in a client's configuration file reaches the
+// server unexpanded, and a folder named "~" in the working directory is
+// never what was meant.
+func (c *Config) expandHomes() []error {
+	var errs []error
+	expand := func(p *string, setting string) {
+		v, err := expandHome(*p, c.env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", setting, err))
+			return
+		}
+		*p = v
+	}
+	expand(&c.TemplatesDir, "--templates / TEMPLATES_DIR")
+	expand(&c.CacheDir, "--cache-dir / FLOWYPROMPT_CACHE_DIR")
+	for i := range c.Sources {
+		if c.Sources[i].Kind == KindDir {
+			expand(&c.Sources[i].Location, "--source "+c.Sources[i].Name+" dir=")
+		}
+	}
+	return errs
+}
+
+// expandHome replaces a leading "~" of path, alone or before a slash, by
+// the user's home folder (HOME; USERPROFILE on Windows, as
+// os.UserHomeDir), read through env. "~USER/…", another user's home, is
+// refused rather than read as a folder named "~USER" here.
+func expandHome(path string, env Env) (string, error) {
+	rest, ok := strings.CutPrefix(path, "~")
+	if !ok {
+		return path, nil
+	}
+	if rest != "" && rest[0] != '/' && rest[0] != filepath.Separator {
+		user, _, _ := strings.Cut(rest, "/")
+		return "", fmt.Errorf("%q starts with ~%s, another user's home folder, which flowyprompt does not look up: "+
+			"give the full path (or ./%s for a folder of that name here)", path, user, path)
+	}
+	name := "HOME"
+	if runtime.GOOS == "windows" {
+		name = "USERPROFILE"
+	}
+	home, _ := env(name)
+	if home == "" {
+		return "", fmt.Errorf("%q starts with ~, your home folder, but %s is not set: give the full path, or set %s", path, name, name)
+	}
+	return filepath.Join(home, rest), nil
 }
 
 // badTransport explains a --transport that is not stdio or http. The
