@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,6 +51,18 @@ func TestUnknownFlagSuggests(t *testing.T) {
 // TestRefusalsSayHowToFix: a refused command line says what is wrong and
 // a fix that works as written from where the user stands.
 func TestRefusalsSayHowToFix(t *testing.T) {
+	// A port in use: the fix names the next port both as serve's flag and
+	// as make run's variable, which is all a make run user can set.
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+	next := fmt.Sprintf("127.0.0.1:%d", port+1)
+	if port == 65535 {
+		next = "127.0.0.1:65534"
+	}
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -58,6 +72,8 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 	}{
 		{name: "the legacy SSE transport is --transport http", args: []string{"serve", "--transport", "sse"}, code: 2,
 			want: []string{`--transport "sse" is not stdio or http`, "use --transport http", "/sse"}},
+		{name: "a busy port", args: []string{"serve", "--transport", "http", "--addr", busy.Addr().String()}, code: 1,
+			want: []string{"address already in use", "how to fix: another program", "--addr " + next, "make run ADDR=" + next}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
