@@ -9,10 +9,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -146,7 +148,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return usageError("unknown command %q (see flowyprompt -h)", cmd)
+	hint := ""
+	// Sorted, so that a tie is broken the same way every run.
+	if c := suggest.Close(cmd, slices.Sorted(maps.Keys(commandHelp)), 1); len(c) > 0 {
+		hint = fmt.Sprintf("; did you mean flowyprompt %s?", c[0])
+	} else if strings.HasPrefix(cmd, "-") {
+		hint = fmt.Sprintf(": flags come after the command, e.g. flowyprompt serve %s", strings.Join(args, " "))
+	}
+	return usageError("unknown command %q%s (see flowyprompt -h)", cmd, hint)
 }
 
 // buildVersion and buildCommit are set by make (-ldflags -X): release

@@ -63,15 +63,38 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 	if port == 65535 {
 		next = "127.0.0.1:65534"
 	}
+	hello := map[string]string{"Hello.json": `{"metadata":{"name":"Hello","description":"Greets","version":"1.0.0"},` +
+		`"variables":[],"results":[{"name":"G","content":"Hello!"}]}`}
+	dir := t.TempDir()
+	testfiles.Write(t, dir, hello)
+	spaced := filepath.Join(t.TempDir(), "my prompts")
+	testfiles.Write(t, spaced, hello)
 	tests := []struct {
 		name string
 		env  map[string]string
 		args []string
 		code int
 		want []string
+		not  []string // substrings stderr must not hold
 	}{
 		{name: "the legacy SSE transport is --transport http", args: []string{"serve", "--transport", "sse"}, code: 2,
 			want: []string{`--transport "sse" is not stdio or http`, "use --transport http", "/sse"}},
+		{name: "a mistyped command", args: []string{"sevre"}, code: 2,
+			want: []string{`unknown command "sevre"; did you mean flowyprompt serve?`}},
+		{name: "a flag before the command", args: []string{"--templates", "./prompts"}, code: 2,
+			want: []string{"flags come after the command, e.g. flowyprompt serve --templates ./prompts"}},
+		// The server's fix for an unknown tool is an MCP client's (call
+		// tools/list); call names its own.
+		{name: "call an unknown tool", args: []string{"call", "flowyprompt_list_template"}, code: 2,
+			want: []string{`unknown tool "flowyprompt_list_template"`, "how to fix: name one of the tools, e.g. flowyprompt call flowyprompt_",
+				"flowyprompt_start_flow", "did you mean: flowyprompt_list_templates"},
+			not: []string{"tools/list"}},
+		// flowyprompt list alone would list the built-in examples.
+		{name: "render a template the folder lacks", args: []string{"render", "Helo", "--templates", dir, "--arg", "who=Ada", "--arg=x=y"}, code: 1,
+			want: []string{"how to fix: run flowyprompt list --templates " + dir + " to see the names", "did you mean: Hello"},
+			not:  []string{"who=Ada", "x=y"}},
+		{name: "render, a folder needing quotes", args: []string{"render", "--templates", spaced, "Helo"}, code: 1,
+			want: []string{"how to fix: run flowyprompt list --templates '" + spaced + "' to see the names"}},
 		{name: "a busy port", args: []string{"serve", "--transport", "http", "--addr", busy.Addr().String()}, code: 1,
 			want: []string{"address already in use", "how to fix: another program", "--addr " + next, "make run ADDR=" + next}},
 	}
@@ -82,6 +105,11 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 				t.Fatalf("exit %d, want %d\nstderr: %s", code, tt.code, stderr)
 			}
 			checkOutput(t, "", stderr, nil, tt.want)
+			for _, s := range tt.not {
+				if strings.Contains(stderr, s) {
+					t.Errorf("stderr holds %q:\n%s", s, stderr)
+				}
+			}
 		})
 	}
 }
