@@ -112,7 +112,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	}
 	src, err := openSource(&s.cfg, s.log, s.node)
 	if err != nil {
-		return nil, err
+		return nil, namedAsGiven(err, fs)
 	}
 	s.src = src
 	libLog := s.log
@@ -121,7 +121,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	}
 	s.lib = templates.NewLibrary(src, libLog)
 	if err := s.lib.Load(ctx); err != nil {
-		return nil, explainSources(err, &s.cfg)
+		return nil, namedAsGiven(explainSources(err, &s.cfg), fs)
 	}
 	return s, nil
 }

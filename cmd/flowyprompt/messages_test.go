@@ -95,6 +95,14 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 			not:  []string{"who=Ada", "x=y"}},
 		{name: "render, a folder needing quotes", args: []string{"render", "--templates", spaced, "Helo"}, code: 1,
 			want: []string{"how to fix: run flowyprompt list --templates '" + spaced + "' to see the names"}},
+		// A flag wins over its variable: the fix names what was given.
+		{name: "a bad --github-repo", args: []string{"list", "--github-repo", "acme"}, code: 2,
+			want: []string{`--github-repo "acme" is not a repository address`, "how to fix: set --github-repo to https://github.com/OWNER/REPO"},
+			not:  []string{"GITHUB_REPO_URL"}},
+		{name: "check, a bad --github-repo", args: []string{"check", "--github-repo", "acme"}, code: 2,
+			want: []string{"how to fix: set --github-repo to https://github.com/OWNER/REPO"}, not: []string{"GITHUB_REPO_URL"}},
+		{name: "a bad GITHUB_REPO_URL", env: map[string]string{"GITHUB_REPO_URL": "acme"}, args: []string{"list"}, code: 2,
+			want: []string{"how to fix: set GITHUB_REPO_URL to https://github.com/OWNER/REPO"}},
 		{name: "a busy port", args: []string{"serve", "--transport", "http", "--addr", busy.Addr().String()}, code: 1,
 			want: []string{"address already in use", "how to fix: another program", "--addr " + next, "make run ADDR=" + next}},
 	}
