@@ -443,7 +443,8 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 				data, err = os.ReadFile(v[1:])
 			}
 			if err != nil {
-				return fmt.Errorf("read value of %s: %w", k, err)
+				return usageError("--arg %s=%s: cannot read the value: %w; a value @FILE is read from FILE: name a file that exists "+
+					"(relative to the working folder), or @- for stdin", k, v, err)
 			}
 			vals[k] = string(data)
 		}

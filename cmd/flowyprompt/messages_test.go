@@ -95,6 +95,8 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 			not:  []string{"who=Ada", "x=y"}},
 		{name: "render, a folder needing quotes", args: []string{"render", "--templates", spaced, "Helo"}, code: 1,
 			want: []string{"how to fix: run flowyprompt list --templates '" + spaced + "' to see the names"}},
+		{name: "an --arg file that is not there", args: []string{"render", "Hello", "--templates", dir, "--arg", "who=@nofile.txt"}, code: 2,
+			want: []string{"--arg who=@nofile.txt: cannot read the value", "name a file that exists", "@- for stdin"}},
 		// A flag wins over its variable: the fix names what was given.
 		{name: "a bad --github-repo", args: []string{"list", "--github-repo", "acme"}, code: 2,
 			want: []string{`--github-repo "acme" is not a repository address`, "how to fix: set --github-repo to https://github.com/OWNER/REPO"},
