@@ -105,6 +105,9 @@ func TestRefusalsSayHowToFix(t *testing.T) {
 			want: []string{"how to fix: set --github-repo to https://github.com/OWNER/REPO"}, not: []string{"GITHUB_REPO_URL"}},
 		{name: "a bad GITHUB_REPO_URL", env: map[string]string{"GITHUB_REPO_URL": "acme"}, args: []string{"list"}, code: 2,
 			want: []string{"how to fix: set GITHUB_REPO_URL to https://github.com/OWNER/REPO"}},
+		// make run ADDR=3001 runs serve --addr 3001.
+		{name: "a port alone", args: []string{"serve", "--transport", "http", "--addr", "3001"}, code: 2,
+			want: []string{`--addr "3001" is not HOST:PORT`, "make run ADDR=127.0.0.1:3001"}},
 		{name: "a busy port", args: []string{"serve", "--transport", "http", "--addr", busy.Addr().String()}, code: 1,
 			want: []string{"address already in use", "how to fix: another program", "--addr " + next, "make run ADDR=" + next}},
 	}

@@ -43,6 +43,12 @@ func TestCheckSaysHowToFix(t *testing.T) {
 		{"upper case", []string{"--transport", "HTTP"}, []string{"lower case, --transport http"}},
 		{"a typo", []string{"--transport", "stdoi"}, []string{"did you mean --transport stdio?"}},
 		{"anything else", []string{"--transport", "websocket"}, []string{"use --transport stdio", "or --transport http"}},
+		{"a port alone", []string{"--transport", "http", "--addr", "3001"},
+			[]string{`--addr "3001" is not HOST:PORT`, "--addr 127.0.0.1:3001", "make run ADDR=127.0.0.1:3001"}},
+		{"a host alone", []string{"--transport", "http", "--addr", "localhost"},
+			[]string{`--addr "localhost" is not HOST:PORT`, "--addr 127.0.0.1:3000"}},
+		{"no port", []string{"--transport", "http", "--addr", "localhost:"},
+			[]string{"--addr localhost:3000", "make run ADDR=localhost:3000"}},
 		{"no cache time", []string{"--cache-ttl", "0s"}, []string{"--cache-ttl must be positive (got 0s)", "--cache-ttl 15m"}},
 	}
 	for _, tt := range tests {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -333,6 +334,11 @@ func (c *Config) Check() error {
 	if c.Transport != "" && c.Transport != "stdio" && c.Transport != "http" {
 		errs = append(errs, badTransport(c.Transport))
 	}
+	if c.Transport == "http" {
+		if err := checkAddr(c.Addr); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--cache-ttl must be positive (got %s): give a duration, e.g. --cache-ttl 15m", c.CacheTTL))
 	}
@@ -392,6 +398,23 @@ func expandHome(path string, env Env) (string, error) {
 		return "", fmt.Errorf("%q starts with ~, your home folder, but %s is not set: give the full path, or set %s", path, name, name)
 	}
 	return filepath.Join(home, rest), nil
+}
+
+// checkAddr refuses a listen address that is not HOST:PORT, naming it
+// as both places it is set from: serve's flag and make run's ADDR=, which
+// passes it on.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && port != "" {
+		return nil
+	}
+	want := "127.0.0.1:3000"
+	if n, nerr := strconv.Atoi(addr); nerr == nil && n > 0 && n < 65536 {
+		want = net.JoinHostPort("127.0.0.1", addr) // a port alone
+	} else if err == nil {
+		want = net.JoinHostPort(host, "3000")
+	}
+	return fmt.Errorf("--addr %q is not HOST:PORT: give e.g. --addr %s (with make: make run ADDR=%s)", addr, want, want)
 }
 
 // badTransport explains a --transport that is not stdio or http. The
