@@ -49,6 +49,8 @@ func TestCheckSaysHowToFix(t *testing.T) {
 			[]string{`--addr "localhost" is not HOST:PORT`, "--addr 127.0.0.1:3000"}},
 		{"no port", []string{"--transport", "http", "--addr", "localhost:"},
 			[]string{"--addr localhost:3000", "make run ADDR=localhost:3000"}},
+		{"a log level", []string{"--log-level", "verbose"}, []string{`--log-level / LOG_LEVEL: log level "verbose" is not debug, info, warn or error`}},
+		{"a log format", []string{"--log-format", "yaml"}, []string{`--log-format / LOG_FORMAT "yaml" is not text or json`}},
 		{"no cache time", []string{"--cache-ttl", "0s"}, []string{"--cache-ttl must be positive (got 0s)", "--cache-ttl 15m"}},
 	}
 	for _, tt := range tests {

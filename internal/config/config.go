@@ -304,13 +304,14 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("--max-file-size must be positive (got %d): use e.g. 102400", c.MaxFileSize))
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
-		errs = append(errs, err)
+		// Named both ways: the value may come from either.
+		errs = append(errs, fmt.Errorf("--log-level / LOG_LEVEL: %w", err))
 	}
 	if c.Procs < 0 {
 		errs = append(errs, fmt.Errorf("--procs must be 0 (the default for the transport) or more (got %d)", c.Procs))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
+		errs = append(errs, fmt.Errorf("--log-format / LOG_FORMAT %q is not text or json", c.LogFormat))
 	}
 	if c.env != nil {
 		sources, err := parseSources(c.sourceFlags, c.env)
