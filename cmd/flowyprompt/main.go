@@ -18,6 +18,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
@@ -329,8 +330,23 @@ func flagHint(fs *flag.FlagSet, err error) string {
 	// Two at most: --github-rep is as near to --github-ref as to
 	// --github-repo.
 	c := suggest.Close(name, names, 2)
-	if len(c) == 0 {
-		return ""
+	if len(c) > 0 {
+		return "; did you mean --" + strings.Join(c, " or --") + "?"
 	}
-	return "; did you mean --" + strings.Join(c, " or --") + "?"
+	if fs.Name() != "serve" && serveOnly(name) {
+		// list --transport http: a server's setting on a one-shot command.
+		return fmt.Sprintf("; --%s is a flag of flowyprompt serve alone", name)
+	}
+	return ""
+}
+
+// serveOnly reports whether name is one of the server's own flags, which
+// no other command takes (the state keys are call's too).
+func serveOnly(name string) bool {
+	serve := flag.NewFlagSet("serve", flag.ContinueOnError)
+	state := flag.NewFlagSet("state", flag.ContinueOnError)
+	unset := func(string) (string, bool) { return "", false }
+	_ = config.RegisterServe(serve, &config.Config{}, unset) // an empty environment holds no bad value
+	config.RegisterState(state, &config.Config{}, unset)
+	return serve.Lookup(name) != nil && state.Lookup(name) == nil
 }

@@ -12,7 +12,8 @@ import (
 
 // TestUnknownFlagSuggests: a mistyped flag of any command is answered with
 // the command's flag it most likely meant, on the one line of the usage
-// error; a flag like none of them gets no guess.
+// error; a server's flag given to another command is named as serve's; a
+// flag like none of them gets no guess.
 func TestUnknownFlagSuggests(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -25,6 +26,8 @@ func TestUnknownFlagSuggests(t *testing.T) {
 		{[]string{"validate", "--jsn", "x.json"}, "did you mean --json?"},
 		{[]string{"call", "flowyprompt_list_templates", "--allow-writes"}, "did you mean --allow-write?"},
 		{[]string{"check", "-github-rep", "https://github.com/a/b"}, "did you mean --github-ref or --github-repo?"},
+		{[]string{"list", "--transport", "http"}, "--transport is a flag of flowyprompt serve alone"},
+		{[]string{"call", "flowyprompt_list_templates", "--addr", "127.0.0.1:3001"}, "--addr is a flag of flowyprompt serve alone"},
 		{[]string{"list", "--bogus"}, ""},
 		{[]string{"version", "--json"}, ""},
 	}
@@ -40,7 +43,7 @@ func TestUnknownFlagSuggests(t *testing.T) {
 			want := []string{"flag provided but not defined", "(see flowyprompt " + tt.args[0] + " -h)"}
 			if tt.want != "" {
 				want = append(want, tt.want)
-			} else if strings.Contains(stderr, "did you mean") {
+			} else if strings.Contains(stderr, "did you mean") || strings.Contains(stderr, "a flag of") {
 				t.Errorf("stderr guesses a flag:\n%s", stderr)
 			}
 			checkOutput(t, "", stderr, nil, want)
