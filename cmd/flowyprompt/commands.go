@@ -112,7 +112,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	}
 	src, err := openSource(&s.cfg, s.log, s.node)
 	if err != nil {
-		return nil, err
+		return nil, namedAsGiven(err, fs)
 	}
 	s.src = src
 	libLog := s.log
@@ -121,7 +121,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	}
 	s.lib = templates.NewLibrary(src, libLog)
 	if err := s.lib.Load(ctx); err != nil {
-		return nil, explainSources(err, &s.cfg)
+		return nil, namedAsGiven(explainSources(err, &s.cfg), fs)
 	}
 	return s, nil
 }
@@ -443,7 +443,8 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 				data, err = os.ReadFile(v[1:])
 			}
 			if err != nil {
-				return fmt.Errorf("read value of %s: %w", k, err)
+				return usageError("--arg %s=%s: cannot read the value: %w; a value @FILE is read from FILE: name a file that exists "+
+					"(relative to the working folder), or @- for stdin", k, v, err)
 			}
 			vals[k] = string(data)
 		}
@@ -451,7 +452,7 @@ func cmdRender(ctx context.Context, args []string, stdout, stderr io.Writer, loo
 	cat := s.lib.Catalog()
 	e, ok := cat.Lookup(name)
 	if !ok {
-		return explain(cliNotFound(templates.NotFound(name, cat), name, cat))
+		return explain(cliNotFound(templates.NotFound(name, cat), name, cat, listCommand(rest[:len(rest)-fs.NArg()])))
 	}
 	for _, w := range e.Warnings {
 		s.log.Warn("template warning", "template", w.Template, "variable", w.Variable, "kind", w.Kind, "path", e.Path, "detail", w.Message)
@@ -749,6 +750,11 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 			_ = json.Unmarshal(*res.Error.Data, &data)
 		}
 		msg := res.Error.Message
+		if data.Code == fault.ToolNotFound {
+			// The server's fix is for an MCP client (call tools/list);
+			// here it is the command's.
+			data.How = cliToolFix(ctx, a)
+		}
 		if data.How != "" {
 			msg += "\n  how to fix: " + data.How
 		}
@@ -780,6 +786,20 @@ func cmdCall(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 		return &exitError{code: 1}
 	}
 	return nil
+}
+
+// cliToolFix names the tools flowyprompt call runs, for a name that is
+// none of them.
+func cliToolFix(ctx context.Context, a *app.App) string {
+	tools, err := a.ListTools(ctx, nil)
+	if err != nil || len(tools) == 0 {
+		return ""
+	}
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return "name one of the tools, e.g. flowyprompt call " + names[0] + "; they are " + strings.Join(names, ", ")
 }
 
 func flagSet(fs *flag.FlagSet, name string) bool {
@@ -830,23 +850,51 @@ func startCPUProfile(path string) (stop func(), err error) {
 
 // cliNotFound turns a "template not found" fault's fix into command-line
 // terms: the suggestions stay (explain prints them once), the fix names
-// flowyprompt list instead of the MCP tool. When the file NAME.json is
-// there but invalid, it says so: render logs nothing about other files.
-func cliNotFound(err error, name string, cat *templates.Catalog) error {
+// list, the command that shows the names (list, with render's own source
+// flags). When the file NAME.json is there but invalid, it says so:
+// render logs nothing about other files.
+func cliNotFound(err error, name string, cat *templates.Catalog, list string) error {
 	f := fault.As(err)
 	if f == nil {
 		return err
 	}
 	cp := *f
-	cp.How = "run flowyprompt list to see the names; names are case-sensitive"
+	cp.How = "run " + list + " to see the names; names are case-sensitive"
 	for _, inv := range cat.Invalid() {
 		if path.Base(inv.Path) == name+".json" {
 			cp.Why = fmt.Sprintf("the file %s, which may hold it, is invalid: %v", inv.Path, inv.Err)
-			cp.How = fmt.Sprintf("fix %s (flowyprompt validate lists every problem of a file), or run flowyprompt list to see the names", inv.Path)
+			cp.How = fmt.Sprintf("fix %s (flowyprompt validate lists every problem of a file), or run %s to see the names", inv.Path, list)
 			break
 		}
 	}
 	return &cp
+}
+
+// listCommand is the flowyprompt list command that reads the templates
+// render's flags read: flags are its flags as given, less its --arg
+// values (every other flag of render says where templates come from, or
+// how to log), so that a fix naming list lists the same library.
+func listCommand(flags []string) string {
+	cmd := []string{"flowyprompt", "list"}
+	for i := 0; i < len(flags); i++ {
+		switch a := flags[i]; {
+		case a == "-arg" || a == "--arg":
+			i++
+		case strings.HasPrefix(a, "-arg=") || strings.HasPrefix(a, "--arg="):
+		default:
+			cmd = append(cmd, shellWord(a))
+		}
+	}
+	return strings.Join(cmd, " ")
+}
+
+// shellWord quotes s for a POSIX shell when it holds more than letters,
+// digits and the punctuation a shell leaves alone.
+func shellWord(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=,@%+-") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // unknownArgs lists arguments that name no variable, each with the

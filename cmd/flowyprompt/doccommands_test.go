@@ -179,7 +179,7 @@ var docSetups = map[string]docSetup{
 		},
 	},
 	// docs/claude-desktop.md: GOPATH's bin holds the binary, where
-	// `go install` puts it.
+	// `make install` (and `go install`) put it.
 	"docs/claude-desktop.md": {
 		prepare: func(t *testing.T, dir string) []string {
 			gopath := filepath.Join(dir, "go")

@@ -70,3 +70,33 @@ func TestDocsAgreeWithTheCode(t *testing.T) {
 		})
 	}
 }
+
+// TestGoInstallCaveat: `go install …@latest` fails while the module is
+// unpublished, so every page that gives it says so just before, as the
+// README does, and gives make install, which works from a checkout.
+func TestGoInstallCaveat(t *testing.T) {
+	const caveat = "Once the module is published"
+	found := 0
+	for _, doc := range docFiles(t) {
+		text := readDoc(t, doc)
+		lines := strings.Split(text, "\n")
+		end := 0 // the line after the previous block
+		for _, b := range docBlocks(text) {
+			prose := strings.Join(lines[end:b.line-2], "\n")
+			end = b.line + len(b.lines)
+			if !strings.Contains(strings.Join(b.lines, "\n"), "go install github.com/flowyprompt/flowyprompt") {
+				continue
+			}
+			found++
+			if !strings.Contains(prose, caveat) {
+				t.Errorf("%s:%d: gives go install without %q before it:\n%s", doc, b.line, caveat, prose)
+			}
+			if !strings.Contains(text, "make install") {
+				t.Errorf("%s gives go install but not make install, which works before the module is published", doc)
+			}
+		}
+	}
+	if found < 2 {
+		t.Errorf("%d docs give go install, want README.md and docs/claude-desktop.md: was the command changed?", found)
+	}
+}

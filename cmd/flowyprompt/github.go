@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -113,6 +114,34 @@ func explainSources(err error, cfg *config.Config) error {
 	return &exitError{code: 1, err: errors.New(strings.Join(parts, "\n"))}
 }
 
+// githubFlags are the flags of the GitHub settings, by the variable the
+// GitHub source's messages name.
+var githubFlags = [][2]string{{"GITHUB_REPO_URL", "github-repo"}, {"GITHUB_REF", "github-ref"},
+	{"GITHUB_TEMPLATES_PATH", "github-path"}, {"GITHUB_API_URL", "github-api-url"}}
+
+// namedAsGiven makes the GitHub source's messages, which name its
+// settings by their variables, name the flag instead where the command
+// line gave one: a flag wins over its variable, so "set GITHUB_REPO_URL
+// to …" would fix nothing after --github-repo. Only for the single
+// source: a --source repository's settings are named by explainSources.
+func namedAsGiven(err error, fs *flag.FlagSet) error {
+	var pairs []string
+	for _, vf := range githubFlags {
+		if flagSet(fs, vf[1]) {
+			pairs = append(pairs, vf[0], "--"+vf[1])
+		}
+	}
+	if err == nil || len(pairs) == 0 {
+		return err
+	}
+	code := 1
+	var ee *exitError
+	if errors.As(err, &ee) {
+		code = ee.code
+	}
+	return &exitError{code: code, err: &explained{text: strings.NewReplacer(pairs...).Replace(err.Error()), err: err}}
+}
+
 // badConfig is a configuration refused at startup: exit status 2, and a
 // message giving what, why and how to fix each problem, since
 // fault.Error.Error() leaves out the fix and a user at a terminal needs it
@@ -190,7 +219,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 	}
 	src, err := githubSource(&cfg, log, nil)
 	if err != nil {
-		return err
+		return namedAsGiven(err, fs)
 	}
 	rep, err := src.Check(ctx)
 	if *asJSON && rep != nil {
@@ -208,7 +237,7 @@ func cmdCheck(ctx context.Context, args []string, stdout, stderr io.Writer, look
 		fmt.Fprintln(stdout, text.String())
 	}
 	if err != nil {
-		return explain(err)
+		return namedAsGiven(explain(err), fs)
 	}
 	if len(rep.Invalid) > 0 {
 		return &exitError{code: 1, err: fmt.Errorf("%d template file(s) are invalid", len(rep.Invalid))}

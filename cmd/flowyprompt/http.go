@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -74,11 +75,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		return usageError("%v", err)
 	}
 	if err := srv.Listen(); err != nil {
-		how := "pick another port with --addr, e.g. --addr 127.0.0.1:3001"
-		if errors.Is(err, syscall.EACCES) {
-			how = "ports below 1024 need privileges: use a port such as 3000"
-		}
-		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: %s", err, how)}
+		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: %s", err, listenFix(cfg.Addr, err))}
 	}
 	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil && !isLoopback(host) {
 		s.log.Warn("listening beyond loopback: other machines can reach this server",
@@ -108,6 +105,34 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	}
 	s.log.Info("http server stopped")
 	return nil
+}
+
+// listenFix says how to serve when addr cannot be listened on: another
+// address, given as the flag and as make run's ADDR=, since `make run`
+// starts serve with --addr $(ADDR) and its user cannot pass the flag.
+func listenFix(addr string, err error) string {
+	host, port, splitErr := net.SplitHostPort(addr)
+	n, atoiErr := strconv.Atoi(port)
+	if splitErr != nil || atoiErr != nil {
+		host, n = "127.0.0.1", 3000
+	}
+	other := n + 1
+	if n >= 65535 {
+		other = n - 1
+	}
+	var why, next string
+	switch {
+	case errors.Is(err, syscall.EADDRINUSE):
+		why, next = "another program (another flowyprompt, say) listens on that port", net.JoinHostPort(host, strconv.Itoa(other))
+	case errors.Is(err, syscall.EACCES):
+		why, next = "ports below 1024 need privileges", net.JoinHostPort(host, "3000")
+	default:
+		// A host that is none of this machine's addresses, or a port
+		// taken where the error is not EADDRINUSE (Windows): loopback
+		// is always one, and the next port is likely free.
+		why, next = "that address cannot be listened on here", net.JoinHostPort("127.0.0.1", strconv.Itoa(other))
+	}
+	return fmt.Sprintf("%s: pick another address, --addr %s (with make: make run ADDR=%s)", why, next, next)
 }
 
 // shutdownHTTP stops the listener and the engine together. They wait on

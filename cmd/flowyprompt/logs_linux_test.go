@@ -34,7 +34,7 @@ func TestBinaryServingMeansServing(t *testing.T) {
 		addr    string
 		wantErr []string
 	}{
-		{name: "port without a host", addr: "3917", wantErr: []string{`listen address "3917"`, "HOST:PORT"}},
+		{name: "port without a host", addr: "3917", wantErr: []string{`--addr "3917" is not HOST:PORT`, "--addr 127.0.0.1:3917"}},
 		{name: "port taken", addr: taken.Addr().String(), wantErr: []string{"address already in use", "how to fix"}},
 	}
 	for _, tt := range tests {

@@ -9,11 +9,17 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/signal"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"syscall"
+
+	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
 // exitError carries a process exit status.
@@ -143,7 +149,14 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprint(stdout, usage)
 		return nil
 	}
-	return usageError("unknown command %q (see flowyprompt -h)", cmd)
+	hint := ""
+	// Sorted, so that a tie is broken the same way every run.
+	if c := suggest.Close(cmd, slices.Sorted(maps.Keys(commandHelp)), 1); len(c) > 0 {
+		hint = fmt.Sprintf("; did you mean flowyprompt %s?", c[0])
+	} else if strings.HasPrefix(cmd, "-") {
+		hint = fmt.Sprintf(": flags come after the command, e.g. flowyprompt serve %s", strings.Join(args, " "))
+	}
+	return usageError("unknown command %q%s (see flowyprompt -h)", cmd, hint)
 }
 
 // buildVersion and buildCommit are set by make (-ldflags -X): release
@@ -299,5 +312,41 @@ func parse(fs *flag.FlagSet, args []string) error {
 		fs.Usage()
 		return &exitError{code: 0}
 	}
-	return cmdUsageError(fs.Name(), "%v", err)
+	return cmdUsageError(fs.Name(), "%v%s", err, flagHint(fs, err))
+}
+
+// flagHint is what an unknown flag most likely meant, among the command's
+// own flags ("; did you mean --templates?"), or "". The flag package
+// reports the name as it was written, without its dashes, in a message
+// of its own wording: only that name is taken from it.
+func flagHint(fs *flag.FlagSet, err error) string {
+	name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: ")
+	if !ok {
+		return ""
+	}
+	name = strings.TrimLeft(name, "-")
+	var names []string
+	fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+	// Two at most: --github-rep is as near to --github-ref as to
+	// --github-repo.
+	c := suggest.Close(name, names, 2)
+	if len(c) > 0 {
+		return "; did you mean --" + strings.Join(c, " or --") + "?"
+	}
+	if fs.Name() != "serve" && serveOnly(name) {
+		// list --transport http: a server's setting on a one-shot command.
+		return fmt.Sprintf("; --%s is a flag of flowyprompt serve alone", name)
+	}
+	return ""
+}
+
+// serveOnly reports whether name is one of the server's own flags, which
+// no other command takes (the state keys are call's too).
+func serveOnly(name string) bool {
+	serve := flag.NewFlagSet("serve", flag.ContinueOnError)
+	state := flag.NewFlagSet("state", flag.ContinueOnError)
+	unset := func(string) (string, bool) { return "", false }
+	_ = config.RegisterServe(serve, &config.Config{}, unset) // an empty environment holds no bad value
+	config.RegisterState(state, &config.Config{}, unset)
+	return serve.Lookup(name) != nil && state.Lookup(name) == nil
 }

@@ -8,6 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -15,6 +18,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/github"
 
 	"github.com/flowyprompt/flowyprompt/internal/seal"
+	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
 // Config is every setting of the server.
@@ -300,13 +304,14 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("--max-file-size must be positive (got %d): use e.g. 102400", c.MaxFileSize))
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
-		errs = append(errs, err)
+		// Named both ways: the value may come from either.
+		errs = append(errs, fmt.Errorf("--log-level / LOG_LEVEL: %w", err))
 	}
 	if c.Procs < 0 {
 		errs = append(errs, fmt.Errorf("--procs must be 0 (the default for the transport) or more (got %d)", c.Procs))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("--log-format %q is not text or json", c.LogFormat))
+		errs = append(errs, fmt.Errorf("--log-format / LOG_FORMAT %q is not text or json", c.LogFormat))
 	}
 	if c.env != nil {
 		sources, err := parseSources(c.sourceFlags, c.env)
@@ -314,6 +319,7 @@ func (c *Config) Check() error {
 		if err != nil {
 			errs = append(errs, err)
 		}
+		errs = append(errs, c.expandHomes()...)
 	}
 	if len(c.Sources) > 0 && (c.TemplatesDir != "" || c.GitHubRepoURL != "") {
 		var names []string
@@ -327,10 +333,15 @@ func (c *Config) Check() error {
 		errs = append(errs, fmt.Errorf("both a template folder (%s) and a GitHub repository (%s) are set: unset TEMPLATES_DIR / --templates or GITHUB_REPO_URL / --github-repo", c.TemplatesDir, github.Redact(c.GitHubRepoURL)))
 	}
 	if c.Transport != "" && c.Transport != "stdio" && c.Transport != "http" {
-		errs = append(errs, fmt.Errorf("--transport %q is not stdio or http", c.Transport))
+		errs = append(errs, badTransport(c.Transport))
+	}
+	if c.Transport == "http" {
+		if err := checkAddr(c.Addr); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if c.CacheTTL <= 0 {
-		errs = append(errs, fmt.Errorf("--cache-ttl must be positive"))
+		errs = append(errs, fmt.Errorf("--cache-ttl must be positive (got %s): give a duration, e.g. --cache-ttl 15m", c.CacheTTL))
 	}
 	if c.StateKeys != "" {
 		if _, err := seal.ParseKeys(c.StateKeys); err != nil {
@@ -338,6 +349,95 @@ func (c *Config) Check() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// expandHomes expands a leading ~ in the settings that name a folder, as
+// a shell would have: a value written in quotes (TEMPLATES_DIR='~/prompts'),
+// in a settings form or in a client's configuration file reaches the
+// server unexpanded, and a folder named "~" in the working directory is
+// never what was meant.
+func (c *Config) expandHomes() []error {
+	var errs []error
+	expand := func(p *string, setting string) {
+		v, err := expandHome(*p, c.env)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", setting, err))
+			return
+		}
+		*p = v
+	}
+	expand(&c.TemplatesDir, "--templates / TEMPLATES_DIR")
+	expand(&c.CacheDir, "--cache-dir / FLOWYPROMPT_CACHE_DIR")
+	for i := range c.Sources {
+		if c.Sources[i].Kind == KindDir {
+			expand(&c.Sources[i].Location, "--source "+c.Sources[i].Name+" dir=")
+		}
+	}
+	return errs
+}
+
+// expandHome replaces a leading "~" of path, alone or before a slash, by
+// the user's home folder (HOME; USERPROFILE on Windows, as
+// os.UserHomeDir), read through env. "~USER/…", another user's home, is
+// refused rather than read as a folder named "~USER" here.
+func expandHome(path string, env Env) (string, error) {
+	rest, ok := strings.CutPrefix(path, "~")
+	if !ok {
+		return path, nil
+	}
+	if rest != "" && rest[0] != '/' && rest[0] != filepath.Separator {
+		user, _, _ := strings.Cut(rest, "/")
+		return "", fmt.Errorf("%q starts with ~%s, another user's home folder, which flowyprompt does not look up: "+
+			"give the full path (or ./%s for a folder of that name here)", path, user, path)
+	}
+	name := "HOME"
+	if runtime.GOOS == "windows" {
+		name = "USERPROFILE"
+	}
+	home, _ := env(name)
+	if home == "" {
+		return "", fmt.Errorf("%q starts with ~, your home folder, but %s is not set: give the full path, or set %s", path, name, name)
+	}
+	return filepath.Join(home, rest), nil
+}
+
+// checkAddr refuses a listen address that is not HOST:PORT, naming it
+// as both places it is set from: serve's flag and make run's ADDR=, which
+// passes it on.
+func checkAddr(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err == nil && port != "" {
+		return nil
+	}
+	want := "127.0.0.1:3000"
+	if n, nerr := strconv.Atoi(addr); nerr == nil && n > 0 && n < 65536 {
+		want = net.JoinHostPort("127.0.0.1", addr) // a port alone
+	} else if err == nil {
+		want = net.JoinHostPort(host, "3000")
+	}
+	return fmt.Errorf("--addr %q is not HOST:PORT: give e.g. --addr %s (with make: make run ADDR=%s)", addr, want, want)
+}
+
+// badTransport explains a --transport that is not stdio or http. The
+// names of the HTTP transports are what a client's settings call them
+// (Void's "SSE", the Inspector's "Streamable HTTP"), and a user reaches
+// for them: both are served by --transport http, each at its own path.
+func badTransport(t string) error {
+	what := fmt.Sprintf("--transport %q is not stdio or http", t)
+	switch strings.ToLower(strings.NewReplacer("-", "", "_", "", " ", "").Replace(t)) {
+	case "sse", "legacysse", "httpsse":
+		return fmt.Errorf("%s: the legacy SSE transport (Void IDE) is part of the HTTP transport, served at /sse beside "+
+			"Streamable HTTP at /mcp; use --transport http, and http://127.0.0.1:3000/sse in the client (for the default --addr)", what)
+	case "streamablehttp", "streamable", "shttp":
+		return fmt.Errorf("%s: Streamable HTTP is the HTTP transport, served at /mcp (the legacy SSE transport at /sse); "+
+			"use --transport http, and http://127.0.0.1:3000/mcp in the client (for the default --addr)", what)
+	case "stdio", "http":
+		return fmt.Errorf("%s: write it in lower case, --transport %s", what, strings.ToLower(t))
+	}
+	if c := suggest.Close(t, []string{"stdio", "http"}, 1); len(c) > 0 {
+		return fmt.Errorf("%s: did you mean --transport %s?", what, c[0])
+	}
+	return fmt.Errorf("%s: use --transport stdio (the default, for a client that starts the server) or --transport http (Void at /sse, MCP Inspector at /mcp)", what)
 }
 
 // Patterns returns the save tool's allowed name patterns.

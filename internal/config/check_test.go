@@ -1,0 +1,142 @@
+package config
+
+import (
+	"flag"
+	"io"
+	"maps"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// checkArgs registers every flag of serve, parses args and checks the
+// result.
+func checkArgs(t *testing.T, env map[string]string, args ...string) (*Config, error) {
+	t.Helper()
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	var c Config
+	if err := Register(fs, &c, envOf(env)); err != nil {
+		t.Fatalf("Register: %v", err)
+	}
+	if err := RegisterServe(fs, &c, envOf(env)); err != nil {
+		t.Fatalf("RegisterServe: %v", err)
+	}
+	if err := fs.Parse(args); err != nil {
+		t.Fatalf("Parse: %v", err)
+	}
+	return &c, c.Check()
+}
+
+// TestCheckSaysHowToFix: each refused value is answered with what is
+// wrong and a fix that works as written.
+func TestCheckSaysHowToFix(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		want []string
+	}{
+		{"sse is served by http", []string{"--transport", "sse"},
+			[]string{`--transport "sse" is not stdio or http`, "legacy SSE", "use --transport http", "/sse"}},
+		{"streamable http is served by http", []string{"--transport", "streamable-http"},
+			[]string{"Streamable HTTP", "use --transport http", "/mcp"}},
+		{"upper case", []string{"--transport", "HTTP"}, []string{"lower case, --transport http"}},
+		{"a typo", []string{"--transport", "stdoi"}, []string{"did you mean --transport stdio?"}},
+		{"anything else", []string{"--transport", "websocket"}, []string{"use --transport stdio", "or --transport http"}},
+		{"a port alone", []string{"--transport", "http", "--addr", "3001"},
+			[]string{`--addr "3001" is not HOST:PORT`, "--addr 127.0.0.1:3001", "make run ADDR=127.0.0.1:3001"}},
+		{"a host alone", []string{"--transport", "http", "--addr", "localhost"},
+			[]string{`--addr "localhost" is not HOST:PORT`, "--addr 127.0.0.1:3000"}},
+		{"no port", []string{"--transport", "http", "--addr", "localhost:"},
+			[]string{"--addr localhost:3000", "make run ADDR=localhost:3000"}},
+		{"a log level", []string{"--log-level", "verbose"}, []string{`--log-level / LOG_LEVEL: log level "verbose" is not debug, info, warn or error`}},
+		{"a log format", []string{"--log-format", "yaml"}, []string{`--log-format / LOG_FORMAT "yaml" is not text or json`}},
+		{"no cache time", []string{"--cache-ttl", "0s"}, []string{"--cache-ttl must be positive (got 0s)", "--cache-ttl 15m"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := checkArgs(t, nil, tt.args...)
+			if err == nil {
+				t.Fatalf("Check accepted %v", tt.args)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
+
+// TestHomeExpanded: a folder setting that starts with ~ (quoted for the
+// shell, or set where no shell runs) is the user's home folder, as a
+// shell would have made it; another user's ~NAME and a missing HOME are
+// refused with the fix.
+func TestHomeExpanded(t *testing.T) {
+	home := filepath.Join(string(filepath.Separator)+"home", "ada")
+	withHome := map[string]string{"HOME": home, "USERPROFILE": home}
+	tests := []struct {
+		name string
+		env  map[string]string
+		args []string
+		got  func(c *Config) string
+		want string
+	}{
+		{"TEMPLATES_DIR", map[string]string{"TEMPLATES_DIR": "~/prompts"}, nil,
+			func(c *Config) string { return c.TemplatesDir }, filepath.Join(home, "prompts")},
+		{"--templates", nil, []string{"--templates", "~/team/prompts/"},
+			func(c *Config) string { return c.TemplatesDir }, filepath.Join(home, "team", "prompts")},
+		{"the home folder itself", nil, []string{"--templates", "~"},
+			func(c *Config) string { return c.TemplatesDir }, home},
+		{"--source dir=", nil, []string{"--source", "name=mine,dir=~/prompts"},
+			func(c *Config) string { return c.Sources[0].Location }, filepath.Join(home, "prompts")},
+		{"FLOWYPROMPT_SOURCES dir=", map[string]string{SourcesEnv: "name=ex,examples;name=mine,dir=~/prompts"}, nil,
+			func(c *Config) string { return c.Sources[1].Location }, filepath.Join(home, "prompts")},
+		{"FLOWYPROMPT_CACHE_DIR", map[string]string{"FLOWYPROMPT_CACHE_DIR": "~/.cache/fp"}, nil,
+			func(c *Config) string { return c.CacheDir }, filepath.Join(home, ".cache", "fp")},
+		{"a ~ inside the path stays", nil, []string{"--templates", "./~/prompts"},
+			func(c *Config) string { return c.TemplatesDir }, "./~/prompts"},
+		{"an absolute path stays", nil, []string{"--templates", "/srv/prompts"},
+			func(c *Config) string { return c.TemplatesDir }, "/srv/prompts"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			env := maps.Clone(withHome)
+			maps.Copy(env, tt.env)
+			c, err := checkArgs(t, env, tt.args...)
+			if err != nil {
+				t.Fatalf("Check: %v", err)
+			}
+			if got := tt.got(c); got != tt.want {
+				t.Errorf("got %q, want %q", got, tt.want)
+			}
+		})
+	}
+
+	refused := []struct {
+		name string
+		env  map[string]string
+		args []string
+		want []string
+	}{
+		{"another user's home", withHome, []string{"--templates", "~bob/prompts"},
+			[]string{"--templates / TEMPLATES_DIR", `"~bob/prompts" starts with ~bob`, "give the full path", "./~bob/prompts"}},
+		{"no home", nil, []string{"--templates", "~/prompts"},
+			[]string{"--templates / TEMPLATES_DIR", "is not set", "give the full path"}},
+		{"a source's dir without a home", nil, []string{"--source", "name=mine,dir=~/prompts"},
+			[]string{"--source mine dir=", "is not set"}},
+	}
+	for _, tt := range refused {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := checkArgs(t, tt.env, tt.args...)
+			if err == nil {
+				t.Fatalf("Check accepted %v", tt.args)
+			}
+			for _, w := range tt.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+		})
+	}
+}
