@@ -10,6 +10,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"golang.org/x/mod/semver"
 )
 
 // TemplateWriter saves a validated template file; the GitHub source
@@ -163,38 +164,12 @@ func (a *App) allowedExample(name string) string {
 	return ""
 }
 
-// compareSemver compares two semantic versions (as templates validate
-// them) by major, minor and patch, then a release above its pre-releases;
-// pre-releases compare as strings.
+// compareSemver compares two template versions, "X.Y.Z[-pre][+build]"
+// as templates validate them, by semantic versioning's precedence
+// (pre-release identifiers numerically where numeric: rc.9 < rc.10).
+// golang.org/x/mod/semver wants a leading "v".
 func compareSemver(x, y string) int {
-	core := func(v string) ([3]int, string) {
-		v, _, _ = strings.Cut(v, "+")
-		v, pre, _ := strings.Cut(v, "-")
-		var n [3]int
-		for i, p := range strings.SplitN(v, ".", 3) {
-			n[i], _ = strconv.Atoi(p)
-		}
-		return n, pre
-	}
-	xn, xp := core(x)
-	yn, yp := core(y)
-	for i := range xn {
-		if xn[i] != yn[i] {
-			if xn[i] < yn[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case xp == yp:
-		return 0
-	case xp == "":
-		return 1
-	case yp == "":
-		return -1
-	}
-	return strings.Compare(xp, yp)
+	return semver.Compare("v"+x, "v"+y)
 }
 
 // bumpPatch is v with its patch number raised ("1.0.0": "1.0.1").

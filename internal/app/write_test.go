@@ -207,3 +207,32 @@ func TestSaveToolSafety(t *testing.T) {
 		t.Fatalf("file: %v %s", err, data)
 	}
 }
+
+// TestSaveToolPrereleaseUpgrade: pre-release identifiers compare as
+// numbers where they are numbers, so rc.10 replaces rc.9 (and not the
+// other way round), as semantic versioning orders them.
+func TestSaveToolPrereleaseUpgrade(t *testing.T) {
+	t.Parallel()
+	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true})
+	v := func(version string) string { return strings.Replace(saveTemplate, "1.0.0", version, 1) }
+	steps := []struct {
+		name, version, expected string
+		isErr                   bool
+		contains                string
+	}{
+		{"create rc.9", "1.0.0-rc.9", "", false, "Created template team_hello v1.0.0-rc.9"},
+		{"rc.10 replaces rc.9", "1.0.0-rc.10", "1.0.0-rc.9", false, "Updated template team_hello v1.0.0-rc.10"},
+		{"rc.9 does not replace rc.10", "1.0.0-rc.9", "1.0.0-rc.10", true, "lower than"},
+		{"the release replaces its pre-release", "1.0.0", "1.0.0-rc.10", false, "Updated template team_hello v1.0.0"},
+	}
+	for i, s := range steps {
+		args := map[string]string{"template": v(s.version), "message": s.name}
+		if s.expected != "" {
+			args["expected_version"] = s.expected
+		}
+		text, isErr := callText(t, c, 10+i, "flowyprompt_save_template", args)
+		if isErr != s.isErr || !strings.Contains(text, s.contains) {
+			t.Fatalf("%s: isError=%v, want %v, and %q in:\n%s", s.name, isErr, s.isErr, s.contains, text)
+		}
+	}
+}
