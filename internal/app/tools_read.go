@@ -951,8 +951,12 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 			return nil, err
 		}
 	}
-	noteUsage(ctx, e, cat)
 	t := e.Template
+	unknown := render.Unknown(t, args.Arguments)
+	if err := misspelt(t, unknown); err != nil {
+		return nil, err
+	}
+	noteUsage(ctx, e, cat)
 	text, conv, err := renderText(t, args.Arguments)
 	if f := fault.As(err); f != nil && f.Code == fault.MissingRequiredVariable {
 		// Ask the user for what is missing when the client can show a form.
@@ -979,7 +983,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 			defaults = append(defaults, v.Name)
 		}
 	}
-	unknown := nonNilStrings(render.Unknown(t, args.Arguments))
+	unknown = nonNilStrings(unknown)
 	for i, u := range unknown {
 		unknown[i] = truncateRunes(u, echoBudget)
 	}
@@ -1039,6 +1043,41 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	}
 	return &toolResult{text: report,
 		structured: (&rendered{Name: t.Metadata.Name, Text: text, Messages: conv, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json()}, nil
+}
+
+// misspelt refuses the arguments, among unknown (those that name no
+// variable of t), that look like one of its variables ("langauge" for
+// language): rendering without the value the call meant to give would
+// quietly use the default, or ask for it. An argument like no variable is
+// only named in the result, as the CLI's render warns of it.
+func misspelt(t *templates.Template, unknown []string) error {
+	if len(unknown) == 0 {
+		return nil
+	}
+	names := make([]string, len(t.Variables))
+	for i, v := range t.Variables {
+		names[i] = v.Name
+	}
+	var what, renames, suggestions []string
+	for _, u := range unknown {
+		c := suggest.Close(u, names, 1)
+		if len(c) == 0 {
+			continue
+		}
+		u = truncateRunes(u, echoBudget)
+		what = append(what, fmt.Sprintf("%s (did you mean %q?)", u, c[0]))
+		renames = append(renames, fmt.Sprintf("%s to %s", quoteJSON(u), quoteJSON(c[0])))
+		suggestions = append(suggestions, c[0])
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	return &fault.Error{Code: fault.InvalidArgument,
+		What:        fmt.Sprintf("template %s has no variable %s", t.Metadata.Name, strings.Join(what, ", ")),
+		Why:         "arguments are named after the template's variables, which are " + truncateRunes(strings.Join(names, ", "), listDescription),
+		How:         fmt.Sprintf("rename %s in arguments and call flowyprompt_render_template again", strings.Join(renames, ", ")),
+		Suggestions: suggestions,
+		Details:     map[string]any{"field": "arguments", "variables": names}}
 }
 
 // renderText renders t with args for the render tool: the prompt text, or
