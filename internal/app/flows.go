@@ -163,8 +163,12 @@ func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*too
 		if errors.Is(err, seal.ErrExpired) {
 			why = fmt.Sprintf("the handle has expired: a handle is valid for %s after the step it was handed out with", flowTTL)
 		}
-		return nil, &fault.Error{Code: fault.InvalidArgument, Err: err, What: "the flow handle was refused", Why: why,
-			How: "pass the handle of the latest flowyprompt_start_flow or flowyprompt_next_flow_step result unchanged, or start the flow again"}
+		how := "pass the handle of the latest flowyprompt_start_flow or flowyprompt_next_flow_step result unchanged, or start the flow again"
+		if !errors.Is(err, seal.ErrExpired) {
+			how += "; a handle from another server process (a restart, another replica) opens only where the same keys seal it: " +
+				"give every process the same FLOWYPROMPT_STATE_KEYS (or --state-keys), since without them each one seals with a random key of its own"
+		}
+		return nil, &fault.Error{Code: fault.InvalidArgument, Err: err, What: "the flow handle was refused", Why: why, How: how}
 	}
 	cat := a.lib.Catalog()
 	fe, ok := cat.LookupFlow(st.Flow)

@@ -150,13 +150,21 @@ func TestFlowHandleRefused(t *testing.T) {
 	}
 	tampered := []byte(good)
 	tampered[len(tampered)/3] ^= 1
+	// Another process, started without the same keys, seals with its own.
+	elsewhere, err := seal.Random().Seal("flow-handle", map[string]any{"f": "post"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = "FLOWYPROMPT_STATE_KEYS (or --state-keys)"
 	tests := []struct {
 		name, handle, why string
+		how               string // "" when the how-to-fix must not speak of keys
 	}{
-		{"tampered", string(tampered), "was changed"},
-		{"expired", expired, "expired"},
-		{"other purpose", other, "was changed"},
-		{"not a token", "nope", "was changed"},
+		{"tampered", string(tampered), "was changed", keys},
+		{"expired", expired, "expired", ""},
+		{"other purpose", other, "was changed", keys},
+		{"not a token", "nope", "was changed", keys},
+		{"sealed by another process", elsewhere, "not minted by this server", keys},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +175,10 @@ func TestFlowHandleRefused(t *testing.T) {
 			}
 			if why, _ := sc["why"].(string); !strings.Contains(why, tt.why) {
 				t.Errorf("why %q, want it to say %q", why, tt.why)
+			}
+			how, _ := sc["how"].(string)
+			if tt.how != "" && !strings.Contains(how, tt.how) || tt.how == "" && strings.Contains(how, "STATE_KEYS") {
+				t.Errorf("how %q, want it to name %q", how, tt.how)
 			}
 		})
 	}
