@@ -34,6 +34,17 @@ func describeKind(kind string) string {
 	return "a " + kind + " source"
 }
 
+// lookupAt finds the template called name, as it was at version when
+// version is not "" (at then says which version that was, else nil).
+func (a *App) lookupAt(ctx context.Context, name, version string) (*templates.Entry, *templates.Catalog, *versionAt, error) {
+	e, cat, err := a.lookup(name)
+	if err != nil || version == "" {
+		return e, cat, nil, err
+	}
+	e, at, err := a.atVersion(ctx, e, version)
+	return e, cat, at, err
+}
+
 // versionAt says which version a get or render used, for its result.
 type versionAt struct {
 	Requested string `json:"requested"`
