@@ -12,6 +12,8 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
+// getTemplate is the get tool: a template's definition, at a version
+// when asked, its long texts shortened to stay within the result budget.
 func (a *App) getTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct{ Name, Version string }
 	if err := in.decode(&args); err != nil {

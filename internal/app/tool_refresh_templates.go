@@ -8,6 +8,8 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
+// refreshTemplates is the refresh tool: the library reloaded from its
+// source now, and what changed.
 func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) (*toolResult, error) {
 	r.Progress(0, 2, "refreshing the template library")
 	ch, err := a.lib.Refresh(ctx)

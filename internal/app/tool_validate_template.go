@@ -9,6 +9,8 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
+// validateTemplate is the validate tool: templates.Validate's report on
+// a template's text, as `flowyprompt validate` prints it.
 func (a *App) validateTemplate(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Template string `json:"template"`
