@@ -279,7 +279,6 @@ func TestDirectoryChangeReachesSessions(t *testing.T) {
 	}
 	writeTemplate(t, dir, "One", tmpl("One", "first"))
 	c := watchedDirClient(t, dir)
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 	writeTemplate(t, dir, "Two", tmpl("Two", "second"))
 	c.Notification(t, mcp.NotificationPromptsListChanged)
 	c.Notification(t, mcp.NotificationToolsListChanged)

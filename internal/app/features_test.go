@@ -108,7 +108,6 @@ func TestEmbeddedResourcesAndSubscriptions(t *testing.T) {
 	}
 
 	c.Request(t, 2, "resources/subscribe", map[string]string{"uri": "template://Style"})
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 	writeTemplate(t, dir, "Style", `{"metadata":{"name":"Style","description":"Style guide","version":"1.1.0"},"variables":[],"results":[{"name":"s","content":"Use active voice."}]}`)
 	n := c.Notification(t, mcp.NotificationResourceUpdated)
 	if !strings.Contains(string(n.Params), "template://Style") {

@@ -155,7 +155,6 @@ func TestSeveralSources(t *testing.T) {
 	}
 
 	// A change in the folder, found by its watcher, reaches clients too.
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 	if err := os.WriteFile(filepath.Join(dir, "Second_Note.json"), sourceTemplate("Second_Note", "second note"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +289,6 @@ func TestFlowChangeAnnounced(t *testing.T) {
 	// not be sent as an update of the template of the same name.
 	c.Request(t, 1, "resources/subscribe", map[string]string{"uri": "template://post"})
 	c.Request(t, 2, "resources/subscribe", map[string]string{"uri": "template://second"})
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 
 	second := filepath.Join(dir, "flows", "second.json")
 	write := func(p, body string) func() error { return func() error { return os.WriteFile(p, []byte(body), 0o644) } }
