@@ -54,6 +54,7 @@ func fakeRepoSource(t *testing.T, fake *fakegithub.Server, cacheDir string) *git
 // every template under its namespace, bare names by the sources' order,
 // the shared name reported, and a change in any of them heard by clients.
 func TestSeveralSources(t *testing.T) {
+	t.Parallel()
 	// One cache folder for both: the sources' files are keyed by
 	// repository, ref and folder, so they never mix.
 	cacheDir := t.TempDir()
@@ -169,6 +170,7 @@ func TestSeveralSources(t *testing.T) {
 // runs its own source's templates, even where another source serves the
 // bare template name; a bare flow name goes to the first source.
 func TestSeveralSourcesFlows(t *testing.T) {
+	t.Parallel()
 	team, platform := flowDir(t), flowDir(t)
 	// The platform's outline differs from the team's, which serves the
 	// bare name "outline": its flows must still run its own.
@@ -283,6 +285,7 @@ func TestSeveralSourcesFlows(t *testing.T) {
 // removed) is heard by clients as a prompt list change, and never as an
 // update of a template:// resource.
 func TestFlowChangeAnnounced(t *testing.T) {
+	t.Parallel()
 	dir := flowDir(t)
 	c := watchedDirClient(t, dir)
 	// Subscribed to the flows' names as templates: a flow's change must
@@ -329,6 +332,7 @@ func TestFlowChangeAnnounced(t *testing.T) {
 // TestRefreshReportsFlows: the refresh tool lists flow changes apart from
 // the template ones, and only when a flow changed.
 func TestRefreshReportsFlows(t *testing.T) {
+	t.Parallel()
 	dir := flowDir(t)
 	e, a, _ := newEngine(t, folder.New(dir, templates.BuildOptions{}))
 	schema := outputSchemas(t, a)["flowyprompt_refresh_templates"]

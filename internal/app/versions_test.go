@@ -49,6 +49,7 @@ func githubSource(t *testing.T, fake *fakegithub.Server) *github.Source {
 // once: afterwards a version, the history and a commit SHA cost one
 // conditional request answered 304, or none.
 func TestTemplateVersions(t *testing.T) {
+	t.Parallel()
 	fake, commits := versionsRepo(t)
 	e, _, _ := newEngine(t, githubSource(t, fake))
 	c := mcptest.Connect(t, e)
@@ -205,6 +206,7 @@ func checkVersionsResult(t *testing.T, res toolResult, wantCode string, want, ve
 // repository its folder (prompts/, a subfolder) is in, alone and as a
 // member of several sources: by metadata.version, tag and commit SHA.
 func TestFolderVersions(t *testing.T) {
+	t.Parallel()
 	r := gittest.New(t)
 	const p = "prompts/Greeting.json"
 	var commits [3]string
