@@ -4,15 +4,20 @@ import (
 	"flag"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/gittest"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 // TestVersionsUnsupportedSuggestsWhatParses: each way VERSIONS_UNSUPPORTED
@@ -79,5 +84,31 @@ func TestVersionsUnsupportedSuggestsWhatParses(t *testing.T) {
 			Logger: slog.New(slog.DiscardHandler)}); err != nil {
 			t.Errorf("%s: the GitHub source refuses %q: %v", f.name, repo, err)
 		}
+	}
+}
+
+// TestHistoryOfAnUncommittedEdit: a folder serves its work tree, so an edit
+// not committed yet is none of the listed commits; the history says so
+// instead of marking the newest commit as the one served.
+func TestHistoryOfAnUncommittedEdit(t *testing.T) {
+	t.Parallel()
+	r := gittest.New(t)
+	const p = "prompts/Greeting.json"
+	r.Commit("Ada", "Greeting 1.0.0", map[string][]byte{p: versionedTemplate("1.0.0", "hello one")})
+	r.Commit("Ada", "Greeting 2.0.0", map[string][]byte{p: versionedTemplate("2.0.0", "hello two")})
+	dir := filepath.Join(r.Root, "prompts")
+	if err := os.WriteFile(filepath.Join(dir, "Greeting.json"), versionedTemplate("2.1.0", "hello edited"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := newEngine(t, folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}}))
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	res := call(t, c, 1, "flowyprompt_template_history", map[string]any{"name": "Greeting"})
+	text := res.Content[0].Text
+	if res.IsError || !strings.Contains(text, "The file served now (v2.1.0) is none of these commits'") || strings.Contains(text, "(served now)") {
+		t.Fatalf("history of an uncommitted edit:\n%s", text)
+	}
+	if strings.Contains(text, "v?") {
+		t.Errorf("a folder reads every version, yet the history shows v?:\n%s", text)
 	}
 }
