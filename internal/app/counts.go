@@ -1,3 +1,5 @@
+// The list tool's counts=true: categories and tags, counted.
+
 package app
 
 import (
@@ -12,6 +14,8 @@ import (
 // the most common, so the counts stay a small part of the result budget.
 const maxCounts = 50
 
+// facetCount is how many of the matching templates have one category or
+// tag.
 type facetCount struct {
 	Name  string `json:"name"`
 	Count int    `json:"count"`

@@ -1,3 +1,6 @@
+// The list and search tools' pages: a cursor (internal/cursor's Page)
+// resumes a listing with its filters and page size.
+
 package app
 
 import (

@@ -1,3 +1,6 @@
+// What the tools' results share: shortening, counting characters, and
+// naming filters and sources in their text.
+
 package app
 
 import (
@@ -8,6 +11,8 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
+// nonNilStrings is s, or an empty list for nil: results show [] rather
+// than null.
 func nonNilStrings(s []string) []string {
 	if s == nil {
 		return []string{}
@@ -30,6 +35,8 @@ func runeCount(s string) int {
 	return i + utf8.RuneCountInString(s[i:])
 }
 
+// truncateRunes is s cut to n characters, with an ellipsis when it was
+// longer.
 func truncateRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
 		return s
@@ -42,6 +49,7 @@ func truncateRunes(s string, n int) string {
 // for its head, metadata and next actions.
 const listReserve = 4000
 
+// describeFilter names the category and tag filters for a Result line.
 func describeFilter(category, tag string) string {
 	var parts []string
 	if category != "" {
@@ -64,6 +72,8 @@ func describeSince(since string) string {
 	return fmt.Sprintf(", updated since %s", since)
 }
 
+// describe names a source for a Metadata line: its kind, location, ref
+// and short revision.
 func describe(info templates.SourceInfo) string {
 	s := info.Kind
 	if info.Location != "" {

@@ -1,3 +1,5 @@
+// The filters the list and search tools share.
+
 package app
 
 import (
@@ -7,6 +9,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
+// hasTag reports whether tags holds tag, in any case.
 func hasTag(tags []string, tag string) bool {
 	for _, t := range tags {
 		if strings.EqualFold(t, tag) {
