@@ -62,7 +62,9 @@ func VersionsUnsupported(name, kind string) *fault.Error {
 	return &fault.Error{Code: fault.VersionsUnsupported,
 		What: fmt.Sprintf("cannot read the versions of template %q", name),
 		Why:  "versions need a GitHub library or a folder in a Git work tree: this template comes from " + kind + ", which keeps only its current files",
-		How:  "omit version to use the current template, or serve the library from a GitHub repository (GITHUB_REPO_URL or --source github:OWNER/REPO) or from a folder in a Git repository"}
+		How: "omit version to use the current template, or serve the library from a GitHub repository " +
+			"(GITHUB_REPO_URL=https://github.com/OWNER/REPO, --github-repo https://github.com/OWNER/REPO, " +
+			"or one more --source name=NS,github=https://github.com/OWNER/REPO) or from a folder in a Git repository"}
 }
 
 // FileHistory forwards to the member the path's namespace names.

@@ -29,7 +29,11 @@ const EmbeddedFreshness = 24 * time.Hour
 
 // Watcher is implemented by sources that can notice changes by themselves
 // (the folder source with fsnotify, the GitHub source on its TTL).
-// Watch calls onChange with each new catalog until ctx ends.
+// Watch calls onChange with each new catalog until ctx ends. A change to
+// the source made after Watch is called reaches onChange once the source
+// notices it (the folder at once, GitHub when its TTL runs out), even one
+// made before Watch has its own watches in place: callers need not wait for
+// Watch to start before changing the source.
 type Watcher interface {
 	Watch(ctx context.Context, onChange func(*Catalog)) error
 }

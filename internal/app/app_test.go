@@ -72,6 +72,7 @@ func answers(t *testing.T, c *mcptest.Client, cases []exchange) map[string]json.
 // TestExchangesGolden drives the embedded library through the protocol and
 // compares every answer with the golden file (as JSON).
 func TestExchangesGolden(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.Version20250618)
@@ -137,6 +138,7 @@ func mustJSON(t *testing.T, v any) json.RawMessage {
 // TestToolsFollowTheStandard checks every tool against the seed-004
 // standard and the MCP rules: names, descriptions, schemas, annotations.
 func TestToolsFollowTheStandard(t *testing.T) {
+	t.Parallel()
 	_, a, _ := newEngine(t, templates.Embedded())
 	tools, err := a.ListTools(context.Background(), nil)
 	if err != nil {
@@ -182,6 +184,7 @@ func TestToolsFollowTheStandard(t *testing.T) {
 // structuredContent validates against the tool's outputSchema, and its
 // text is self-sufficient (starts with a Result section).
 func TestStructuredContentMatchesOutputSchema(t *testing.T) {
+	t.Parallel()
 	e, a, _ := newEngine(t, templates.Embedded())
 	schemas := outputSchemas(t, a)
 	c := mcptest.Connect(t, e)
@@ -220,6 +223,7 @@ func TestStructuredContentMatchesOutputSchema(t *testing.T) {
 
 // TestListPaginatesWholeLibrary walks every page of the list tool.
 func TestListPaginatesWholeLibrary(t *testing.T) {
+	t.Parallel()
 	e, _, lib := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -273,13 +277,13 @@ func watchedDirClient(t *testing.T, dir string) *mcptest.Client {
 // TestDirectoryChangeReachesSessions: editing the folder sends list_changed
 // for prompts and tools, and the next prompts/get serves the new content.
 func TestDirectoryChangeReachesSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	tmpl := func(name, content string) string {
 		return `{"metadata":{"name":"` + name + `","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"` + content + `"}]}`
 	}
 	writeTemplate(t, dir, "One", tmpl("One", "first"))
 	c := watchedDirClient(t, dir)
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 	writeTemplate(t, dir, "Two", tmpl("Two", "second"))
 	c.Notification(t, mcp.NotificationPromptsListChanged)
 	c.Notification(t, mcp.NotificationToolsListChanged)

@@ -19,6 +19,7 @@ import (
 // resources as prompts/get does, as embedded resources after the text and
 // named in structuredContent, within the result budget.
 func TestRenderToolAttachesResources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	big := strings.Repeat("y", 60_000)
 	testfiles.Write(t, dir, map[string]string{
@@ -108,6 +109,7 @@ func TestRenderToolAttachesResources(t *testing.T) {
 // note naming it, the server logs a warning, and resources/list does not
 // advertise the file.
 func TestMissingResourceDegrades(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testfiles.Write(t, dir, map[string]string{
 		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes","version":"1.0.0"},"variables":[],` +

@@ -39,6 +39,7 @@ func bigTemplate(t *testing.T, name string) string {
 // its text and structuredContent together, exceeds the budget; a result
 // cut short says truncated and how to get the rest.
 func TestNoResultExceedsTheBudget(t *testing.T) {
+	t.Parallel()
 	const budget = 100_000 // characters, text and structuredContent's JSON together (TOOLS.md)
 	dir := t.TempDir()
 	for i := range 120 {

@@ -19,6 +19,7 @@ import (
 // messages) through prompts/get and the render tool, and compares every
 // answer with the golden file (as JSON).
 func TestConversationGolden(t *testing.T) {
+	t.Parallel()
 	e, _ := newDirEngine(t, filepath.Join("testdata", "conversations"))
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.Version20250618)
@@ -50,6 +51,7 @@ func TestConversationGolden(t *testing.T) {
 // structuredContent has the same messages, and its text is their
 // transcript.
 func TestConversationMessages(t *testing.T) {
+	t.Parallel()
 	e, _ := newDirEngine(t, filepath.Join("testdata", "conversations"))
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -133,6 +135,7 @@ func TestConversationMessages(t *testing.T) {
 // result is cut, messages and transcript alike, and says so; prompts/get
 // sends it whole.
 func TestConversationWithinTheBudget(t *testing.T) {
+	t.Parallel()
 	const budget = 100_000
 	dir := t.TempDir()
 	var msgs []map[string]any

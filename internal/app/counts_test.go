@@ -37,6 +37,7 @@ func counts(t *testing.T, sc map[string]any, key string) []count {
 // category and tag has, most first, in the text and structuredContent
 // (issue 13, item 14).
 func TestListCounts(t *testing.T) {
+	t.Parallel()
 	e, _, lib := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -111,6 +112,7 @@ func TestListCounts(t *testing.T) {
 // its counts, and the page, within the result budget: the most common
 // come first, the rest are counted as left out.
 func TestListCountsWithinBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	files := map[string]string{}
 	for i := range 300 {

@@ -19,6 +19,7 @@ import (
 // argument names the field's format and an example; "did you mean" covers
 // template names, categories, tags and search words.
 func TestToolErrorsModelsCanBranchOn(t *testing.T) {
+	t.Parallel()
 	e, a, _ := newEngine(t, templates.Embedded())
 	schemas := outputSchemas(t, a)
 	c := mcptest.Connect(t, e)
@@ -101,6 +102,7 @@ func TestToolErrorsModelsCanBranchOn(t *testing.T) {
 // to load says that the file exists and why it is invalid, instead of
 // "none of the templates has metadata.name".
 func TestGetInvalidTemplateSaysWhy(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testfiles.Write(t, dir, map[string]string{
 		"Good.json":      `{"metadata":{"name":"Good","description":"Fine.","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`,

@@ -20,6 +20,7 @@ import (
 )
 
 func TestTemplatesAsResources(t *testing.T) {
+	t.Parallel()
 	e, _, lib := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -52,6 +53,7 @@ func TestTemplatesAsResources(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -92,6 +94,7 @@ func writeTemplate(t *testing.T, dir, name, body string) {
 }
 
 func TestEmbeddedResourcesAndSubscriptions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Style", `{"metadata":{"name":"Style","description":"Style guide","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Use short sentences."}]}`)
 	writeTemplate(t, dir, "Write", `{"metadata":{"name":"Write","description":"Writes","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Write it."}],"resources":["template://Style"]}`)
@@ -108,7 +111,6 @@ func TestEmbeddedResourcesAndSubscriptions(t *testing.T) {
 	}
 
 	c.Request(t, 2, "resources/subscribe", map[string]string{"uri": "template://Style"})
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 	writeTemplate(t, dir, "Style", `{"metadata":{"name":"Style","description":"Style guide","version":"1.1.0"},"variables":[],"results":[{"name":"s","content":"Use active voice."}]}`)
 	n := c.Notification(t, mcp.NotificationResourceUpdated)
 	if !strings.Contains(string(n.Params), "template://Style") {
@@ -117,6 +119,7 @@ func TestEmbeddedResourcesAndSubscriptions(t *testing.T) {
 }
 
 func TestRenderElicitsMissingVariables(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	call := map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Brand_Positioning_Strategy",
 		"arguments": map[string]string{"company_name": "Acme"}}}
@@ -187,6 +190,7 @@ func mustString(t *testing.T, v any) string {
 // only those, are served, as text or as a base64 blob, never from outside
 // the folder.
 func TestPathResources(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	outside := filepath.Join(t.TempDir(), "secret.txt")
 	files := map[string]string{
@@ -304,6 +308,7 @@ func ptr[T any](v T) *T { return &v }
 // (the first load happens before any) reach each session once it has
 // initialized, and not before.
 func TestWarningsGreetNewSessions(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Good", `{"metadata":{"name":"Good","description":"Fine","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
 	writeTemplate(t, dir, "Broken", `{"metadata":{"name":"Broken","description":"No version"},"variables":[],"results":[{"name":"s","content":"Hi."}]}`)
@@ -339,6 +344,7 @@ func TestWarningsGreetNewSessions(t *testing.T) {
 // of the folder is not served, and each session is warned about it like
 // about any invalid file.
 func TestTemplateLinkLeadingOut(t *testing.T) {
+	t.Parallel()
 	base := t.TempDir()
 	dir := filepath.Join(base, "templates")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -379,6 +385,7 @@ func TestTemplateLinkLeadingOut(t *testing.T) {
 // with its description, enum and default; a cancelled form is a tool
 // error; a client that takes only URL elicitation is not sent a form.
 func TestElicitationForm(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Ask", `{"metadata":{"name":"Ask","description":"Asks","version":"1.0.0"},`+
 		`"variables":[{"name":"tone","type":"string","description":"How it sounds","required":true,"enum":["formal","casual"],"default":"formal"},`+
@@ -437,6 +444,7 @@ func TestElicitationForm(t *testing.T) {
 // carry is cut at a line, says so, and says how to get it whole; the
 // structured copy agrees with the text.
 func TestRenderToolBudget(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	line := strings.Repeat("x", 99) + "\n"
 	writeTemplate(t, dir, "Big", `{"metadata":{"name":"Big","description":"Big","version":"1.0.0"},`+
@@ -488,6 +496,7 @@ func TestRenderToolBudget(t *testing.T) {
 // left off, and says so when templates were added before that place
 // rather than skip one.
 func TestListCursorNoticesChanges(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	for _, name := range []string{"B", "C", "D"} {
 		writeTemplate(t, dir, name, `{"metadata":{"name":"`+name+`","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
@@ -540,6 +549,7 @@ func (s staleSource) Load(ctx context.Context) (*templates.Catalog, error) {
 // TestStaleStartGreetsSessions: a library that started stale (offline
 // from the disk cache) says so to each session once it has initialized.
 func TestStaleStartGreetsSessions(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, staleSource{templates.Embedded()})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -555,6 +565,7 @@ func TestStaleStartGreetsSessions(t *testing.T) {
 // file turned invalid while its last version is still served is reported
 // as such, not as left out.
 func TestLibraryChangesReachClients(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	const write = `{"metadata":{"name":"Write","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]%s}`
 	writeTemplate(t, dir, "Write", fmt.Sprintf(write, ""))
@@ -587,6 +598,7 @@ func TestLibraryChangesReachClients(t *testing.T) {
 // is cut in the list, so the page stays within budget and still lists
 // every template.
 func TestListLongDescription(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	writeTemplate(t, dir, "A_Long", `{"metadata":{"name":"A_Long","description":"`+strings.Repeat("d", 99_000)+`","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
 	writeTemplate(t, dir, "B_Short", `{"metadata":{"name":"B_Short","description":"short","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`)
@@ -626,6 +638,7 @@ func logMessage(t *testing.T, c *mcptest.Client) (p struct {
 // TestListTextShowsEnums: the list tool's text names each variable's
 // allowed values, as its description promises.
 func TestListTextShowsEnums(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -648,6 +661,7 @@ func TestListTextShowsEnums(t *testing.T) {
 // TestResourceDescriptionsAreSentences: resources/list describes each
 // resource in a sentence.
 func TestResourceDescriptionsAreSentences(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	testfiles.Write(t, dir, map[string]string{
 		"Guided.json": `{"metadata":{"name":"Guided","description":"Writes in house style","version":"1.0.0"},"variables":[],` +

@@ -6,14 +6,12 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
-	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
@@ -63,130 +61,6 @@ func (a *App) flowTools() []*tool {
 		toolFromFiles("flowyprompt_start_flow", "Start a flow", readOnly, a.startFlow),
 		toolFromFiles("flowyprompt_next_flow_step", "Continue a flow", readOnly, a.nextFlowStep),
 	}
-}
-
-func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
-	var args struct {
-		Name      string            `json:"name"`
-		Arguments map[string]string `json:"arguments"`
-	}
-	if err := in.decode(&args); err != nil {
-		return nil, err
-	}
-	cat := a.lib.Catalog()
-	if args.Name == "" {
-		if len(args.Arguments) > 0 {
-			return nil, &fault.Error{Code: fault.InvalidArgument, What: "no flow was started",
-				Why: "arguments were given without the name of a flow", How: "call again with name set to one of the flows this call lists without arguments"}
-		}
-		return listFlows(cat), nil
-	}
-	fe, ok := cat.LookupFlow(args.Name)
-	if !ok {
-		var names []string
-		for _, f := range cat.Flows() {
-			names = append(names, f.Flow.Name)
-		}
-		how := "use one of the flows the library has: " + strings.Join(names, ", ")
-		if len(names) == 0 {
-			how = "the library has no flows: a flow is a file in a flows/ folder of the library (see docs/flows.md)"
-		}
-		return nil, &fault.Error{Code: fault.TemplateNotFound, What: fmt.Sprintf("no flow named %q", args.Name),
-			Why: "the library has no valid flow by that name (an invalid one is listed by flowyprompt_refresh_templates)",
-			How: how, Suggestions: closeNames(args.Name, names)}
-	}
-	var unknown []string
-	for name := range args.Arguments {
-		if !slices.ContainsFunc(fe.Flow.Arguments, func(arg templates.FlowArg) bool { return arg.Name == name }) {
-			unknown = append(unknown, name)
-		}
-	}
-	slices.Sort(unknown)
-	if len(unknown) > 0 {
-		return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("flow %s was not started", fe.Flow.Name),
-			Why: "the flow has no arguments named " + strings.Join(unknown, ", "), How: "pass only the flow's arguments"}
-	}
-	given, err := a.flowArguments(ctx, r, fe.Flow, args.Arguments, in.retry, "started")
-	if err != nil {
-		return nil, err
-	}
-	return a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: given})
-}
-
-// flowArguments is args when it holds every required argument of f;
-// otherwise the user is asked for the missing ones, as for a template's
-// missing variables (a form, or an input-required result for a 2026
-// client), when the client can show a form; else they are an error that
-// names them. done says what did not happen ("started", "rendered").
-func (a *App) flowArguments(ctx context.Context, r *mcp.Request, f *templates.Flow, args map[string]string,
-	retry mcp.Retry, done string) (map[string]string, error) {
-	var missing []string
-	for _, arg := range f.Arguments {
-		if arg.Required && strings.TrimSpace(args[arg.Name]) == "" {
-			missing = append(missing, arg.Name)
-		}
-	}
-	if len(missing) == 0 {
-		return args, nil
-	}
-	merged, err := a.askForMissing(ctx, r, flowInputs(f), args, missing, retry)
-	if err != nil || merged != nil {
-		return merged, err
-	}
-	return nil, &fault.Error{Code: fault.MissingRequiredVariable, What: fmt.Sprintf("flow %s was not %s", f.Name, done),
-		Why: "required arguments are missing: " + strings.Join(missing, ", "), How: "call again with those arguments",
-		Details: map[string]any{"missing": missing}}
-}
-
-// flowInputs is a stand-in template whose variables are f's arguments and
-// whose name is f's prompt: what the forms that ask for missing values
-// read.
-func flowInputs(f *templates.Flow) *templates.Template {
-	t := &templates.Template{Metadata: templates.Metadata{Name: flowPromptPrefix + f.Name, Description: f.Description}}
-	for _, arg := range f.Arguments {
-		t.Variables = append(t.Variables, templates.Variable{Name: arg.Name, Type: "string", Description: arg.Description, Required: arg.Required})
-	}
-	return t
-}
-
-func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
-	var args struct {
-		Handle string `json:"handle"`
-		Output string `json:"output"`
-	}
-	if err := in.decode(&args); err != nil {
-		return nil, err
-	}
-	var st flowState
-	if err := a.opts.State.Open(flowPurpose, args.Handle, &st); err != nil {
-		why := "the handle was not minted by this server (or its replicas), or it was changed"
-		if errors.Is(err, seal.ErrExpired) {
-			why = fmt.Sprintf("the handle has expired: a handle is valid for %s after the step it was handed out with", flowTTL)
-		}
-		return nil, &fault.Error{Code: fault.InvalidArgument, Err: err, What: "the flow handle was refused", Why: why,
-			How: "pass the handle of the latest flowyprompt_start_flow or flowyprompt_next_flow_step result unchanged, or start the flow again"}
-	}
-	cat := a.lib.Catalog()
-	fe, ok := cat.LookupFlow(st.Flow)
-	if !ok || flowVersions(cat, fe) != st.Versions {
-		return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("flow %s cannot continue", st.Flow),
-			Why: "the flow, or a template it uses, changed or was removed since the flow started",
-			How: "start the flow again with flowyprompt_start_flow"}
-	}
-	st.Outputs = append(st.Outputs, args.Output)
-	// The handle carries only the outputs a step still to come refers to,
-	// so it grows with what the flow needs, not with every step run.
-	for j, need := range fe.Flow.Needed(st.step()) {
-		if !need {
-			st.Outputs[j] = ""
-		}
-	}
-	if st.step() >= len(fe.Flow.Steps) {
-		text := fmt.Sprintf("## Result\nFlow %s is done: all %d steps ran.\n", fe.Flow.Name, len(fe.Flow.Steps))
-		return &toolResult{text: text, structured: map[string]any{"flow": fe.Flow.Name, "done": true,
-			"steps": len(fe.Flow.Steps)}}, nil
-	}
-	return a.flowStep(cat, fe, st)
 }
 
 // flowStep renders step st.step() and hands it out with a handle for the

@@ -76,6 +76,7 @@ func flowEngine(t *testing.T, dir string, sealer *seal.Sealer) (*mcptest.Client,
 }
 
 func TestFlowWalk(t *testing.T) {
+	t.Parallel()
 	c, schemas := flowEngine(t, flowDir(t), seal.Random())
 	steps := []struct {
 		tool   string
@@ -131,6 +132,7 @@ func TestFlowWalk(t *testing.T) {
 }
 
 func TestFlowHandleRefused(t *testing.T) {
+	t.Parallel()
 	key := []byte(strings.Repeat("k", seal.MinKeyBytes))
 	sealer, err := seal.New(key)
 	if err != nil {
@@ -150,13 +152,21 @@ func TestFlowHandleRefused(t *testing.T) {
 	}
 	tampered := []byte(good)
 	tampered[len(tampered)/3] ^= 1
+	// Another process, started without the same keys, seals with its own.
+	elsewhere, err := seal.Random().Seal("flow-handle", map[string]any{"f": "post"}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const keys = "FLOWYPROMPT_STATE_KEYS (or --state-keys)"
 	tests := []struct {
 		name, handle, why string
+		how               string // "" when the how-to-fix must not speak of keys
 	}{
-		{"tampered", string(tampered), "was changed"},
-		{"expired", expired, "expired"},
-		{"other purpose", other, "was changed"},
-		{"not a token", "nope", "was changed"},
+		{"tampered", string(tampered), "was changed", keys},
+		{"expired", expired, "expired", ""},
+		{"other purpose", other, "was changed", keys},
+		{"not a token", "nope", "was changed", keys},
+		{"sealed by another process", elsewhere, "not minted by this server", keys},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -167,6 +177,10 @@ func TestFlowHandleRefused(t *testing.T) {
 			}
 			if why, _ := sc["why"].(string); !strings.Contains(why, tt.why) {
 				t.Errorf("why %q, want it to say %q", why, tt.why)
+			}
+			how, _ := sc["how"].(string)
+			if tt.how != "" && !strings.Contains(how, tt.how) || tt.how == "" && strings.Contains(how, "STATE_KEYS") {
+				t.Errorf("how %q, want it to name %q", how, tt.how)
 			}
 		})
 	}
@@ -188,6 +202,7 @@ func TestFlowHandleRefused(t *testing.T) {
 // required variable; the error names the step, and the same handle works
 // with a real output.
 func TestFlowStepNotRendered(t *testing.T) {
+	t.Parallel()
 	c, _ := flowEngine(t, flowDir(t), seal.Random())
 	start := call(t, c, 1, "flowyprompt_start_flow", map[string]any{"name": "post", "arguments": map[string]string{"topic": "x"}})
 	handle, _ := start.StructuredContent["handle"].(string)
@@ -219,6 +234,7 @@ func TestFlowStepNotRendered(t *testing.T) {
 }
 
 func TestStartFlowErrors(t *testing.T) {
+	t.Parallel()
 	c, _ := flowEngine(t, flowDir(t), seal.Random())
 	tests := []struct {
 		name string
@@ -246,6 +262,7 @@ func TestStartFlowErrors(t *testing.T) {
 // carry an expiry), so each is replaced by "HANDLE" before comparing; a
 // step is sent the handle of the latest result that handed one out.
 func TestFlowGolden(t *testing.T) {
+	t.Parallel()
 	c, schemas := flowEngine(t, filepath.Join("testdata", "flowlib"), seal.Random())
 	ticket := "The export button does nothing since the last update. <Firefox 132>"
 	cases := []struct {
@@ -310,6 +327,7 @@ func TestFlowGolden(t *testing.T) {
 // flow's arguments; a result a step needs stands as a reference to the
 // step that makes it.
 func TestFlowPromptIsAConversation(t *testing.T) {
+	t.Parallel()
 	c, _ := flowEngine(t, flowDir(t), seal.Random())
 	m := c.Request(t, 1, "prompts/get", map[string]any{"name": "flow:post", "arguments": map[string]string{"topic": "caching"}})
 	var res mcp.GetPromptResult
@@ -340,6 +358,7 @@ func TestFlowPromptIsAConversation(t *testing.T) {
 // TestStartFlowLists: without a name, start_flow lists the library's
 // flows, or says there are none and how to add one.
 func TestStartFlowLists(t *testing.T) {
+	t.Parallel()
 	noFlows := t.TempDir()
 	writeTemplate(t, noFlows, "outline", `{"metadata":{"name":"outline","version":"1.0.0","description":"d"},"results":[{"name":"r","content":"x"}]}`)
 	tests := []struct {
@@ -403,6 +422,7 @@ func gatherDir(t *testing.T) string {
 // so; outputs too long for a handle are refused with the handle still
 // good for a shorter output.
 func TestFlowResultBudget(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		outputLen int  // of each of the three outputs
@@ -471,6 +491,7 @@ func TestFlowResultBudget(t *testing.T) {
 // start_flow alike, and the retry with the answer goes on; a client
 // without forms gets the error naming it.
 func TestFlowInputRequired(t *testing.T) {
+	t.Parallel()
 	c, _ := flowEngine(t, flowDir(t), seal.Random())
 	accept := map[string]any{"variables": map[string]any{"action": "accept", "content": map[string]any{"topic": "caching"}}}
 	tests := []struct {

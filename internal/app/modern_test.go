@@ -79,6 +79,7 @@ func decodeInputRequired(t *testing.T, m mcptest.Message) inputRequired {
 // answered on the retry, and refused when the state was tampered with or
 // belongs to another request.
 func TestInputRequired(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	accept := map[string]any{"variables": map[string]any{"action": "accept", "content": map[string]any{"code": "func f() {}"}}}
@@ -192,6 +193,7 @@ func TestInputRequired(t *testing.T) {
 // TestStateSharedByReplicas: a requestState sealed by one server opens on
 // another that holds the same keys, and not on one that does not.
 func TestStateSharedByReplicas(t *testing.T) {
+	t.Parallel()
 	key := bytes.Repeat([]byte{7}, seal.MinKeyBytes)
 	replica := func(k []byte) *mcptest.Client {
 		lib := templates.NewLibrary(templates.Embedded(), slog.New(slog.DiscardHandler))
@@ -228,6 +230,7 @@ func TestStateSharedByReplicas(t *testing.T) {
 // TestGitHubTTLCountsDown: the cache hint of a GitHub library's lists is
 // the time left until the next revalidation, and starts again after it.
 func TestGitHubTTLCountsDown(t *testing.T) {
+	t.Parallel()
 	fake := fakegithub.New("acme", "prompts")
 	t.Cleanup(fake.Close)
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 3})
@@ -286,6 +289,7 @@ func TestGitHubTTLCountsDown(t *testing.T) {
 // warnings to reach, so the refresh tool tells the request that asked,
 // when its _meta asks for log messages.
 func TestModernRefreshLogs(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	if err := os.WriteFile(filepath.Join(dir, "Broken.json"), []byte(`{"metadata":`), 0o644); err != nil {
 		t.Fatal(err)

@@ -1,25 +1,17 @@
+// The list and search tools' pages: a cursor (internal/cursor's Page)
+// resumes a listing with its filters and page size.
+
 package app
 
 import (
-	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
 
+	"github.com/flowyprompt/flowyprompt/internal/cursor"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
-
-// page is what a list or search tool's cursor carries: where the next page
-// starts (its offset, and the name found there, so that a library that
-// changed in between is noticed) and the filters and page size it
-// continues, so that the cursor alone resumes the same listing.
-type page struct {
-	Offset  int               `json:"o"`
-	Key     string            `json:"k"`
-	Filters map[string]string `json:"f,omitempty"`
-	Limit   int               `json:"l,omitempty"`
-}
 
 // filter is one filter argument of a paged tool, in the order the tool's
 // calls show them.
@@ -28,39 +20,20 @@ type filter struct {
 	value *string
 }
 
-const pagePrefix = "p:"
-
-func (p page) encode() string {
-	b, _ := json.Marshal(p)
-	return base64.RawURLEncoding.EncodeToString(append([]byte(pagePrefix), b...))
-}
-
 // resume decodes cursor c of tool and applies it: filters not given take
 // the cursor's value, a zero limit takes the cursor's, and a filter given
 // with another value than the cursor's is INVALID_CURSOR naming both.
 // Without a cursor it returns nil; a limit still zero then takes
 // defaultLimit.
-func resume(tool, c string, filters []filter, limit *int, defaultLimit int) (*page, error) {
+func resume(tool, c string, filters []filter, limit *int, defaultLimit int) (*cursor.Page, error) {
 	if c == "" {
 		if *limit == 0 {
 			*limit = defaultLimit
 		}
 		return nil, nil
 	}
-	var p page
-	raw, err := base64.RawURLEncoding.DecodeString(c)
-	switch {
-	case err == nil && strings.HasPrefix(string(raw), pagePrefix):
-		err = json.Unmarshal(raw[len(pagePrefix):], &p)
-	case err == nil && strings.HasPrefix(string(raw), "t:"):
-		// The form of earlier versions: offset and name, no filters.
-		off, key, _ := strings.Cut(string(raw[2:]), ":")
-		p.Offset, err = strconv.Atoi(off)
-		p.Key = key
-	default:
-		err = fmt.Errorf("not a cursor")
-	}
-	if err != nil || p.Offset < 0 {
+	p, err := cursor.Decode(c)
+	if err != nil {
 		return nil, &fault.Error{Code: fault.InvalidCursor, What: fmt.Sprintf("invalid cursor %q", truncateRunes(c, 60)),
 			Why:     "it is not a cursor this server gave out (cursors come only from next_cursor of a previous result)",
 			How:     fmt.Sprintf("call %s again without cursor for the first page", tool),
@@ -101,7 +74,7 @@ func normalize(s string) string { return strings.Join(strings.Fields(strings.ToL
 // item is key) and the call that fetches it, with every filter, the limit
 // and the cursor, ready to be called as written.
 func nextPage(tool string, offset int, key string, filters []filter, limit int) (string, string) {
-	p := page{Offset: offset, Key: key, Limit: limit}
+	p := cursor.Page{Offset: offset, Key: key, Limit: limit}
 	var args []string
 	for _, f := range filters {
 		if *f.value != "" {
@@ -112,7 +85,7 @@ func nextPage(tool string, offset int, key string, filters []filter, limit int) 
 			args = append(args, fmt.Sprintf("%s=%s", f.name, quoteJSON(*f.value)))
 		}
 	}
-	c := p.encode()
+	c := p.Encode()
 	args = append(args, "limit="+strconv.Itoa(limit), "cursor="+quoteJSON(c))
 	return c, fmt.Sprintf("%s(%s)", tool, strings.Join(args, ", "))
 }
@@ -120,4 +93,26 @@ func nextPage(tool string, offset int, key string, filters []filter, limit int) 
 func quoteJSON(s string) string {
 	b, _ := json.Marshal(s)
 	return string(b)
+}
+
+// libraryChanged refuses a cursor whose place now holds another template.
+func libraryChanged(tool string) error {
+	return &fault.Error{Code: fault.InvalidCursor, What: "the library changed since the previous page",
+		Why:     "templates were added or removed before the cursor's place, so going on would skip or repeat some",
+		How:     fmt.Sprintf("call %s again without cursor, with the same filters, to start over", tool),
+		Details: map[string]any{"field": "cursor", "reason": "library_changed"}}
+}
+
+// startOf is the offset in all where the page resumed names starts: 0
+// without a cursor, and INVALID_CURSOR when its place now holds another
+// item than the cursor's (key tells them apart).
+func startOf[T any](tool string, resumed *cursor.Page, all []T, key func(T) string) (int, error) {
+	if resumed == nil {
+		return 0, nil
+	}
+	n, err := cursor.Place(all, *resumed, key)
+	if err != nil {
+		return 0, libraryChanged(tool)
+	}
+	return n, nil
 }

@@ -28,6 +28,7 @@ func (nopWriter) SaveTemplate(context.Context, string, []byte, string) (string, 
 // TestQuickCheckCoversOurTools: every tool schema compiles to a quick
 // check, so no tool call pays for gojsonschema when its arguments are fine.
 func TestQuickCheckCoversOurTools(t *testing.T) {
+	t.Parallel()
 	for _, tl := range allTools(t) {
 		if tl.quick == nil {
 			t.Errorf("%s: schema not covered by the quick check", tl.def.Name)
@@ -36,6 +37,7 @@ func TestQuickCheckCoversOurTools(t *testing.T) {
 }
 
 func TestQuickCheck(t *testing.T) {
+	t.Parallel()
 	tools := map[string]*tool{}
 	for _, tl := range allTools(t) {
 		tools[tl.def.Name] = tl

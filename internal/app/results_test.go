@@ -38,6 +38,7 @@ func call(t *testing.T, c *mcptest.Client, id int, name string, args any) toolRe
 // note of issue 13 reports them: go test ./internal/app -run
 // TestResultSizes -v).
 func TestResultSizes(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -70,6 +71,7 @@ func TestResultSizes(t *testing.T) {
 // TestEnumValuesAreEnforced: a value outside a variable's enum is refused,
 // by the render tool and prompts/get alike, with the allowed values.
 func TestEnumValuesAreEnforced(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -131,6 +133,7 @@ func nextCall(t *testing.T, text, tool string) (map[string]any, bool) {
 // walks every page, for the list and the search tool; a cursor used with
 // other filters is INVALID_CURSOR naming them.
 func TestPaginationAsWritten(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -207,6 +210,7 @@ func TestPaginationAsWritten(t *testing.T) {
 // its structuredContent is in both, the description promises nothing the
 // result lacks, and the text names an invalid file's code.
 func TestValidateResultMatchesDescription(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)

@@ -16,6 +16,7 @@ import (
 // TestUpdatedSince: list items carry lastUpdated, and list and search keep
 // only the templates updated since a duration ago or a date.
 func TestUpdatedSince(t *testing.T) {
+	t.Parallel()
 	now := time.Now().UTC()
 	dir := t.TempDir()
 	write := func(name, lastUpdated string) {

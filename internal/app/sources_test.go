@@ -54,6 +54,7 @@ func fakeRepoSource(t *testing.T, fake *fakegithub.Server, cacheDir string) *git
 // every template under its namespace, bare names by the sources' order,
 // the shared name reported, and a change in any of them heard by clients.
 func TestSeveralSources(t *testing.T) {
+	t.Parallel()
 	// One cache folder for both: the sources' files are keyed by
 	// repository, ref and folder, so they never mix.
 	cacheDir := t.TempDir()
@@ -155,7 +156,6 @@ func TestSeveralSources(t *testing.T) {
 	}
 
 	// A change in the folder, found by its watcher, reaches clients too.
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 	if err := os.WriteFile(filepath.Join(dir, "Second_Note.json"), sourceTemplate("Second_Note", "second note"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -170,6 +170,7 @@ func TestSeveralSources(t *testing.T) {
 // runs its own source's templates, even where another source serves the
 // bare template name; a bare flow name goes to the first source.
 func TestSeveralSourcesFlows(t *testing.T) {
+	t.Parallel()
 	team, platform := flowDir(t), flowDir(t)
 	// The platform's outline differs from the team's, which serves the
 	// bare name "outline": its flows must still run its own.
@@ -284,13 +285,13 @@ func TestSeveralSourcesFlows(t *testing.T) {
 // removed) is heard by clients as a prompt list change, and never as an
 // update of a template:// resource.
 func TestFlowChangeAnnounced(t *testing.T) {
+	t.Parallel()
 	dir := flowDir(t)
 	c := watchedDirClient(t, dir)
 	// Subscribed to the flows' names as templates: a flow's change must
 	// not be sent as an update of the template of the same name.
 	c.Request(t, 1, "resources/subscribe", map[string]string{"uri": "template://post"})
 	c.Request(t, 2, "resources/subscribe", map[string]string{"uri": "template://second"})
-	time.Sleep(100 * time.Millisecond) // let the watcher start
 
 	second := filepath.Join(dir, "flows", "second.json")
 	write := func(p, body string) func() error { return func() error { return os.WriteFile(p, []byte(body), 0o644) } }
@@ -331,6 +332,7 @@ func TestFlowChangeAnnounced(t *testing.T) {
 // TestRefreshReportsFlows: the refresh tool lists flow changes apart from
 // the template ones, and only when a flow changed.
 func TestRefreshReportsFlows(t *testing.T) {
+	t.Parallel()
 	dir := flowDir(t)
 	e, a, _ := newEngine(t, folder.New(dir, templates.BuildOptions{}))
 	schema := outputSchemas(t, a)["flowyprompt_refresh_templates"]

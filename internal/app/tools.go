@@ -304,3 +304,20 @@ func staleNote(cat *templates.Catalog) (string, map[string]any) {
 	}
 	return line + "\n", m
 }
+
+// readTools are the tools every server has. Their descriptions and
+// schemas are in the tools folder (see toolFS).
+func (a *App) readTools() []*tool {
+	return []*tool{
+		toolFromFiles("flowyprompt_list_templates", "List prompt templates", readOnly, a.listTemplates),
+		toolFromFiles("flowyprompt_search_templates", "Search prompt templates", readOnly, a.searchTemplates),
+		toolFromFiles("flowyprompt_get_template", "Get a template's definition", readOnly, a.getTemplate),
+		toolFromFiles("flowyprompt_render_template", "Render a prompt template", readOnly, a.renderTemplate),
+		toolFromFiles("flowyprompt_validate_template", "Validate a template", readOnly, a.validateTemplate),
+		toolFromFiles("flowyprompt_template_history", "List a template's versions", &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true),
+			DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)}, a.templateHistory),
+		toolFromFiles("flowyprompt_refresh_templates", "Refresh the template library",
+			&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
+			a.refreshTemplates),
+	}
+}

@@ -16,6 +16,7 @@ import (
 // reads. Editing a tool's text means rewriting the golden file with
 // -update and reviewing its diff.
 func TestToolsListGolden(t *testing.T) {
+	t.Parallel()
 	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true})
 	m := c.Request(t, 1, "tools/list", nil)
 	if m.Error != nil {

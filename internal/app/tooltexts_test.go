@@ -15,6 +15,7 @@ import (
 // tools the server can offer, so a renamed or misspelled file cannot leave
 // a tool with no text or a text with no tool.
 func TestToolFilesAreTheTools(t *testing.T) {
+	t.Parallel()
 	var names []string
 	for _, tl := range allTools(t) {
 		names = append(names, tl.def.Name)
@@ -36,6 +37,7 @@ func mapFile(text string) *fstest.MapFile { return &fstest.MapFile{Data: []byte(
 // TestLoadToolTextsCompacts: a schema is served compact, with its members
 // in the file's order, the order a model reads them in.
 func TestLoadToolTextsCompacts(t *testing.T) {
+	t.Parallel()
 	fsys := fstest.MapFS{
 		"README.md": mapFile("How to edit these files.\n"),
 		"t.md":      mapFile("\nDoes a thing.\n\nUSE WHEN:\n- always\n"),
@@ -66,6 +68,7 @@ func TestLoadToolTextsCompacts(t *testing.T) {
 // TestLoadToolTextsRejects: every way the files can be wrong is an error
 // that names the file, never a tool served with a broken or stale text.
 func TestLoadToolTextsRejects(t *testing.T) {
+	t.Parallel()
 	good := func() fstest.MapFS {
 		return fstest.MapFS{
 			"t.md":          mapFile("Does a thing.\n"),
@@ -103,6 +106,7 @@ func TestLoadToolTextsRejects(t *testing.T) {
 // it alike. The files write it out each, so that each reads whole; this
 // keeps them from drifting apart.
 func TestNameParameterIsOne(t *testing.T) {
+	t.Parallel()
 	var first string
 	for _, tool := range []string{"flowyprompt_get_template", "flowyprompt_render_template"} {
 		var schema struct {
@@ -128,6 +132,7 @@ func TestNameParameterIsOne(t *testing.T) {
 // a schema that closes its properties is refused, since an error result
 // would not validate against it.
 func TestWithErrorShape(t *testing.T) {
+	t.Parallel()
 	got := withErrorShape(`{"type":"object","required":["a"],"properties":{"a":{"type":"string"}}}`)
 	var schema map[string]any
 	if err := json.Unmarshal([]byte(got), &schema); err != nil {

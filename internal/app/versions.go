@@ -6,7 +6,6 @@ import (
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
-	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -30,6 +29,17 @@ func describeKind(kind string) string {
 		return "the built-in examples"
 	}
 	return "a " + kind + " source"
+}
+
+// lookupAt finds the template called name, as it was at version when
+// version is not "" (at then says which version that was, else nil).
+func (a *App) lookupAt(ctx context.Context, name, version string) (*templates.Entry, *templates.Catalog, *versionAt, error) {
+	e, cat, err := a.lookup(name)
+	if err != nil || version == "" {
+		return e, cat, nil, err
+	}
+	e, at, err := a.atVersion(ctx, e, version)
+	return e, cat, at, err
 }
 
 // versionAt says which version a get or render used, for its result.
@@ -130,53 +140,6 @@ func isFullSHA(s string) bool {
 		}
 	}
 	return true
-}
-
-// templateHistory is the history tool: the commits that changed a
-// template's file, with the version of each already read.
-func (a *App) templateHistory(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
-	var args struct{ Name string }
-	if err := in.decode(&args); err != nil {
-		return nil, err
-	}
-	e, cat, err := a.lookup(args.Name)
-	if err != nil {
-		return nil, err
-	}
-	name := e.Template.Metadata.Name
-	h, err := a.history(name)
-	if err != nil {
-		return nil, err
-	}
-	revs, err := h.FileHistory(ctx, e.Path)
-	if err != nil {
-		return nil, err
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "## Result\n%d commits changed **%s** (%s), newest first", len(revs.Revisions), name, e.Path)
-	if revs.Truncated {
-		b.WriteString("; only the newest are listed, older commits may exist")
-	}
-	b.WriteString(".\n\n## Versions\n")
-	for i, r := range revs.Revisions {
-		v := r.Version
-		if v == "" {
-			v = "?"
-		}
-		fmt.Fprintf(&b, "%d. %s %s v%s by %s: %s\n", i+1, shortSHA(r.Commit), r.Date.UTC().Format("2006-01-02T15:04:05Z"), v, r.Author, truncateRunes(r.Message, 200))
-	}
-	note, stale := staleNote(cat)
-	b.WriteString(note)
-	b.WriteString("\nv? is a version not read yet: passing it, a tag or a commit SHA as version to flowyprompt_get_template or flowyprompt_render_template reads it.\n")
-	for i := range revs.Revisions {
-		revs.Revisions[i].Message = truncateRunes(revs.Revisions[i].Message, 200)
-	}
-	structured := map[string]any{"name": name, "path": e.Path, "current_version": e.Template.Metadata.Version,
-		"revisions": revs.Revisions, "truncated": revs.Truncated, "ref": revs.Ref}
-	for k, v := range stale {
-		structured[k] = v
-	}
-	return &toolResult{text: b.String(), structured: structured}, nil
 }
 
 // describeAt is the line a versioned result adds.

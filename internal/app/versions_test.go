@@ -49,6 +49,7 @@ func githubSource(t *testing.T, fake *fakegithub.Server) *github.Source {
 // once: afterwards a version, the history and a commit SHA cost one
 // conditional request answered 304, or none.
 func TestTemplateVersions(t *testing.T) {
+	t.Parallel()
 	fake, commits := versionsRepo(t)
 	e, _, _ := newEngine(t, githubSource(t, fake))
 	c := mcptest.Connect(t, e)
@@ -66,12 +67,14 @@ func TestTemplateVersions(t *testing.T) {
 		list, notModified, contents, total int
 	}{
 		{name: "history, first call", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
-			want:     []string{"3 commits changed **Greeting**", "Greeting 2.0.0", "Greeting 1.1.0", "Greeting 1.0.0", fakegithub.CommitAuthor},
-			versions: []string{"", "", ""}, list: 1, total: 1},
+			want: []string{"3 commits changed **Greeting**", "Greeting 2.0.0", "Greeting 1.1.0", "Greeting 1.0.0", fakegithub.CommitAuthor,
+				// The served commit's file is read for its version.
+				shortSHA12(commits[2]) + " ", "v2.0.0 (served now) by", "v? by", "v? is a version not read yet"},
+			versions: []string{"2.0.0", "", ""}, list: 1, contents: 1, total: 2},
 		{name: "history again", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
-			versions: []string{"", "", ""}, list: 1, notModified: 1, total: 1},
+			versions: []string{"2.0.0", "", ""}, list: 1, notModified: 1, total: 1},
 		{name: "render an old metadata.version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
-			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}, list: 1, notModified: 1, contents: 3, total: 4},
+			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}, list: 1, notModified: 1, contents: 2, total: 3},
 		{name: "render it again", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
 			want: []string{"hello one"}, list: 1, notModified: 1, total: 1},
 		{name: "history with the versions read", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
@@ -169,6 +172,8 @@ func TestVersionsNeedGitHub(t *testing.T) {
 
 func shortID(sha string) string { return sha[:7] }
 
+func shortSHA12(sha string) string { return sha[:12] }
+
 // checkVersionsResult checks a versions tool result: failed with wantCode
 // ("" for success), its text holding each of want, and, when versions is
 // not nil, a history listing exactly those versions.
@@ -201,6 +206,7 @@ func checkVersionsResult(t *testing.T, res toolResult, wantCode string, want, ve
 // repository its folder (prompts/, a subfolder) is in, alone and as a
 // member of several sources: by metadata.version, tag and commit SHA.
 func TestFolderVersions(t *testing.T) {
+	t.Parallel()
 	r := gittest.New(t)
 	const p = "prompts/Greeting.json"
 	var commits [3]string
@@ -227,7 +233,7 @@ func TestFolderVersions(t *testing.T) {
 		versions []string // the history's versions, in order
 	}{
 		{name: "history", src: src, tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
-			want:     []string{"3 commits changed **Greeting** (Greeting.json)", commits[2][:12] + " 2024-01-06T10:00:00Z v2.0.0 by Ada: Greeting 2.0.0", "v1.1.0", "v1.0.0 by Ada: Greeting 1.0.0\n"},
+			want:     []string{"3 commits changed **Greeting** (Greeting.json)", commits[2][:12] + " 2024-01-06T10:00:00Z v2.0.0 (served now) by Ada: Greeting 2.0.0", "v1.1.0", "v1.0.0 by Ada: Greeting 1.0.0\n"},
 			versions: []string{"2.0.0", "1.1.0", "1.0.0"}},
 		{name: "render an old metadata.version", src: src, tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
 			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}},

@@ -296,6 +296,12 @@ func linkedOut(rel string) *fault.Error {
 // reported invalid), never for a save that changed nothing. When the folder
 // is deleted the last catalog stays in service and the folder is polled
 // until it comes back.
+//
+// No change made after Watch is called is missed, not even one made before
+// its watches are in place: once they are, it loads the folder again and
+// delivers what changed since the last catalog (Load's, or the last it
+// delivered). So a caller may change the folder as soon as it has started
+// Watch, without waiting for it.
 func (d *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) error {
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
@@ -343,7 +349,8 @@ func (d *Source) Watch(ctx context.Context, onChange func(*templates.Catalog)) e
 	debounce := time.NewTimer(d.debounce)
 	debounce.Stop()
 
-	// Catch up with anything that changed before the watch started.
+	// Catch up with anything that changed before the watches were in
+	// place (the contract above): later changes are events.
 	rebuild()
 
 	for {

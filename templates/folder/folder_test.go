@@ -526,3 +526,20 @@ func TestLibraryRun(t *testing.T) {
 		t.Errorf("Run = %v", err)
 	}
 }
+
+// TestWatchSeesChangesBeforeItStarts: a change made after the last load but
+// before Watch has its watches in place is delivered, so a caller need not
+// wait for Watch to start (the contract on Watch).
+func TestWatchSeesChangesBeforeItStarts(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomic(t, filepath.Join(dir, "a.json"), tmpl("a", "first"))
+	src := New(dir, templates.BuildOptions{Logger: quiet})
+	if _, err := src.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	// Changed before Watch is even called: no event will ever tell of it.
+	b := tmpl("b", "b")
+	writeAtomic(t, filepath.Join(dir, "b.json"), b)
+	h := startWatch(t, src)
+	h.changeWhere("b, written before the watch started", hasDigest("b", b))
+}

@@ -28,6 +28,7 @@ func searchNames(t *testing.T, c *mcptest.Client, id int, args map[string]any) (
 // TestSearchExamplesKeepTheirPromise: every example query the search
 // tool's description and schema offer finds a template.
 func TestSearchExamplesKeepTheirPromise(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -81,6 +82,7 @@ func TestSearchExamplesKeepTheirPromise(t *testing.T) {
 // so particles and endings ("이메일을", "작성해줘") and compounds do not
 // hide a template; the full word still ranks above a shortened one.
 func TestSearchKorean(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -115,6 +117,7 @@ func TestSearchKorean(t *testing.T) {
 // TestSearchCategory: the category filter keeps only templates of that
 // category (case-insensitive), as the list tool's does.
 func TestSearchCategory(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
@@ -150,6 +153,7 @@ func TestSearchCategory(t *testing.T) {
 // TestSearchSnippetsDoNotRepeatTheDescription: a match shows its
 // description once; the snippet, when there is one, is other text.
 func TestSearchSnippetsDoNotRepeatTheDescription(t *testing.T) {
+	t.Parallel()
 	e, _, _ := newEngine(t, templates.Embedded())
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)

@@ -51,6 +51,7 @@ func callText(t *testing.T, c *mcptest.Client, id int, name string, args any) (s
 const saveTemplate = `{"metadata":{"name":"team_hello","description":"Greets","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"Hello."}]}`
 
 func TestSaveToolDisabledByDefault(t *testing.T) {
+	t.Parallel()
 	c := saveEngine(t, t.TempDir(), app.Options{})
 	m := c.Request(t, 1, "tools/list", nil)
 	if strings.Contains(string(m.Result), `"name":"flowyprompt_save_template"`) {
@@ -63,6 +64,7 @@ func TestSaveToolDisabledByDefault(t *testing.T) {
 }
 
 func TestSaveTool(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := saveEngine(t, dir, app.Options{AllowWrite: true, WritePatterns: []string{"team_*"}})
 	if m := c.Request(t, 1, "tools/list", nil); !strings.Contains(string(m.Result), `"name":"flowyprompt_save_template"`) {
@@ -98,6 +100,7 @@ func TestSaveTool(t *testing.T) {
 }
 
 func TestSaveToolConflict(t *testing.T) {
+	t.Parallel()
 	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true, Writer: conflictWriter{}})
 	text, isErr := callText(t, c, 1, "flowyprompt_save_template", map[string]string{"template": saveTemplate, "message": "m"})
 	if !isErr || !strings.Contains(text, "WRITE_CONFLICT") || !strings.Contains(text, "merge and save again") {
@@ -115,6 +118,7 @@ func callResult(t *testing.T, c *mcptest.Client, id int, name string, args any) 
 // TestSaveToolDefinition: the save tool may overwrite a template, so it is
 // marked destructive, and its schema advertises the real size limit.
 func TestSaveToolDefinition(t *testing.T) {
+	t.Parallel()
 	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true})
 	m := c.Request(t, 1, "tools/list", nil)
 	var res struct {
@@ -153,6 +157,7 @@ func TestSaveToolDefinition(t *testing.T) {
 // downgrade is refused, warnings come back as safety notices, and a
 // refused name has its own code with an allowed example.
 func TestSaveToolSafety(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	c := saveEngine(t, dir, app.Options{AllowWrite: true, WritePatterns: []string{"team_*"}})
 	v := func(version string) string { return strings.Replace(saveTemplate, "1.0.0", version, 1) }
@@ -205,5 +210,34 @@ func TestSaveToolSafety(t *testing.T) {
 	data, err := os.ReadFile(filepath.Join(dir, "team_hello.json"))
 	if err != nil || !strings.Contains(string(data), "1.2.0") {
 		t.Fatalf("file: %v %s", err, data)
+	}
+}
+
+// TestSaveToolPrereleaseUpgrade: pre-release identifiers compare as
+// numbers where they are numbers, so rc.10 replaces rc.9 (and not the
+// other way round), as semantic versioning orders them.
+func TestSaveToolPrereleaseUpgrade(t *testing.T) {
+	t.Parallel()
+	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true})
+	v := func(version string) string { return strings.Replace(saveTemplate, "1.0.0", version, 1) }
+	steps := []struct {
+		name, version, expected string
+		isErr                   bool
+		contains                string
+	}{
+		{"create rc.9", "1.0.0-rc.9", "", false, "Created template team_hello v1.0.0-rc.9"},
+		{"rc.10 replaces rc.9", "1.0.0-rc.10", "1.0.0-rc.9", false, "Updated template team_hello v1.0.0-rc.10"},
+		{"rc.9 does not replace rc.10", "1.0.0-rc.9", "1.0.0-rc.10", true, "lower than"},
+		{"the release replaces its pre-release", "1.0.0", "1.0.0-rc.10", false, "Updated template team_hello v1.0.0"},
+	}
+	for i, s := range steps {
+		args := map[string]string{"template": v(s.version), "message": s.name}
+		if s.expected != "" {
+			args["expected_version"] = s.expected
+		}
+		text, isErr := callText(t, c, 10+i, "flowyprompt_save_template", args)
+		if isErr != s.isErr || !strings.Contains(text, s.contains) {
+			t.Fatalf("%s: isError=%v, want %v, and %q in:\n%s", s.name, isErr, s.isErr, s.contains, text)
+		}
 	}
 }

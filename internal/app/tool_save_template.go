@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path"
-	"strconv"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -46,6 +45,9 @@ type saveNotice struct {
 	Pointer string `json:"pointer,omitempty"`
 }
 
+// saveTemplate is the save tool: a valid template whose name the
+// operator allows, written through the Writer (a commit, or a file of the
+// folder), refusing to overwrite a change made meanwhile.
 func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Template        string  `json:"template"`
@@ -55,63 +57,22 @@ func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*t
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
-	t, warnings, err := templates.Parse([]byte(args.Template), templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize})
+	t, warnings, err := a.parseForSave(args.Template)
 	if err != nil {
-		f := fault.As(err)
-		if f != nil && len(templates.Problems(err)) > 0 {
-			var lines []string
-			for _, p := range templates.Problems(err) {
-				lines = append(lines, fmt.Sprintf("%s: %s", pointerOrRoot(p.Pointer), p.Message))
-			}
-			f.Why = strings.Join(lines, "; ")
-			f.How = "fix each field and check it with flowyprompt_validate_template before saving"
-		}
 		return nil, err
 	}
 	name := t.Metadata.Name
-	if !a.nameAllowed(name) {
-		f := &fault.Error{Code: fault.NameNotAllowed, What: fmt.Sprintf("saving %q is not allowed", name),
-			Why: fmt.Sprintf("the server only allows names matching %s", strings.Join(a.opts.WritePatterns, ", ")),
-			How: "rename the template (metadata.name) to match one of the patterns, or ask the operator to allow it (--write-allow)"}
-		if ex := a.allowedExample(name); ex != "" {
-			f.How = fmt.Sprintf("rename the template (metadata.name) to match one of the patterns, e.g. %q, or ask the operator to allow it (--write-allow)", ex)
-			f.Suggestions = []string{ex}
-		}
-		return nil, f
+	if err := a.checkName(name); err != nil {
+		return nil, err
 	}
 	prev, existed := a.lib.Catalog().Lookup(name)
 	replaced := ""
 	if existed {
 		replaced = prev.Template.Metadata.Version
 	}
-	switch {
-	case existed && args.ExpectedVersion == nil:
-		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s exists (v%s): saving would replace it", name, replaced),
-			Why: "an update must say which version it replaces, so that a change made meanwhile is not overwritten",
-			How: fmt.Sprintf("check it with flowyprompt_get_template(name=%q), then save again with expected_version=%q", name, replaced)}
-	case existed && *args.ExpectedVersion != replaced:
-		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s is at v%s, not v%s", name, replaced, *args.ExpectedVersion),
-			Why: "it changed since you read it, or expected_version is wrong",
-			How: fmt.Sprintf("read the current version with flowyprompt_get_template(name=%q), merge, and save with expected_version=%q", name, replaced)}
-	case !existed && args.ExpectedVersion != nil:
-		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s does not exist, so it cannot be at v%s", name, *args.ExpectedVersion),
-			Why: "expected_version is for updates; it was removed or renamed meanwhile, or the name is misspelt",
-			How: "leave out expected_version to create it, or check the name with flowyprompt_list_templates"}
-	}
-	var notices []saveNotice
-	for _, w := range warnings {
-		notices = append(notices, saveNotice{Kind: w.Kind, Message: w.Message, Pointer: w.Pointer})
-	}
-	if existed {
-		switch c := compareSemver(t.Metadata.Version, replaced); {
-		case c < 0:
-			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("version %s is lower than the version it replaces, %s", t.Metadata.Version, replaced),
-				Why: "a save must not move a template back to an older version number, which clients and caches would take for the older template",
-				How: fmt.Sprintf("set metadata.version higher than %s, e.g. %q (a rollback is a new version too)", replaced, bumpPatch(replaced))}
-		case c == 0:
-			notices = append(notices, saveNotice{Kind: "version_unchanged", Pointer: "/metadata/version",
-				Message: fmt.Sprintf("the version stays %s although the content is replaced; raise metadata.version so that clients can tell the two apart", replaced)})
-		}
+	notices, err := checkReplace(t, warnings, name, existed, replaced, args.ExpectedVersion)
+	if err != nil {
+		return nil, err
 	}
 	loc, err := a.opts.Writer.SaveTemplate(ctx, name, []byte(args.Template), args.Message)
 	if err != nil {
@@ -151,6 +112,79 @@ func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*t
 	return &toolResult{text: b.String(), structured: structured}, nil
 }
 
+// parseForSave parses a template to save; an invalid one is refused with
+// every problem at its JSON pointer.
+func (a *App) parseForSave(text string) (*templates.Template, []templates.Warning, error) {
+	t, warnings, err := templates.Parse([]byte(text), templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize})
+	if err != nil {
+		f := fault.As(err)
+		if f != nil && len(templates.Problems(err)) > 0 {
+			var lines []string
+			for _, p := range templates.Problems(err) {
+				lines = append(lines, fmt.Sprintf("%s: %s", pointerOrRoot(p.Pointer), p.Message))
+			}
+			f.Why = strings.Join(lines, "; ")
+			f.How = "fix each field and check it with flowyprompt_validate_template before saving"
+		}
+		return nil, nil, err
+	}
+	return t, warnings, nil
+}
+
+// checkName refuses a name the operator's allow-list does not admit,
+// suggesting one it does.
+func (a *App) checkName(name string) error {
+	if a.nameAllowed(name) {
+		return nil
+	}
+	f := &fault.Error{Code: fault.NameNotAllowed, What: fmt.Sprintf("saving %q is not allowed", name),
+		Why: fmt.Sprintf("the server only allows names matching %s", strings.Join(a.opts.WritePatterns, ", ")),
+		How: "rename the template (metadata.name) to match one of the patterns, or ask the operator to allow it (--write-allow)"}
+	if ex := a.allowedExample(name); ex != "" {
+		f.How = fmt.Sprintf("rename the template (metadata.name) to match one of the patterns, e.g. %q, or ask the operator to allow it (--write-allow)", ex)
+		f.Suggestions = []string{ex}
+	}
+	return f
+}
+
+// checkReplace refuses a save that would overwrite a change made
+// meanwhile (expected_version missing or stale, or given for a template
+// that does not exist) or move a template to a lower version; it returns
+// the safety notices to show with a save it allows: the parse warnings,
+// and an unchanged version.
+func checkReplace(t *templates.Template, warnings []templates.Warning, name string, existed bool, replaced string, expected *string) ([]saveNotice, error) {
+	switch {
+	case existed && expected == nil:
+		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s exists (v%s): saving would replace it", name, replaced),
+			Why: "an update must say which version it replaces, so that a change made meanwhile is not overwritten",
+			How: fmt.Sprintf("check it with flowyprompt_get_template(name=%q), then save again with expected_version=%q", name, replaced)}
+	case existed && *expected != replaced:
+		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s is at v%s, not v%s", name, replaced, *expected),
+			Why: "it changed since you read it, or expected_version is wrong",
+			How: fmt.Sprintf("read the current version with flowyprompt_get_template(name=%q), merge, and save with expected_version=%q", name, replaced)}
+	case !existed && expected != nil:
+		return nil, &fault.Error{Code: fault.WriteConflict, What: fmt.Sprintf("template %s does not exist, so it cannot be at v%s", name, *expected),
+			Why: "expected_version is for updates; it was removed or renamed meanwhile, or the name is misspelt",
+			How: "leave out expected_version to create it, or check the name with flowyprompt_list_templates"}
+	}
+	var notices []saveNotice
+	for _, w := range warnings {
+		notices = append(notices, saveNotice{Kind: w.Kind, Message: w.Message, Pointer: w.Pointer})
+	}
+	if existed {
+		switch c := compareSemver(t.Metadata.Version, replaced); {
+		case c < 0:
+			return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("version %s is lower than the version it replaces, %s", t.Metadata.Version, replaced),
+				Why: "a save must not move a template back to an older version number, which clients and caches would take for the older template",
+				How: fmt.Sprintf("set metadata.version higher than %s, e.g. %q (a rollback is a new version too)", replaced, bumpPatch(replaced))}
+		case c == 0:
+			notices = append(notices, saveNotice{Kind: "version_unchanged", Pointer: "/metadata/version",
+				Message: fmt.Sprintf("the version stays %s although the content is replaced; raise metadata.version so that clients can tell the two apart", replaced)})
+		}
+	}
+	return notices, nil
+}
+
 // allowedExample is a name the allow-list accepts, made from name and the
 // first pattern that yields one ("team_*" and "other": "team_other").
 func (a *App) allowedExample(name string) string {
@@ -161,52 +195,6 @@ func (a *App) allowedExample(name string) string {
 		}
 	}
 	return ""
-}
-
-// compareSemver compares two semantic versions (as templates validate
-// them) by major, minor and patch, then a release above its pre-releases;
-// pre-releases compare as strings.
-func compareSemver(x, y string) int {
-	core := func(v string) ([3]int, string) {
-		v, _, _ = strings.Cut(v, "+")
-		v, pre, _ := strings.Cut(v, "-")
-		var n [3]int
-		for i, p := range strings.SplitN(v, ".", 3) {
-			n[i], _ = strconv.Atoi(p)
-		}
-		return n, pre
-	}
-	xn, xp := core(x)
-	yn, yp := core(y)
-	for i := range xn {
-		if xn[i] != yn[i] {
-			if xn[i] < yn[i] {
-				return -1
-			}
-			return 1
-		}
-	}
-	switch {
-	case xp == yp:
-		return 0
-	case xp == "":
-		return 1
-	case yp == "":
-		return -1
-	}
-	return strings.Compare(xp, yp)
-}
-
-// bumpPatch is v with its patch number raised ("1.0.0": "1.0.1").
-func bumpPatch(v string) string {
-	v, _, _ = strings.Cut(v, "+")
-	v, _, _ = strings.Cut(v, "-")
-	parts := strings.SplitN(v, ".", 3)
-	if len(parts) != 3 {
-		return v
-	}
-	n, _ := strconv.Atoi(parts[2])
-	return parts[0] + "." + parts[1] + "." + strconv.Itoa(n+1)
 }
 
 // nameAllowed applies the operator's allow-list of name patterns.
