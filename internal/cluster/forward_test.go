@@ -169,6 +169,11 @@ func TestForwardNotHeld(t *testing.T) {
 		})
 	}
 	p.release()
+	// Once the server has the unsubscription, nobody answers for the
+	// session.
+	if err := p.holderNode.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
 	resp := p.do(t, context.Background(), "POST", "/mcp", sessionID, []byte(`{}`))
 	if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("after release: status %d, want 404: %s", resp.StatusCode, body)
