@@ -383,7 +383,8 @@ func TestForwardConcurrent(t *testing.T) {
 	// Every exchange is over: nothing of them may be left running on
 	// either side.
 	p.client.Transport.(*http.Transport).CloseIdleConnections()
-	waitFor(t, "the exchanges' goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+	// Checked again at each heartbeat the holder hears, twice a second.
+	waitFor(t, "the exchanges' goroutines to end", p.holderNode.changes, func() bool { return runtime.NumGoroutine() <= base })
 }
 
 func TestForwardBound(t *testing.T) {
@@ -444,7 +445,7 @@ func TestHoldWhileDisconnected(t *testing.T) {
 	t.Cleanup(rt.Close)
 	rt.Serve(echo)
 	srv.Stop()
-	waitFor(t, "the link to drop", func() bool { return !rt.Connected() })
+	waitFor(t, "the link to drop", n.changes, func() bool { return !rt.Connected() })
 	release, err := rt.Hold(sessionID)
 	if err == nil || release == nil {
 		t.Fatalf("Hold while disconnected: release %v, error %v; want an error and a release", release != nil, err)
