@@ -62,8 +62,9 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	}
 	if s.node != nil {
 		// 2025-era sessions live on the replica that opened them; the
-		// others forward their requests to it.
-		router, err := cluster.NewRouter(s.node, cluster.RouterOptions{Logger: s.log})
+		// others forward their requests to it, with the body cap the
+		// forwarding replica read them with.
+		router, err := cluster.NewRouter(s.node, cluster.RouterOptions{Logger: s.log, MaxBodyBytes: cfg.MaxMessageSize})
 		if err != nil {
 			return fmt.Errorf("forwarding sessions between replicas: %w", err)
 		}

@@ -42,7 +42,7 @@ func joinFresh(t *testing.T, url, id, prefix string) *Node {
 		t.Fatalf("join %s: %v", id, err)
 	}
 	t.Cleanup(n.Close)
-	waitFor(t, id+" connected", n.Connected)
+	waitFor(t, id+" connected", n.changes, n.Connected)
 	return n
 }
 
@@ -134,14 +134,24 @@ func TestCatalogCompareAndSet(t *testing.T) {
 
 // recorder collects what a Watch reports.
 type recorder struct {
-	mu   sync.Mutex
-	vals []string
+	mu      sync.Mutex
+	vals    []string
+	changed chan struct{} // closed and replaced at each value
 }
 
 func (r *recorder) add(v []byte, _ uint64) {
 	r.mu.Lock()
 	r.vals = append(r.vals, string(v))
+	close(r.changed)
+	r.changed = make(chan struct{})
 	r.mu.Unlock()
+}
+
+// changes returns a channel closed at the next value reported.
+func (r *recorder) changes() <-chan struct{} {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.changed
 }
 
 func (r *recorder) last() string {
@@ -155,7 +165,7 @@ func (r *recorder) last() string {
 
 func watch(t *testing.T, c *Catalog, key string) *recorder {
 	t.Helper()
-	r := &recorder{}
+	r := &recorder{changed: make(chan struct{})}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() { done <- c.Watch(ctx, key, r.add) }()
@@ -179,13 +189,13 @@ func TestCatalogWatch(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := watch(t, b, key)
-	waitFor(t, "the current value on arming", func() bool { return r.last() == "v1" })
+	waitFor(t, "the current value on arming", r.changes, func() bool { return r.last() == "v1" })
 	for i, v := range []string{"v2", "v3"} {
 		var ok bool
 		if rev, ok, err = a.Update(ctx, key, []byte(v), rev); err != nil || !ok {
 			t.Fatalf("update %d: %v, %v", i, ok, err)
 		}
-		waitFor(t, "watch sees "+v, func() bool { return r.last() == v })
+		waitFor(t, "watch sees "+v, r.changes, func() bool { return r.last() == v })
 	}
 	if err := a.Put(ctx, "src-watch.other", []byte("ignored")); err != nil {
 		t.Fatal(err)
@@ -195,7 +205,7 @@ func TestCatalogWatch(t *testing.T) {
 	if _, ok, err := a.Update(ctx, key, []byte("v4"), rev); err != nil || !ok {
 		t.Fatalf("update after the other key's put: %v, %v", ok, err)
 	}
-	waitFor(t, "watch sees v4", func() bool { return r.last() == "v4" })
+	waitFor(t, "watch sees v4", r.changes, func() bool { return r.last() == "v4" })
 	if err := b.Watch(ctx, "bad key with spaces", func([]byte, uint64) {}); !errors.Is(err, jetstream.ErrInvalidKey) {
 		t.Errorf("Watch of an invalid key = %v, want an invalid-key error", err)
 	}
@@ -222,10 +232,10 @@ func TestCatalogAcrossServerRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := watch(t, b, key)
-	waitFor(t, "the value before the outage", func() bool { return r.last() == "before" })
+	waitFor(t, "the value before the outage", r.changes, func() bool { return r.last() == "before" })
 
 	srv.Stop()
-	waitFor(t, "a disconnected", func() bool { return !na.Connected() })
+	waitFor(t, "a disconnected", na.changes, func() bool { return !na.Connected() })
 	if _, _, err := a.Get(ctx, key); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("Get while NATS is down = %v, want ErrUnavailable", err)
 	}
@@ -234,10 +244,13 @@ func TestCatalogAcrossServerRestart(t *testing.T) {
 	}
 
 	srv.Restart()
-	waitFor(t, "both reconnected", func() bool { return na.Connected() && nb.Connected() })
+	waitFor(t, "a reconnected", na.changes, na.Connected)
+	waitFor(t, "b reconnected", nb.changes, nb.Connected)
 	var v []byte
 	var rev uint64
-	waitFor(t, "the value kept across the restart", func() bool {
+	// JetStream may need a moment after the reconnection: checked again
+	// at each heartbeat a hears.
+	waitFor(t, "the value kept across the restart", na.changes, func() bool {
 		var err error
 		v, rev, err = a.Get(ctx, key)
 		return err == nil && string(v) == "before"
@@ -245,5 +258,5 @@ func TestCatalogAcrossServerRestart(t *testing.T) {
 	if _, ok, err := a.Update(ctx, key, []byte("after"), rev); err != nil || !ok {
 		t.Fatalf("Update after the restart = %v, %v", ok, err)
 	}
-	waitFor(t, "the watch sees the value written after the restart", func() bool { return r.last() == "after" })
+	waitFor(t, "the watch sees the value written after the restart", r.changes, func() bool { return r.last() == "after" })
 }

@@ -89,6 +89,7 @@ type Node struct {
 	seen      map[string]time.Time // replica → last heartbeat
 	onUp      map[int]func()
 	nextUp    int
+	changed   chan struct{} // closed and replaced at each change Health may show
 }
 
 // Join connects to NATS and starts announcing this replica. A server that
@@ -118,7 +119,8 @@ func Join(opts Options) (*Node, error) {
 		return nil, fmt.Errorf("cluster: subject prefix %q: use letters, digits, '-' and '_' only", opts.Prefix)
 	}
 	n := &Node{id: opts.Replica, prefix: opts.Prefix, log: opts.Logger, now: opts.Now,
-		stop: make(chan struct{}), seen: map[string]time.Time{}, onUp: map[int]func(){}, since: opts.Now()}
+		stop: make(chan struct{}), seen: map[string]time.Time{}, onUp: map[int]func(){}, since: opts.Now(),
+		changed: make(chan struct{})}
 	nopts := []nats.Option{
 		nats.Name("flowyprompt " + opts.Replica),
 		nats.RetryOnFailedConnect(true),
@@ -217,6 +219,22 @@ func (n *Node) OnReconnect(fn func()) (cancel func()) {
 	}
 }
 
+// changes returns a channel closed at the next event that may change what
+// Health and Connected report: the link going up or down, or a heartbeat
+// heard. This replica hears its own every second, which is also when one
+// gone silent drops out of the list. The tests wait on it.
+func (n *Node) changes() <-chan struct{} {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.changed
+}
+
+// changedLocked wakes those waiting on changes; n.mu is held.
+func (n *Node) changedLocked() {
+	close(n.changed)
+	n.changed = make(chan struct{})
+}
+
 // Health is what /healthz shows of the cluster link.
 type Health struct {
 	Replica   string    `json:"replica"`
@@ -301,6 +319,7 @@ func (n *Node) heard(m *nats.Msg) {
 			delete(n.seen, id)
 		}
 	}
+	n.changedLocked()
 	n.mu.Unlock()
 }
 
@@ -310,6 +329,7 @@ func (n *Node) up(nc *nats.Conn) {
 	n.mu.Lock()
 	was := n.connected
 	n.connected, n.since, n.lastErr = true, n.now(), ""
+	n.changedLocked()
 	fns := make([]func(), 0, len(n.onUp))
 	for _, fn := range n.onUp {
 		fns = append(fns, fn)
@@ -336,6 +356,7 @@ func (n *Node) down(err error) {
 	if err != nil {
 		n.lastErr = err.Error()
 	}
+	n.changedLocked()
 	n.mu.Unlock()
 	if was {
 		n.log.Warn("lost the NATS link; serving alone until it is back", "replica", n.id, "error", err)

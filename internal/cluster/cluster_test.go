@@ -25,15 +25,24 @@ func join(t *testing.T, url, id string, logs *testfiles.SyncBuffer) *Node {
 	return n
 }
 
-// waitFor polls cond for up to 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
+// waitFor waits up to 10 s for cond, checking it again at each event:
+// each close of a channel that next returns (a fresh one after each, as
+// Node.changes gives).
+func waitFor(t *testing.T, what string, next func() <-chan struct{}, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
+	timeout := time.After(10 * time.Second)
+	for {
+		// The channel is taken before cond is checked, so an event
+		// between the two is not missed.
+		event := next()
+		if cond() {
+			return
+		}
+		select {
+		case <-event:
+		case <-timeout:
 			t.Fatalf("timed out waiting for %s", what)
 		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }
 
@@ -41,7 +50,7 @@ func TestReplicasSeeEachOther(t *testing.T) {
 	srv := natstest.Start(t)
 	a := join(t, srv.URL(), "a", nil)
 	b := join(t, srv.URL(), "b", nil)
-	waitFor(t, "both replicas listed by a", func() bool {
+	waitFor(t, "both replicas listed by a", a.changes, func() bool {
 		return slices.Equal(a.Health().Replicas, []string{"a", "b"})
 	})
 	h := a.Health()
@@ -49,7 +58,7 @@ func TestReplicasSeeEachOther(t *testing.T) {
 		t.Errorf("health = %+v, want connected replica a with a server", h)
 	}
 	b.Close()
-	waitFor(t, "b dropped from a's list", func() bool {
+	waitFor(t, "b dropped from a's list", a.changes, func() bool {
 		return slices.Equal(a.Health().Replicas, []string{"a"})
 	})
 }
@@ -62,7 +71,7 @@ func TestServerDownAndBack(t *testing.T) {
 	n.OnReconnect(func() { back <- struct{}{} })
 
 	srv.Stop()
-	waitFor(t, "the link to be reported down", func() bool { return !n.Health().Connected })
+	waitFor(t, "the link to be reported down", n.changes, func() bool { return !n.Health().Connected })
 	if !strings.Contains(logs.String(), "lost the NATS link") {
 		t.Errorf("log lacks the lost-link warning:\n%s", logs)
 	}
@@ -86,7 +95,7 @@ func TestJoinBeforeTheServerIsUp(t *testing.T) {
 		t.Fatal("connected with the server down")
 	}
 	srv.Restart()
-	waitFor(t, "the first connection", n.Connected)
+	waitFor(t, "the first connection", n.changes, n.Connected)
 }
 
 func TestSettingsErrors(t *testing.T) {

@@ -25,7 +25,7 @@ const (
 	DefaultMaxExchanges   = 1024
 	DefaultChunkSize      = 64 << 10
 	DefaultPingInterval   = 2 * time.Second
-	DefaultMaxForwardBody = 64 << 20
+	DefaultMaxForwardBody = mcp.DefaultMaxMessageSize
 	DefaultWriteTimeout   = 30 * time.Second
 )
 
@@ -48,46 +48,9 @@ const (
 	requestBacklog = 1024
 )
 
-// The wire format. Every message of an exchange carries its number in
-// hdrSeq; requests and response heads are JSON in one NATS header, since
-// HTTP header names are case-insensitive and NATS's are not.
-const (
-	hdrSeq     = "Fp-Seq"
-	hdrRequest = "Fp-Request" // the request: wireRequest
-	hdrControl = "Fp-Control" // on the accept message: where to ping and cancel
-	hdrHead    = "Fp-Head"    // status and response headers: wireHead
-	hdrEnd     = "Fp-End"     // endDone: the response is complete; endAbort: it never will be
-	hdrOp      = "Fp-Op"      // on the control subject: opPing, opCancel or opBody
-
-	endDone  = "1"
-	endAbort = "abort"
-
-	opPing   = "ping"
-	opCancel = "cancel"
-	opBody   = "body"
-
-	pongAlive = "ok"
-	pongGone  = "gone"
-)
-
 // forwardedHeaders are the request headers the HTTP transports read once a
 // request has passed the forwarding replica's guard; nothing else crosses.
 var forwardedHeaders = []string{"Accept", "Content-Type", "Mcp-Session-Id", "Mcp-Protocol-Version", "Last-Event-Id"}
-
-type wireRequest struct {
-	Method   string      `json:"method"`
-	URI      string      `json:"uri"` // path and query
-	Host     string      `json:"host"`
-	Remote   string      `json:"remote,omitempty"`
-	Header   http.Header `json:"header,omitempty"`
-	Len      int         `json:"len"`      // of the whole body; the request message carries the first part
-	Exchange string      `json:"exchange"` // the forwarder's id of the exchange
-}
-
-type wireHead struct {
-	Status int         `json:"status"`
-	Header http.Header `json:"header,omitempty"`
-}
 
 // RouterOptions configure a Router; zero values take the defaults.
 type RouterOptions struct {
@@ -102,9 +65,10 @@ type RouterOptions struct {
 	// of them unanswered end the exchange on both sides (default
 	// DefaultPingInterval).
 	PingInterval time.Duration
-	// MaxBodyBytes refuses forwarded bodies larger than this before
-	// collecting them (default DefaultMaxForwardBody); the handler applies
-	// its own, smaller cap.
+	// MaxBodyBytes caps the body a forwarded request may declare: one
+	// over it is answered 413 before anything is sized by it. Give it the
+	// HTTP transport's body cap (--max-message-size), the same on every
+	// replica (default DefaultMaxForwardBody, mcp's default message size).
 	MaxBodyBytes int
 	// WriteTimeout drops a forwarding client that has not taken a write
 	// for this long (default DefaultWriteTimeout).
@@ -139,7 +103,8 @@ type RouterOptions struct {
 // holder runs the handler and streams its response to the inbox: a head
 // (status and headers), body parts on every Flush and every ChunkSize
 // bytes, an end. Every message is numbered, so a lost one aborts the
-// response rather than corrupting it. Pings answered "gone", or by no
+// response rather than corrupting it (wire.go has the frames, and
+// docs/scale-out.md the whole protocol). Pings answered "gone", or by no
 // responders, end the client's response; a holder whose pings stop, or
 // that receives cancel (the client went away), cancels the handler's
 // context.

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -169,6 +170,11 @@ func TestForwardNotHeld(t *testing.T) {
 		})
 	}
 	p.release()
+	// Once the server has the unsubscription, nobody answers for the
+	// session.
+	if err := p.holderNode.Conn().Flush(); err != nil {
+		t.Fatal(err)
+	}
 	resp := p.do(t, context.Background(), "POST", "/mcp", sessionID, []byte(`{}`))
 	if body := readAll(t, resp); resp.StatusCode != http.StatusNotFound {
 		t.Errorf("after release: status %d, want 404: %s", resp.StatusCode, body)
@@ -377,7 +383,8 @@ func TestForwardConcurrent(t *testing.T) {
 	// Every exchange is over: nothing of them may be left running on
 	// either side.
 	p.client.Transport.(*http.Transport).CloseIdleConnections()
-	waitFor(t, "the exchanges' goroutines to end", func() bool { return runtime.NumGoroutine() <= base })
+	// Checked again at each heartbeat the holder hears, twice a second.
+	waitFor(t, "the exchanges' goroutines to end", p.holderNode.changes, func() bool { return runtime.NumGoroutine() <= base })
 }
 
 func TestForwardBound(t *testing.T) {
@@ -438,7 +445,7 @@ func TestHoldWhileDisconnected(t *testing.T) {
 	t.Cleanup(rt.Close)
 	rt.Serve(echo)
 	srv.Stop()
-	waitFor(t, "the link to drop", func() bool { return !rt.Connected() })
+	waitFor(t, "the link to drop", n.changes, func() bool { return !rt.Connected() })
 	release, err := rt.Hold(sessionID)
 	if err == nil || release == nil {
 		t.Fatalf("Hold while disconnected: release %v, error %v; want an error and a release", release != nil, err)
@@ -518,6 +525,113 @@ func TestForwardLostMessageAborts(t *testing.T) {
 			}
 			if cut := err != nil; cut != tc.wantCut {
 				t.Errorf("reading the body: %v; want it cut off: %v", err, tc.wantCut)
+			}
+		})
+	}
+}
+
+// TestHolderSizesNothingByADeclaredLength: a message of a few hundred
+// bytes on a held session's subject that declares a large body is refused
+// when the body is over the cap, and waited on within it, without the
+// holder allocating what it declares.
+func TestHolderSizesNothingByADeclaredLength(t *testing.T) {
+	tests := []struct {
+		name     string
+		maxBody  int // the holder's MaxBodyBytes; 0: the default
+		declared int
+		// wantStatus is the status of the refusal; 0: the holder accepts
+		// the request and waits for the rest of its body.
+		wantStatus int
+		wantBody   string
+	}{
+		{name: "64 MiB declared, over the default cap", declared: 64 << 20, wantStatus: http.StatusRequestEntityTooLarge,
+			wantBody: "at most 4194304 bytes, and this one declares 67108864"},
+		{name: "32 MiB declared within a 32 MiB cap, none sent", maxBody: 32 << 20, declared: 32 << 20},
+	}
+	// A bound far below what is declared, above what the test's NATS
+	// traffic and the exchange allocate meanwhile.
+	const allocBound = 4 << 20
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natstest.Start(t)
+			logs := &testfiles.SyncBuffer{}
+			holder, err := NewRouter(join(t, srv.URL(), "holder", logs), RouterOptions{MaxBodyBytes: tc.maxBody})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(holder.Close)
+			holder.Serve(echo)
+			release, err := holder.Hold(sessionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(release)
+			raw := join(t, srv.URL(), "raw", nil)
+			inbox := raw.Conn().NewInbox()
+			frames := make(chan *nats.Msg, 16)
+			sub, err := raw.Conn().ChanSubscribe(inbox, frames)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { sub.Unsubscribe() })
+			if err := raw.Conn().Flush(); err != nil {
+				t.Fatal(err)
+			}
+			next := func() *nats.Msg {
+				t.Helper()
+				select {
+				case m := <-frames:
+					return m
+				case <-time.After(promptly):
+					t.Fatal("no answer from the holder within 5 s")
+					return nil
+				}
+			}
+			head, _ := json.Marshal(wireRequest{Method: "POST", URI: "/mcp", Host: "h", Len: tc.declared, Exchange: "x0123456789"})
+			req := &nats.Msg{Subject: raw.Subject("session", sessionID), Reply: inbox,
+				Header: nats.Header{hdrRequest: {string(head)}}, Data: []byte("s3cret")}
+
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			if err := raw.Conn().PublishMsg(req); err != nil {
+				t.Fatal(err)
+			}
+			first := next()
+			if tc.wantStatus != 0 {
+				// The refusal is one message: head, error, end.
+				var h wireHead
+				if err := json.Unmarshal([]byte(first.Header.Get(hdrHead)), &h); err != nil || h.Status != tc.wantStatus ||
+					first.Header.Get(hdrEnd) != endDone || !strings.Contains(string(first.Data), tc.wantBody) {
+					t.Fatalf("answer %v %q, want %d with %q, ended", first.Header, first.Data, tc.wantStatus, tc.wantBody)
+				}
+				if log := logs.String(); !strings.Contains(log, "subject="+raw.Subject("session", sessionID)) ||
+					!strings.Contains(log, "67108864 bytes declared") {
+					t.Errorf("the warning lacks the subject or the size:\n%s", log)
+				}
+			} else {
+				// The accept; then a part out of order, whose abort is the
+				// event after which the holder has done all it will.
+				ctl := first.Header.Get(hdrControl)
+				if ctl == "" {
+					t.Fatalf("answer %v %q, want the accept", first.Header, first.Data)
+				}
+				if err := raw.Conn().PublishMsg(&nats.Msg{Subject: ctl,
+					Header: nats.Header{hdrOp: {opBody}, hdrSeq: {"2"}}, Data: []byte("x")}); err != nil {
+					t.Fatal(err)
+				}
+				if abort := next(); abort.Header.Get(hdrEnd) != endAbort {
+					t.Fatalf("answer %v %q, want an abort", abort.Header, abort.Data)
+				}
+			}
+			runtime.ReadMemStats(&after)
+			grew := after.TotalAlloc - before.TotalAlloc
+			t.Logf("the process allocated %d KiB meanwhile", grew>>10)
+			if grew > allocBound {
+				t.Errorf("the process allocated %d MiB for a request declaring %d MiB; want at most %d MiB",
+					grew>>20, tc.declared>>20, allocBound>>20)
+			}
+			if strings.Contains(logs.String(), "s3cret") {
+				t.Errorf("the log shows the body:\n%s", logs)
 			}
 		})
 	}

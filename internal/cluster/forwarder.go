@@ -2,16 +2,15 @@ package cluster
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/nats-io/nats.go"
 )
 
@@ -71,12 +70,16 @@ func (rt *Router) Forward(w http.ResponseWriter, r *http.Request, id string, bod
 			wr.Header[k] = v
 		}
 	}
-	head, err := json.Marshal(wr)
-	if err != nil {
-		return false
-	}
 	first := body[:min(len(body), chunk)]
-	m := &nats.Msg{Subject: rt.node.Subject("session", id), Reply: inbox, Header: nats.Header{hdrRequest: {string(head)}}, Data: first}
+	m, err := requestMsg(rt.node.Subject("session", id), inbox, wr, first)
+	if err != nil {
+		// Only a path and query longer than the cap get here.
+		rt.log.Warn("cannot forward a session request", "error", err)
+		writeError(w, http.StatusRequestHeaderFieldsTooLarge, &fault.Error{Code: mcp.CodeBadRequest,
+			What: "request too large to forward", Why: err.Error(),
+			How: "shorten the URL's query, or send the session's requests to the replica that holds it"})
+		return true
+	}
 	if err := rt.nc.PublishMsg(m); err != nil {
 		rt.log.Warn("cannot forward a session request", "error", err)
 		return false
@@ -183,40 +186,40 @@ func (f *forwarding) run() bool {
 
 // handle processes one message from the holder.
 func (f *forwarding) handle(m *nats.Msg) outcome {
-	if m.Header.Get(hdrSeq) != strconv.Itoa(f.next) {
+	a, err := decodeAnswer(m.Header, m.Data)
+	if err != nil {
+		f.rt.log.Warn("a forwarded answer was malformed", "subject", m.Subject, "error", err)
+		return broken
+	}
+	if a.Seq != f.next {
 		return broken
 	}
 	f.next++
-	if c := m.Header.Get(hdrControl); c != "" && f.next == 1 {
-		f.ctl = c
+	if a.Control != "" {
+		f.ctl = a.Control
 		return more
 	}
-	if h := m.Header.Get(hdrHead); h != "" && !f.head {
-		var wh wireHead
-		if json.Unmarshal([]byte(h), &wh) != nil || wh.Status < 100 || wh.Status > 999 {
-			return broken
-		}
+	if a.Head != nil && !f.head {
 		dst := f.w.Header()
-		for k, v := range wh.Header {
+		for k, v := range a.Head.Header {
 			dst[k] = v
 		}
 		f.stream = strings.HasPrefix(dst.Get("Content-Type"), "text/event-stream")
 		f.arm()
-		f.w.WriteHeader(wh.Status)
+		f.w.WriteHeader(a.Head.Status)
 		f.head = true
 	}
-	end := m.Header.Get(hdrEnd)
-	if end == endAbort || !f.head {
+	if a.End == endAbort || !f.head {
 		return broken
 	}
-	if len(m.Data) > 0 {
+	if len(a.Data) > 0 {
 		f.arm()
-		if _, err := f.w.Write(m.Data); err != nil {
+		if _, err := f.w.Write(a.Data); err != nil {
 			f.cancelHolder()
 			return done // the client is gone: nobody to tell
 		}
 	}
-	if end == endDone {
+	if a.End == endDone {
 		return done
 	}
 	f.arm()
@@ -237,8 +240,7 @@ func (f *forwarding) sendBody() bool {
 	for seq := 1; len(f.body) > 0; seq++ {
 		part := f.body[:min(len(f.body), f.chunk)]
 		f.body = f.body[len(part):]
-		m := &nats.Msg{Subject: f.ctl, Header: nats.Header{hdrOp: {opBody}, hdrSeq: {strconv.Itoa(seq)}}, Data: part}
-		if f.rt.nc.PublishMsg(m) != nil {
+		if f.rt.nc.PublishMsg(controlFrame{Op: opBody, Seq: seq, Data: part}.msg(f.ctl)) != nil {
 			return false
 		}
 	}
@@ -259,7 +261,7 @@ func (f *forwarding) ping(ctx context.Context, gone chan<- struct{}) {
 		case <-t.C:
 		}
 		pctx, cancel := context.WithTimeout(ctx, every)
-		resp, err := f.rt.nc.RequestMsgWithContext(pctx, &nats.Msg{Subject: f.ctl, Header: nats.Header{hdrOp: {opPing}}})
+		resp, err := f.rt.nc.RequestMsgWithContext(pctx, controlFrame{Op: opPing}.msg(f.ctl))
 		cancel()
 		switch {
 		case ctx.Err() != nil:
@@ -282,7 +284,7 @@ func (f *forwarding) ping(ctx context.Context, gone chan<- struct{}) {
 // cancelHolder tells the holder its client went away.
 func (f *forwarding) cancelHolder() {
 	if f.ctl != "" {
-		_ = f.rt.nc.PublishMsg(&nats.Msg{Subject: f.ctl, Header: nats.Header{hdrOp: {opCancel}}})
+		_ = f.rt.nc.PublishMsg(controlFrame{Op: opCancel}.msg(f.ctl))
 	}
 }
 

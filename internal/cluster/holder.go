@@ -3,10 +3,9 @@ package cluster
 import (
 	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -71,7 +70,15 @@ func (rt *Router) control(m *nats.Msg) {
 	rt.mu.Lock()
 	x := rt.exchanges[xid]
 	rt.mu.Unlock()
-	switch m.Header.Get(hdrOp) {
+	c, err := decodeControl(m.Header, m.Data)
+	if err != nil {
+		rt.log.Warn("refused a malformed forwarding control message", "subject", m.Subject, "error", err)
+		if x != nil {
+			x.bodyFailed(err)
+		}
+		return
+	}
+	switch c.Op {
 	case opPing:
 		if x == nil {
 			_ = m.Respond([]byte(pongGone))
@@ -84,14 +91,8 @@ func (rt *Router) control(m *nats.Msg) {
 			x.cancel()
 		}
 	case opBody:
-		if x == nil {
-			return
-		}
-		select {
-		case x.body <- m:
-		default:
-			// More parts than the announced length: not a forwarder of ours.
-			x.cancel()
+		if x != nil {
+			x.addBody(m.Subject, c.Seq, c.Data)
 		}
 	}
 }
@@ -102,27 +103,72 @@ type exchange struct {
 	reply    string
 	ctx      context.Context
 	cancel   context.CancelFunc
-	body     chan *nats.Msg
 	lastPing atomic.Int64 // unix nanoseconds
+
+	// The body's parts arrive on the control subject's goroutine and are
+	// reassembled there; collect waits for the one result.
+	bodyMu   sync.Mutex
+	body     *bodyParts // nil once the result is sent
+	bodyDone chan bodyResult
 
 	mu  sync.Mutex
 	seq int
 }
 
-// publish sends the exchange's next message to the forwarder.
-func (x *exchange) publish(m *nats.Msg) error {
+type bodyResult struct {
+	body []byte
+	err  error
+}
+
+// publish sends a as the exchange's next message to the forwarder. A
+// frame that cannot be encoded (a head over the cap) goes as an abort, so
+// the forwarder is told at once rather than by its pings.
+func (x *exchange) publish(a answerFrame) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
-	m.Subject = x.reply
-	if m.Header == nil {
-		m.Header = nats.Header{}
+	a.Seq = x.seq
+	m, err := a.msg(x.reply)
+	if err != nil {
+		x.rt.log.Warn("aborted a forwarded response", "subject", x.reply, "error", err)
+		m, _ = answerFrame{Seq: a.Seq, End: endAbort}.msg(x.reply)
 	}
-	m.Header.Set(hdrSeq, strconv.Itoa(x.seq))
 	x.seq++
-	if err := x.rt.nc.PublishMsg(m); err != nil {
-		return fmt.Errorf("cluster: forwarded response: %w", err)
+	if perr := x.rt.nc.PublishMsg(m); perr != nil {
+		return fmt.Errorf("cluster: forwarded response: %w", perr)
 	}
-	return nil
+	return err
+}
+
+// addBody adds a body part that arrived on subject.
+func (x *exchange) addBody(subject string, seq int, data []byte) {
+	x.bodyMu.Lock()
+	defer x.bodyMu.Unlock()
+	if x.body == nil {
+		// More parts than the declared length: not a forwarder of ours.
+		x.rt.log.Warn("refused a forwarded body part: the body is complete", "subject", subject)
+		x.cancel()
+		return
+	}
+	if err := x.body.add(seq, data); err != nil {
+		x.rt.log.Warn("refused a forwarded body part", "subject", subject, "error", err)
+		x.body = nil
+		x.bodyDone <- bodyResult{err: err}
+		return
+	}
+	if x.body.complete() {
+		x.bodyDone <- bodyResult{body: x.body.buf}
+		x.body = nil
+	}
+}
+
+// bodyFailed ends the body's collection with err, if it is still under way.
+func (x *exchange) bodyFailed(err error) {
+	x.bodyMu.Lock()
+	defer x.bodyMu.Unlock()
+	if x.body != nil {
+		x.body = nil
+		x.bodyDone <- bodyResult{err: err}
+	}
 }
 
 func (rt *Router) serve(m *nats.Msg) {
@@ -130,18 +176,21 @@ func (rt *Router) serve(m *nats.Msg) {
 		<-rt.sem
 		rt.wg.Done()
 	}()
-	var req wireRequest
-	if err := json.Unmarshal([]byte(m.Header.Get(hdrRequest)), &req); err != nil || !validToken(req.Exchange) ||
-		!strings.HasPrefix(req.URI, "/") || req.Len < len(m.Data) {
-		rt.log.Warn("dropped a malformed forwarded request", "subject", m.Subject)
+	req, err := decodeRequest(m.Header, m.Data, rt.opts.MaxBodyBytes)
+	switch {
+	case errors.Is(err, errBodyTooLarge):
+		rt.log.Warn("refused a forwarded request", "subject", m.Subject, "error", err)
+		rt.refuse(m.Reply, http.StatusRequestEntityTooLarge, &fault.Error{Code: mcp.CodeBodyTooLarge,
+			What: "request body too large",
+			Why: fmt.Sprintf("the replica holding the session takes forwarded bodies of at most %d bytes, and this one declares %d",
+				rt.opts.MaxBodyBytes, req.Len),
+			How:     "send smaller arguments, or give every replica the same --max-message-size",
+			Details: map[string]any{"size": req.Len, "max": rt.opts.MaxBodyBytes}})
+		return
+	case err != nil:
+		rt.log.Warn("refused a malformed forwarded request", "subject", m.Subject, "error", err)
 		rt.refuse(m.Reply, http.StatusBadGateway, &fault.Error{Code: fault.Internal,
 			What: "malformed forwarded request", Why: "the replica that forwarded it speaks another version", How: "run one version on every replica"})
-		return
-	}
-	if req.Len > rt.opts.MaxBodyBytes {
-		rt.refuse(m.Reply, http.StatusRequestEntityTooLarge, &fault.Error{Code: mcp.CodeBodyTooLarge,
-			What: "request body too large", Why: fmt.Sprintf("a forwarded body may hold at most %d bytes", rt.opts.MaxBodyBytes),
-			How: "send smaller arguments"})
 		return
 	}
 	hp := rt.handler.Load()
@@ -153,13 +202,11 @@ func (rt *Router) serve(m *nats.Msg) {
 	}
 	ctx, cancel := context.WithCancel(rt.ctx)
 	defer cancel()
-	parts := 0
-	if rest := req.Len - len(m.Data); rest > 0 && len(m.Data) > 0 {
-		parts = (rest + len(m.Data) - 1) / len(m.Data)
-	} else if rest > 0 {
-		parts = 1 // cannot happen with our forwarders; the length check below catches the rest
+	x := &exchange{rt: rt, reply: m.Reply, ctx: ctx, cancel: cancel}
+	body := m.Data
+	if parts := newBodyParts(m.Data, req.Len); !parts.complete() {
+		x.body, x.bodyDone = parts, make(chan bodyResult, 1)
 	}
-	x := &exchange{rt: rt, reply: m.Reply, ctx: ctx, cancel: cancel, body: make(chan *nats.Msg, parts)}
 	x.lastPing.Store(time.Now().UnixNano())
 	rt.mu.Lock()
 	if _, dup := rt.exchanges[req.Exchange]; dup {
@@ -173,14 +220,14 @@ func (rt *Router) serve(m *nats.Msg) {
 		delete(rt.exchanges, req.Exchange)
 		rt.mu.Unlock()
 	}()
-	accept := nats.NewMsg(m.Reply)
-	accept.Header.Set(hdrControl, rt.ctlPrefix+req.Exchange)
-	if x.publish(accept) != nil {
+	if x.publish(answerFrame{Control: rt.ctlPrefix + req.Exchange}) != nil {
 		return
 	}
-	body, ok := x.collect(m.Data, req.Len)
-	if !ok {
-		return
+	if x.bodyDone != nil {
+		var ok bool
+		if body, ok = x.collect(); !ok {
+			return
+		}
 	}
 	rt.wg.Add(1)
 	go x.watch()
@@ -188,7 +235,7 @@ func (rt *Router) serve(m *nats.Msg) {
 	hr, err := http.NewRequestWithContext(ctx, req.Method, req.URI, bytes.NewReader(body))
 	if err != nil {
 		rt.log.Warn("dropped a malformed forwarded request", "error", err)
-		x.publish(&nats.Msg{Header: nats.Header{hdrEnd: {endAbort}}})
+		x.publish(answerFrame{End: endAbort})
 		return
 	}
 	hr.RequestURI = req.URI
@@ -203,7 +250,7 @@ func (rt *Router) serve(m *nats.Msg) {
 	if rt.run(*hp, w, hr) {
 		w.finish()
 	} else {
-		x.publish(&nats.Msg{Header: nats.Header{hdrEnd: {endAbort}}})
+		x.publish(answerFrame{End: endAbort})
 	}
 }
 
@@ -223,32 +270,25 @@ func (rt *Router) run(h http.Handler, w http.ResponseWriter, hr *http.Request) (
 	return true
 }
 
-// collect gathers the body parts that follow the request message.
-func (x *exchange) collect(first []byte, n int) ([]byte, bool) {
-	if len(first) == n {
-		return first, true
-	}
-	body := make([]byte, 0, n)
-	body = append(body, first...)
+// collect waits for the body parts that follow the request message.
+func (x *exchange) collect() ([]byte, bool) {
 	timer := time.NewTimer(acceptTimeout)
 	defer timer.Stop()
-	for next := 1; len(body) < n; next++ {
-		select {
-		case m := <-x.body:
-			if m.Header.Get(hdrSeq) != strconv.Itoa(next) || len(body)+len(m.Data) > n {
-				x.rt.log.Warn("forwarded request: lost a part of the body", "exchange", x.reply)
-				x.publish(&nats.Msg{Header: nats.Header{hdrEnd: {endAbort}}})
-				return nil, false
-			}
-			body = append(body, m.Data...)
-		case <-x.ctx.Done():
-			return nil, false
-		case <-timer.C:
-			x.publish(&nats.Msg{Header: nats.Header{hdrEnd: {endAbort}}})
+	select {
+	case r := <-x.bodyDone:
+		if r.err != nil {
+			x.publish(answerFrame{End: endAbort})
 			return nil, false
 		}
+		return r.body, true
+	case <-x.ctx.Done():
+		return nil, false
+	case <-timer.C:
+		x.rt.log.Warn("forwarded request: the rest of its body did not arrive", "subject", x.reply, "within", acceptTimeout)
+		x.bodyFailed(errors.New("timed out"))
+		x.publish(answerFrame{End: endAbort})
+		return nil, false
 	}
-	return body, true
 }
 
 // watch cancels the exchange when its forwarder's pings stop.
@@ -348,20 +388,15 @@ func (w *fwdWriter) send(end bool) error {
 	if w.headSent && len(w.buf) == 0 && !end {
 		return nil
 	}
-	m := &nats.Msg{Header: nats.Header{}, Data: w.buf}
+	a := answerFrame{Data: w.buf}
 	if !w.headSent {
-		head, err := json.Marshal(wireHead{Status: w.status, Header: w.hdr})
-		if err != nil {
-			w.err = fmt.Errorf("cluster: encode response head: %w", err)
-			return w.err
-		}
-		m.Header.Set(hdrHead, string(head))
+		a.Head = &wireHead{Status: w.status, Header: w.hdr}
 		w.headSent = true
 	}
 	if end {
-		m.Header.Set(hdrEnd, endDone)
+		a.End = endDone
 	}
-	if err := w.x.publish(m); err != nil {
+	if err := w.x.publish(a); err != nil {
 		w.err = err
 		w.x.cancel()
 		return err
