@@ -257,7 +257,7 @@ func (n *Node) Health() Health {
 	}
 	n.mu.Unlock()
 	if h.Connected {
-		h.Server = n.nc.ConnectedUrlRedacted()
+		h.Server = redactURL(n.nc.ConnectedUrl())
 	}
 	if !slices.Contains(h.Replicas, n.id) {
 		h.Replicas = append(h.Replicas, n.id)
@@ -338,7 +338,7 @@ func (n *Node) up(nc *nats.Conn) {
 	if was {
 		return
 	}
-	n.log.Info("joined the cluster", "replica", n.id, "nats", nc.ConnectedUrlRedacted())
+	n.log.Info("joined the cluster", "replica", n.id, "nats", redactURL(nc.ConnectedUrl()))
 	for _, fn := range fns {
 		go fn()
 	}
@@ -408,16 +408,24 @@ func redactURLs(msg, urls string) string {
 	return msg
 }
 
-// redactURL replaces a URL's user information (user:password@ or
-// token@) with REDACTED; a value net/url cannot parse is hidden whole,
-// since where its credentials end is unknown.
+// redactURL shows a NATS URL as its scheme and host alone: user
+// information (user:password@, token@, an nkey seed pasted as a user),
+// the path and the query are dropped, so that neither a secret nor a
+// user name reaches a log line, an error or /healthz. A value net/url
+// cannot parse is hidden whole, since where its credentials end is
+// unknown. (nats.go's ConnectedUrlRedacted masks only a password: a
+// token or a user name would still show.)
 func redactURL(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
+	if !strings.Contains(raw, "://") {
+		raw = "nats://" + raw
+		if u, err := url.Parse(raw); err == nil && u.Host != "" {
+			return u.Host
+		}
 		return "REDACTED"
 	}
-	if u.User != nil {
-		u.User = url.User("REDACTED")
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "REDACTED"
 	}
-	return u.String()
+	return u.Scheme + "://" + u.Host
 }

@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"fmt"
 	"log/slog"
 	"slices"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
 	"github.com/flowyprompt/flowyprompt/internal/testfiles"
+	"github.com/nats-io/nats-server/v2/server"
 )
 
 func join(t *testing.T, url, id string, logs *testfiles.SyncBuffer) *Node {
@@ -127,14 +129,52 @@ func TestSettingsErrors(t *testing.T) {
 
 func TestRedactURL(t *testing.T) {
 	for in, want := range map[string]string{
-		"nats://user:pw@host:4222": "nats://REDACTED@host:4222",
-		"tls://tok@host":           "tls://REDACTED@host",
-		"nats://host:4222":         "nats://host:4222",
-		"host:4222":                "host:4222",
-		"nats://u:p%zz@host":       "REDACTED", // unparsable: hidden whole
+		"nats://user:pw@host:4222":          "nats://host:4222",
+		"nats://alice@host:4222":            "nats://host:4222", // a user name alone is not shown either
+		"nats://tok3nSecret@127.0.0.1:4333": "nats://127.0.0.1:4333",
+		"tls://tok@host":                    "tls://host",
+		"nats://host:4222":                  "nats://host:4222",
+		"nats://host:4222/x?token=secret":   "nats://host:4222",
+		"host:4222":                         "host:4222",
+		"tok@host:4222":                     "host:4222",
+		"nats://u:p%zz@host":                "REDACTED", // unparsable: hidden whole
 	} {
 		if got := redactURL(in); got != want {
 			t.Errorf("redactURL(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A NATS URL's credentials never reach Health (and so /healthz) or the
+// log: a token, a user and password, or a user name alone.
+func TestCredentialsNotShown(t *testing.T) {
+	for _, tc := range []struct {
+		name, userinfo string
+		set            func(*server.Options)
+	}{
+		{"token", "tok3nSecret", func(o *server.Options) { o.Authorization = "tok3nSecret" }},
+		{"user and password", "alice:pa55word", func(o *server.Options) { o.Username, o.Password = "alice", "pa55word" }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natstest.StartWith(t, tc.set)
+			plain := srv.URL()
+			withCreds := strings.Replace(plain, "://", "://"+tc.userinfo+"@", 1)
+			logs := &testfiles.SyncBuffer{}
+			n := join(t, withCreds, "a", logs)
+			waitFor(t, "connected", n.changes, func() bool { return n.Health().Connected })
+			h := n.Health()
+			if h.Server != plain {
+				t.Errorf("health server = %q, want %q (scheme and host alone)", h.Server, plain)
+			}
+			user, _, _ := strings.Cut(tc.userinfo, ":")
+			for where, text := range map[string]string{"health": fmt.Sprintf("%+v", h), "log": logs.String()} {
+				if strings.Contains(text, user) {
+					t.Errorf("%s shows %q: %s", where, user, text)
+				}
+			}
+			if !strings.Contains(logs.String(), "joined the cluster") {
+				t.Errorf("log lacks the join line: %s", logs.String())
+			}
+		})
 	}
 }
