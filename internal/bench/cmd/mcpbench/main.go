@@ -87,7 +87,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.reps, "reps", 5, "repetitions of every scenario on every server")
 	fs.Float64Var(&o.scale, "scale", 1, "multiply request counts (0.2 for a quick look); idle session counts are fixed")
 	fs.StringVar(&only, "scenarios", "", "comma-separated scenario ids to run (default all): "+strings.Join(scenarioIDs(), ", "))
-	fs.StringVar(&srvs, "servers", strings.Join([]string{flowyprompt, mcpGo, goSDK, mcpGoValidate}, ","), "comma-separated servers to run")
+	fs.StringVar(&srvs, "servers", strings.Join(defaultServers, ","), "comma-separated servers to run")
 	fs.StringVar(&o.markdown, "markdown", "", "write the results into this markdown file, between mcpbench markers (e.g. ../../docs/performance.md)")
 	fs.StringVar(&o.raw, "raw", "", "append every run's figures as JSON lines to this file")
 	fs.BoolVar(&o.skipBuild, "skip-build", false, "use the binaries already in -bin")
@@ -120,7 +120,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			}
 		}
 	}
-	known := []string{flowyprompt, mcpGo, goSDK, mcpGoValidate}
+	known := slices.Clone(defaultServers)
 	if o.before != "" {
 		known = append(known, flowypromptBefore)
 		if !filepath.IsAbs(o.before) {

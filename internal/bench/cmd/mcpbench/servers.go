@@ -30,7 +30,13 @@ const (
 	// flowyprompt as another build of it (-before), to measure a change
 	// in the same run as the one it changes.
 	flowypromptBefore = "flowyprompt-before"
+	// flowyprompt with --log-level error: what its defaults (the audit
+	// log's line per request) cost, measured beside them.
+	flowypromptQuiet = "flowyprompt-quiet"
 )
+
+// defaultServers are the servers a run compares unless -servers says.
+var defaultServers = []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate}
 
 // servers returns every server the harness knows, in report order, with
 // binaries in bin and the templates in dir; fpArgs are added to
@@ -41,6 +47,7 @@ func servers(bin, dir string, fpArgs []string, before string) []*server {
 	gs := filepath.Join(bin, "peer-gosdk")
 	all := []*server{
 		flowypromptServer(flowyprompt, filepath.Join(bin, "flowyprompt"), dir, fpArgs),
+		flowypromptServer(flowypromptQuiet, filepath.Join(bin, "flowyprompt"), dir, append([]string{"--log-level", "error"}, fpArgs...)),
 		{
 			name:  mcpGo,
 			stdio: func() []string { return []string{mg, "-templates", dir} },
@@ -82,17 +89,20 @@ func peerTransport(tr string) []string {
 	return []string{"-transport", tr}
 }
 
-// flowypromptServer is the flowyprompt binary fp, named name.
+// flowypromptServer is the flowyprompt binary fp, named name, run at its
+// defaults (the log level info, so with the audit log) but for fpArgs.
+// Its stderr, the audit log's lines among it, is read and discarded as a
+// client's log window would read it.
 func flowypromptServer(name, fp, dir string, fpArgs []string) *server {
 	return &server{
 		name: name,
 		stdio: func() []string {
-			return append([]string{fp, "serve", "--templates", dir, "--log-level", "error"}, fpArgs...)
+			return append([]string{fp, "serve", "--templates", dir}, fpArgs...)
 		},
 		// flowyprompt serves /sse and /mcp from one HTTP listener; the
 		// stateless revision's requests come to the same /mcp.
 		listen: func(_, addr string) []string {
-			return append([]string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir, "--log-level", "error"}, fpArgs...)
+			return append([]string{fp, "serve", "--transport", "http", "--addr", addr, "--templates", dir}, fpArgs...)
 		},
 		tool: "flowyprompt_render_template",
 	}
