@@ -4,6 +4,10 @@
 // templates: stdio, legacy SSE and Streamable HTTP throughput and latency
 // (Streamable HTTP with sessions, and stateless at protocol 2026-07-28),
 // server CPU per request, peak RSS, and memory per idle session.
+// flowyprompt runs at its defaults, as a user runs it, the audit log's
+// line per request included; flowyprompt-quiet is the same binary with
+// --log-level error, for what the log costs. The report checks
+// flowyprompt's goals against mcp-go (goals.go).
 //
 // It builds every server, checks they render the same text, then runs each
 // scenario on each server in turn within every repetition (rotating which
@@ -12,7 +16,7 @@
 // in the harness module (internal/bench) and runs from there:
 //
 //	cd internal/bench
-//	go run ./cmd/mcpbench                        # the full comparison, ~10 minutes
+//	go run ./cmd/mcpbench                        # the full comparison, ~13 minutes
 //	go run ./cmd/mcpbench -reps 1 -scale 0.2     # a quick look
 //	go run ./cmd/mcpbench -markdown ../../docs/performance.md
 //
