@@ -84,8 +84,9 @@ func (l *Log) StartRequest(ctx context.Context, info *mcp.RequestInfo) (context.
 func (*Log) SessionEnded(mcp.SessionInfo) {}
 
 // line is rec as a log record, with the fields in the order
-// docs/observability.md shows them.
-func (rec *record) line() slog.Record {
+// docs/observability.md shows them; attrs is room for them, reused from
+// line to line (the record copies them).
+func (rec *record) line(attrs []slog.Attr) slog.Record {
 	msg, nameKey := "prompt used", "prompt"
 	if rec.tool {
 		msg, nameKey = "tool used", "tool"
@@ -95,8 +96,7 @@ func (rec *record) line() slog.Record {
 	if info.Modern {
 		era = "2026"
 	}
-	attrs := make([]slog.Attr, 0, 16)
-	attrs = append(attrs, slog.String(nameKey, info.Target))
+	attrs = append(attrs[:0], slog.String(nameKey, info.Target))
 	if u := rec.usage; u.Template != "" {
 		attrs = append(attrs, slog.String("template", u.Template), slog.String("template_version", u.Version),
 			slog.String("source", u.Source))

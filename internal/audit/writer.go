@@ -47,8 +47,11 @@ type Log struct {
 	closing chan struct{}
 	done    chan struct{}
 
-	dropped  atomic.Uint64
-	reported uint64 // dropped as of the last warning; the goroutine's
+	dropped atomic.Uint64
+	// The goroutine's own: dropped as of the last warning, and room for
+	// a line's attributes.
+	reported uint64
+	attrs    []slog.Attr
 }
 
 // New returns an audit log whose lines are formatted by log's handler,
@@ -69,7 +72,7 @@ func Buffered(out io.Writer, handler func(w io.Writer) slog.Handler) *Log {
 
 func start(h slog.Handler, buf *bytes.Buffer, out io.Writer) *Log {
 	l := &Log{h: h, buf: buf, out: out, queue: make(chan *record, Queue), nudge: make(chan struct{}, 1),
-		closing: make(chan struct{}), done: make(chan struct{})}
+		closing: make(chan struct{}), done: make(chan struct{}), attrs: make([]slog.Attr, 0, 16)}
 	go l.run()
 	return l
 }
@@ -164,7 +167,7 @@ func (l *Log) drain() {
 }
 
 func (l *Log) format(rec *record) {
-	_ = l.h.Handle(context.Background(), rec.line())
+	_ = l.h.Handle(context.Background(), rec.line(l.attrs))
 }
 
 // reportDropped adds a warning line when lines were dropped since the
