@@ -6,8 +6,9 @@
 // server CPU per request, peak RSS, and memory per idle session.
 // flowyprompt runs at its defaults, as a user runs it, the audit log's
 // line per request included; flowyprompt-quiet is the same binary with
-// --log-level error, for what the log costs. The report checks
-// flowyprompt's goals against mcp-go (goals.go).
+// --log-level error, for what the log costs; httpfloor is net/http alone
+// (cmd/httpfloor), in the Streamable HTTP request scenario. The report
+// checks flowyprompt's goals against mcp-go and httpfloor (goals.go).
 //
 // It builds every server, checks they render the same text, then runs each
 // scenario on each server in turn within every repetition (rotating which
@@ -200,7 +201,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !o.skipCheck {
 		log.Info("checking that every server renders the same text")
 		// flowyprompt first: the others are compared with it.
-		check := slices.Clone(chosen)
+		check := slices.DeleteFunc(slices.Clone(chosen), func(s *server) bool { return s.floor })
 		slices.SortStableFunc(check, func(a, b *server) int {
 			return boolInt(a.name != flowyprompt) - boolInt(b.name != flowyprompt)
 		})
@@ -238,7 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for i := range o.reps {
 		for _, sc := range scs {
 			for _, srv := range rotate(chosen, i) {
-				if srv.toolsOnly && !sc.tools {
+				if !srv.runs(sc) {
 					continue
 				}
 				if ctx.Err() != nil {
@@ -398,6 +399,7 @@ func build(ctx context.Context, log *slog.Logger, root, harness, bin string) err
 		{root, []string{"build", "-o", filepath.Join(bin, "flowyprompt"), "./cmd/flowyprompt"}},
 		{harness, []string{"build", "-o", filepath.Join(bin, "peer-mcpgo"), "./peers/mcpgo"}},
 		{harness, []string{"build", "-o", filepath.Join(bin, "peer-gosdk"), "./peers/gosdk"}},
+		{harness, []string{"build", "-o", filepath.Join(bin, "httpfloor"), "./cmd/httpfloor"}},
 	}
 	for _, s := range steps {
 		log.Info("building", "dir", s.dir, "cmd", "go "+strings.Join(s.args, " "))

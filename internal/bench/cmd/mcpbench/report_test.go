@@ -129,13 +129,13 @@ func sampleReport() *report {
 			scs = append(scs, sc)
 		}
 	}
-	r := &report{scenarios: scs, servers: []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate}}
+	r := &report{scenarios: scs, servers: []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate, httpFloor}}
 	rpc := map[string][]float64{flowyprompt: {40000, 42000, 41000}, flowypromptQuiet: {66000, 70000, 68000}, mcpGo: {20000, 24000, 22000},
-		goSDK: {10000, 11000, 9000}, mcpGoValidate: {15000, 16000, 17000}}
+		goSDK: {10000, 11000, 9000}, mcpGoValidate: {15000, 16000, 17000}, httpFloor: {50000, 52000, 51000}}
 	for rep := 1; rep <= 3; rep++ {
 		for _, sc := range scs {
 			for _, srv := range r.servers {
-				if srv == mcpGoValidate && !sc.tools {
+				if srv == mcpGoValidate && !sc.tools || srv == httpFloor && sc.kind != kindStreamable {
 					continue
 				}
 				res := result{Rep: rep, Scenario: sc.id, Server: srv}
@@ -227,14 +227,17 @@ func TestReportFacts(t *testing.T) {
 		"| stdio prompts/get, 32 in flight: req/s at least 3× mcp-go's | 1.86×, missed | 3.09×, met |",
 		"| SSE prompts/get, 50 sessions: req/s at least 1.3× mcp-go's | – | 3.09×, met |",
 		"| Streamable HTTP prompts/get, 50 clients: server CPU per request at most 0.6× mcp-go's | 0.54×, met | 0.32×, met |",
-		floorNote,
+		// Against the floor, which serves Streamable HTTP alone.
+		"| Streamable HTTP prompts/get, 50 clients | httpfloor | 51,000 (50,000–52,000) |",
+		"| Streamable HTTP prompts/get, 50 clients: server CPU per request at most 1.2× httpfloor's | 1.24×, missed | 0.75×, met |",
+		"| SSE prompts/get, 50 sessions: server CPU per request at most 1.2× httpfloor's over Streamable HTTP | – | 0.75×, met |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "| stdio prompts/get, 1 in flight | mcp-go+validate") {
-		t.Error("mcp-go+validate appears in a prompts scenario")
+	if strings.Contains(md, "| stdio prompts/get, 1 in flight | mcp-go+validate") || strings.Contains(md, "| SSE prompts/get, 50 sessions | httpfloor") {
+		t.Error("mcp-go+validate appears in a prompts scenario, or httpfloor beyond Streamable HTTP")
 	}
 	// Only the stateless scenario has a note.
 	if n := strings.Count(md, "\n- "); n != 4 {
@@ -276,7 +279,7 @@ func TestParseFlags(t *testing.T) {
 		check   func(options) bool
 	}{
 		{"defaults", nil, false, func(o options) bool {
-			return o.reps == 5 && o.scale == 1 && len(o.only) == 0 && cmp.Equal(o.servers, []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate})
+			return o.reps == 5 && o.scale == 1 && len(o.only) == 0 && cmp.Equal(o.servers, []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate, httpFloor})
 		}},
 		{"a few scenarios", []string{"-scenarios", "stdio-get-1,http-idle-1000", "-reps", "2"}, false, func(o options) bool {
 			return o.reps == 2 && cmp.Equal(o.only, []string{"stdio-get-1", "http-idle-1000"})

@@ -18,6 +18,21 @@ type server struct {
 	// toolsOnly marks a variant that differs from another only in how it
 	// runs tools, so it joins the tool scenarios alone.
 	toolsOnly bool
+	// floor marks httpfloor, no MCP server but net/http's cost per
+	// request: it joins the Streamable HTTP request scenario alone, and
+	// has no stdio (nor rendering to check).
+	floor bool
+}
+
+// runs reports whether s takes part in scenario sc.
+func (s *server) runs(sc scenario) bool {
+	switch {
+	case s.toolsOnly:
+		return sc.tools
+	case s.floor:
+		return sc.kind == kindStreamable
+	}
+	return true
 }
 
 // Names of the servers, as the report prints them.
@@ -33,10 +48,13 @@ const (
 	// flowyprompt with --log-level error: what its defaults (the audit
 	// log's line per request) cost, measured beside them.
 	flowypromptQuiet = "flowyprompt-quiet"
+	// httpFloor is internal/bench/cmd/httpfloor: what net/http alone
+	// costs per request, the floor of any server built on it.
+	httpFloor = "httpfloor"
 )
 
 // defaultServers are the servers a run compares unless -servers says.
-var defaultServers = []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate}
+var defaultServers = []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate, httpFloor}
 
 // servers returns every server the harness knows, in report order, with
 // binaries in bin and the templates in dir; fpArgs are added to
@@ -72,6 +90,13 @@ func servers(bin, dir string, fpArgs []string, before string) []*server {
 			},
 			tool:      "render_template",
 			toolsOnly: true,
+		},
+		{
+			name: httpFloor,
+			listen: func(_, addr string) []string {
+				return []string{filepath.Join(bin, "httpfloor"), "-addr", addr, "-templates", dir}
+			},
+			floor: true,
 		},
 	}
 	if before != "" {
