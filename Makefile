@@ -138,8 +138,9 @@ bench:
 	$(GO) test -run '^$$' -bench . -benchmem ./...
 	$(HGO) test -run '^$$' -bench . -benchmem ./...
 
-## bench-peers: flowyprompt against mcp-go and go-sdk, alternating, 5 repetitions (~8 min on 2 cores);
-## writes the table into docs/performance.md
+## bench-peers: flowyprompt at its defaults (the audit log on), and with --log-level error
+## (flowyprompt-quiet), against mcp-go, go-sdk and net/http's floor (httpfloor), alternating,
+## 5 repetitions (~11 min on 2 cores); writes the tables and the goals into docs/performance.md
 bench-peers:
 	$(HGO) vet ./... && $(GO) test -count=1 ./...
 	$(HGO) run ./cmd/mcpbench -markdown ../../docs/performance.md $(BENCH_PEERS_FLAGS)

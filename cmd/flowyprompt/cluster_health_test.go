@@ -105,7 +105,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(catalogStatus(lib, node, src)())
+	raw, err := json.Marshal(catalogStatus(lib, node, src, nil)())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,6 +48,8 @@ type setup struct {
 	// tel is serve's telemetry (nil for other commands): set up before
 	// the source opens, so the GitHub source's first requests are traced.
 	tel *telemetry.Telemetry
+	// audit is serve's audit log, nil when the log level hides its lines.
+	audit *audit.Log
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -134,6 +136,21 @@ func (s *setup) closeTelemetry() {
 	if err := s.tel.Shutdown(ctx); err != nil {
 		s.log.Warn("telemetry not flushed", "err", err)
 	}
+}
+
+// closeAudit writes the audit lines still queued and stops the audit
+// log. It runs once the engine has shut down, so that every request's
+// line is queued, and before the last lines of the log, which then come
+// after the audit lines. A stderr nobody reads but nobody closed would
+// hold it forever: it gives up after 5 s, and says nothing, as nothing can
+// be said on that stderr. A second call does nothing.
+func (s *setup) closeAudit() {
+	if s.audit == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = s.audit.Close(ctx)
 }
 
 // openSource picks the template source: GitHub, a folder, or the examples.
@@ -238,7 +255,8 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	returnLoadGarbage(s.lib)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
 		RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log,
-		Observer: observers(ctx, s)})
+		Observer: observers(ctx, s, stderr)})
+	defer s.closeAudit() // when serving fails; a clean stop has closed it already
 	defer a.Attach(e)()
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -274,6 +292,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		sctx, scancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer scancel()
 		_ = e.Shutdown(sctx)
+		s.closeAudit()
 		if err != nil {
 			return err
 		}
@@ -284,13 +303,15 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 
 // observers is the engine's hook: the telemetry, when the environment
 // asks for it, and the audit log of prompt usage, when the log level lets
-// info lines through. Neither: nil, and requests run without a hook.
-func observers(ctx context.Context, s *setup) mcp.Observer {
-	var a mcp.Observer
-	if s.log.Enabled(ctx, slog.LevelInfo) {
-		a = audit.New(s.log)
+// info lines through. Neither: nil, and requests run without a hook. The
+// audit log writes to stderr from a goroutine of its own, in batches, so
+// that a request never waits for its line (internal/audit).
+func observers(ctx context.Context, s *setup, stderr io.Writer) mcp.Observer {
+	if !s.log.Enabled(ctx, slog.LevelInfo) {
+		return mcp.JoinObservers(s.tel.Observer, nil)
 	}
-	return mcp.JoinObservers(s.tel.Observer, a)
+	s.audit = audit.Buffered(stderr, s.cfg.Handler)
+	return mcp.JoinObservers(s.tel.Observer, s.audit)
 }
 
 // logServing says that the server is up: over HTTP once its listener

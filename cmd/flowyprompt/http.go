@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -57,7 +58,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		KeepAlive:      keepAlive,
 		MaxSessions:    maxSessions,
 		MaxBodyBytes:   int64(cfg.MaxMessageSize),
-		Status:         catalogStatus(s.lib, s.node, s.src),
+		Status:         catalogStatus(s.lib, s.node, s.src, s.audit),
 		Logger:         s.log,
 	}
 	if s.node != nil {
@@ -101,6 +102,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		// shutdown itself was asked for and is not a failure.
 		s.log.Warn("some requests did not finish before shutdown", "err", err)
 	}
+	s.closeAudit()
 	if err := <-served; err != nil {
 		return fmt.Errorf("http server stopped: %w", err)
 	}
@@ -175,6 +177,12 @@ type invalidFile struct {
 	Kept bool `json:"kept,omitempty"`
 }
 
+// auditStatus is /healthz's "audit": the audit lines lost because stderr
+// was read more slowly than requests ended.
+type auditStatus struct {
+	Dropped uint64 `json:"dropped_lines"`
+}
+
 // clusterStatus is /healthz's "cluster": the link and, for a GitHub
 // source, the shared catalog (its commit, who revalidated GitHub last and
 // when), so an operator sees that the replicas serve the same commit.
@@ -193,8 +201,9 @@ type sharer interface {
 
 // catalogStatus feeds /healthz from the template library: besides the
 // counts, each invalid file with its error code, so that an operator sees
-// what to fix without reading the log.
-func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Source) func() any {
+// what to fix without reading the log. With the audit log on, it also
+// says how many audit lines were dropped (al nil: the log is off).
+func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Source, al *audit.Log) func() any {
 	return func() any {
 		c := lib.Catalog()
 		inv := c.Invalid()
@@ -216,6 +225,9 @@ func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Sou
 		}
 		if c.Stale() != nil {
 			st["status"] = "stale"
+		}
+		if al != nil {
+			st["audit"] = auditStatus{Dropped: al.Dropped()}
 		}
 		if node != nil {
 			h := node.Health()

@@ -6,9 +6,10 @@
 // It sees requests through the engine's one hook, mcp.Observer. What only
 // the application knows, the template and its version, it adds with Note
 // on the handler's context: the Observer puts a record there before the
-// handler runs and writes the line once the handler returned. The line
-// never holds argument values or rendered text, only names, versions and
-// ids.
+// handler runs and, once the handler returned, hands the filled record to
+// the log's own goroutine, which formats and writes the line (writer.go).
+// A request never waits for its line. The line never holds argument
+// values or rendered text, only names, versions and ids.
 package audit
 
 import (
@@ -31,8 +32,17 @@ type Usage struct {
 
 type key struct{}
 
-// record is one request's line, filled by Note while the handler runs.
-type record struct{ usage Usage }
+// record is one request's line: the usage Note fills while the handler
+// runs, then what the hook knows once it returned. From then on it belongs
+// to the log's goroutine.
+type record struct {
+	usage Usage
+	tool  bool // tools/call; else prompts/get
+	info  mcp.RequestInfo
+	end   time.Time // the line's time
+	dur   time.Duration
+	out   mcp.Outcome
+}
 
 // Note adds u to the audit line of the request ctx belongs to. Without an
 // audit log (or outside a prompts/get or tools/call) it does nothing.
@@ -42,62 +52,73 @@ func Note(ctx context.Context, u Usage) {
 	}
 }
 
-// Log is the audit log: an mcp.Observer that writes to a slog.Logger.
-type Log struct{ log *slog.Logger }
-
-// New returns the audit log writing to log.
-func New(log *slog.Logger) *Log { return &Log{log: log} }
-
 var _ mcp.Observer = (*Log)(nil)
 
 // StartRequest implements mcp.Observer.
 func (l *Log) StartRequest(ctx context.Context, info *mcp.RequestInfo) (context.Context, func(mcp.Outcome)) {
-	var msg, nameKey string
+	var tool bool
 	switch info.Method {
 	case mcp.MethodPromptsGet:
-		msg, nameKey = "prompt used", "prompt"
 	case mcp.MethodToolsCall:
-		msg, nameKey = "tool used", "tool"
+		tool = true
 	default:
 		return ctx, func(mcp.Outcome) {}
 	}
-	if !l.log.Enabled(ctx, slog.LevelInfo) {
+	if !l.h.Enabled(ctx, slog.LevelInfo) {
 		return ctx, func(mcp.Outcome) {}
 	}
-	rec := &record{}
+	rec := &record{tool: tool}
 	ctx = context.WithValue(ctx, key{}, rec)
 	start := time.Now()
 	return ctx, func(o mcp.Outcome) {
-		era := "2025"
-		if info.Modern {
-			era = "2026"
-		}
-		attrs := make([]slog.Attr, 0, 16)
-		attrs = append(attrs, slog.String(nameKey, info.Target))
-		if u := rec.usage; u.Template != "" {
-			attrs = append(attrs, slog.String("template", u.Template), slog.String("template_version", u.Version),
-				slog.String("source", u.Source))
-			if u.Revision != "" {
-				attrs = append(attrs, slog.String("source_revision", u.Revision))
-			}
-		}
-		attrs = append(attrs, slog.String("client_name", info.Client.Name), slog.String("client_version", info.Client.Version),
-			slog.String("era", era), slog.String("protocol_version", info.ProtocolVersion))
-		if info.SessionID != "" {
-			attrs = append(attrs, slog.String("session", info.SessionID))
-		}
-		attrs = append(attrs, slog.String("request_id", info.ID), slog.Duration("duration", time.Since(start)))
-		switch {
-		case o.Code != 0:
-			attrs = append(attrs, slog.String("outcome", "error"), slog.String("error_code", strconv.FormatInt(o.Code, 10)))
-		case o.ToolError:
-			attrs = append(attrs, slog.String("outcome", "tool_error"))
-		default:
-			attrs = append(attrs, slog.String("outcome", "ok"))
-		}
-		l.log.LogAttrs(context.Background(), slog.LevelInfo, msg, attrs...)
+		rec.end = time.Now()
+		rec.dur = rec.end.Sub(start)
+		// The error itself is not logged: holding it would keep what it
+		// refers to alive until the line is written.
+		rec.info, rec.out = *info, mcp.Outcome{Code: o.Code, ToolError: o.ToolError}
+		l.enqueue(rec)
 	}
 }
 
 // SessionEnded implements mcp.Observer; sessions are not audited.
 func (*Log) SessionEnded(mcp.SessionInfo) {}
+
+// line is rec as a log record, with the fields in the order
+// docs/observability.md shows them; attrs is room for them, reused from
+// line to line (the record copies them).
+func (rec *record) line(attrs []slog.Attr) slog.Record {
+	msg, nameKey := "prompt used", "prompt"
+	if rec.tool {
+		msg, nameKey = "tool used", "tool"
+	}
+	info := &rec.info
+	era := "2025"
+	if info.Modern {
+		era = "2026"
+	}
+	attrs = append(attrs[:0], slog.String(nameKey, info.Target))
+	if u := rec.usage; u.Template != "" {
+		attrs = append(attrs, slog.String("template", u.Template), slog.String("template_version", u.Version),
+			slog.String("source", u.Source))
+		if u.Revision != "" {
+			attrs = append(attrs, slog.String("source_revision", u.Revision))
+		}
+	}
+	attrs = append(attrs, slog.String("client_name", info.Client.Name), slog.String("client_version", info.Client.Version),
+		slog.String("era", era), slog.String("protocol_version", info.ProtocolVersion))
+	if info.SessionID != "" {
+		attrs = append(attrs, slog.String("session", info.SessionID))
+	}
+	attrs = append(attrs, slog.String("request_id", info.ID), slog.Duration("duration", rec.dur))
+	switch o := rec.out; {
+	case o.Code != 0:
+		attrs = append(attrs, slog.String("outcome", "error"), slog.String("error_code", strconv.FormatInt(o.Code, 10)))
+	case o.ToolError:
+		attrs = append(attrs, slog.String("outcome", "tool_error"))
+	default:
+		attrs = append(attrs, slog.String("outcome", "ok"))
+	}
+	r := slog.NewRecord(rec.end, slog.LevelInfo, msg, 0)
+	r.AddAttrs(attrs...)
+	return r
+}

@@ -13,7 +13,8 @@ import (
 )
 
 // TestLine: one line per prompts/get and tools/call with what the hook and
-// the application told it; none for other methods or below info.
+// the application told it; none for other methods or below info. Both
+// constructors write the same line.
 func TestLine(t *testing.T) {
 	tests := []struct {
 		name   string
@@ -42,44 +43,47 @@ func TestLine(t *testing.T) {
 		{name: "warn level", level: slog.LevelWarn, info: mcp.RequestInfo{Method: "prompts/get", ID: "5"}, noLine: true},
 	}
 	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			l := audit.New(slog.New(slog.NewJSONHandler(&buf, &slog.HandlerOptions{Level: tt.level})))
-			info := tt.info
-			ctx, end := l.StartRequest(context.Background(), &info)
-			if tt.note != nil {
-				audit.Note(ctx, *tt.note)
-			}
-			end(tt.out)
-			if tt.noLine {
-				if buf.Len() != 0 {
-					t.Fatalf("wrote %s", buf.String())
+		for _, mk := range constructors {
+			t.Run(tt.name+"/"+mk.name, func(t *testing.T) {
+				var buf bytes.Buffer
+				l := mk.new(&buf, &slog.HandlerOptions{Level: tt.level})
+				info := tt.info
+				ctx, end := l.StartRequest(context.Background(), &info)
+				if tt.note != nil {
+					audit.Note(ctx, *tt.note)
 				}
-				return
-			}
-			lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-			if len(lines) != 1 {
-				t.Fatalf("%d lines: %s", len(lines), buf.String())
-			}
-			var got map[string]any
-			if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
-				t.Fatal(err)
-			}
-			if got["level"] != "INFO" || got["duration"] == nil {
-				t.Errorf("level %v, duration %v", got["level"], got["duration"])
-			}
-			for k, v := range tt.want {
-				if v == "" {
-					if _, ok := got[k]; ok {
-						t.Errorf("%s present: %v", k, got[k])
+				end(tt.out)
+				closeLog(t, l)
+				if tt.noLine {
+					if buf.Len() != 0 {
+						t.Fatalf("wrote %s", buf.String())
 					}
-					continue
+					return
 				}
-				if got[k] != v {
-					t.Errorf("%s = %v, want %v", k, got[k], v)
+				lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+				if len(lines) != 1 {
+					t.Fatalf("%d lines: %s", len(lines), buf.String())
 				}
-			}
-		})
+				var got map[string]any
+				if err := json.Unmarshal([]byte(lines[0]), &got); err != nil {
+					t.Fatal(err)
+				}
+				if got["level"] != "INFO" || got["duration"] == nil {
+					t.Errorf("level %v, duration %v", got["level"], got["duration"])
+				}
+				for k, v := range tt.want {
+					if v == "" {
+						if _, ok := got[k]; ok {
+							t.Errorf("%s present: %v", k, got[k])
+						}
+						continue
+					}
+					if got[k] != v {
+						t.Errorf("%s = %v, want %v", k, got[k], v)
+					}
+				}
+			})
+		}
 	}
 }
 

@@ -460,16 +460,21 @@ func ParseLevel(s string) (slog.Level, error) {
 	return l, nil
 }
 
-// Logger builds the stderr logger. stdout belongs to the protocol.
-func (c *Config) Logger(w io.Writer) *slog.Logger {
+// Handler is the log's handler writing to w, in the configured format
+// and level: Logger's, and the audit log's, which writes to stderr in
+// batches of its own.
+func (c *Config) Handler(w io.Writer) slog.Handler {
 	lvl, _ := ParseLevel(c.LogLevel)
 	opts := &slog.HandlerOptions{Level: lvl}
-	var l *slog.Logger
 	if c.LogFormat == "json" {
-		l = slog.New(slog.NewJSONHandler(w, opts))
-	} else {
-		l = slog.New(slog.NewTextHandler(w, opts))
+		return slog.NewJSONHandler(w, opts)
 	}
+	return slog.NewTextHandler(w, opts)
+}
+
+// Logger builds the stderr logger. stdout belongs to the protocol.
+func (c *Config) Logger(w io.Writer) *slog.Logger {
+	l := slog.New(c.Handler(w))
 	for _, name := range c.placeholders {
 		l.Debug("ignored an unreplaced settings placeholder: the setting is unset", "variable", name)
 	}

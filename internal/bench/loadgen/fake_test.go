@@ -21,13 +21,15 @@ import (
 type fakeServer struct {
 	fakeOptions
 
-	mu       sync.Mutex
-	streams  map[string]chan []byte // SSE session id -> outbox
-	sessions map[string]bool        // Streamable session ids
-	nextID   atomic.Int64
-	clientOK atomic.Int64 // client answers to our pings
-	requests atomic.Int64 // requests handled (both transports)
-	deleted  atomic.Int64
+	mu      sync.Mutex
+	streams map[string]chan []byte // SSE session id -> outbox
+	// noStreams are closed when the last open stream ends.
+	noStreams []chan struct{}
+	sessions  map[string]bool // Streamable session ids
+	nextID    atomic.Int64
+	clientOK  atomic.Int64 // client answers to our pings
+	requests  atomic.Int64 // requests handled (both transports)
+	deleted   atomic.Int64
 	// stateless counts requests served at protocol 2026-07-28, without
 	// a session.
 	stateless atomic.Int64
@@ -105,6 +107,20 @@ func (f *fakeServer) answer(m rpcMessage) []byte {
 	}
 }
 
+// streamsClosed returns a channel closed once no SSE stream is open:
+// at once if none is.
+func (f *fakeServer) streamsClosed() <-chan struct{} {
+	c := make(chan struct{})
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if len(f.streams) == 0 {
+		close(c)
+	} else {
+		f.noStreams = append(f.noStreams, c)
+	}
+	return c
+}
+
 func (f *fakeServer) serveStream(w http.ResponseWriter, r *http.Request) {
 	id := strconv.FormatInt(f.nextID.Add(1), 10)
 	out := make(chan []byte, 16)
@@ -114,6 +130,12 @@ func (f *fakeServer) serveStream(w http.ResponseWriter, r *http.Request) {
 	defer func() {
 		f.mu.Lock()
 		delete(f.streams, id)
+		if len(f.streams) == 0 {
+			for _, c := range f.noStreams {
+				close(c)
+			}
+			f.noStreams = nil
+		}
 		f.mu.Unlock()
 	}()
 	w.Header().Set("Content-Type", "text/event-stream")

@@ -99,8 +99,10 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 	if err != nil {
 		return Stats{}, err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	// The last few KB, for an error: a server at its defaults logs a line
+	// per request, which a run must not keep whole.
+	stderr := &tailBuffer{max: 8 << 10}
+	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
 		return Stats{}, fmt.Errorf("start %v: %w", cfg.Command, err)
 	}
@@ -126,7 +128,7 @@ func Stdio(ctx context.Context, cfg StdioConfig) (Stats, error) {
 		return Stats{}, err
 	}
 	if _, err := r.ReadBytes('\n'); err != nil {
-		return Stats{}, fmt.Errorf("no initialize response: %w (stderr: %s)", err, stderr.String())
+		return Stats{}, fmt.Errorf("no initialize response: %w (stderr: %s)", err, stderr.Bytes())
 	}
 	total := cfg.Warmup + cfg.Requests
 	prefix := requestPrefix(cfg.Method, cfg.Params)

@@ -1,10 +1,11 @@
 package peers
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -62,13 +63,20 @@ func connect(t *testing.T, ctx context.Context, bin []string, transport string) 
 			args = append(append([]string{}, bin[1:]...), "--transport", "http", "--addr", addr)
 		}
 		cmd := exec.Command(bin[0], args...)
-		var out strings.Builder
-		cmd.Stderr = &out
+		stderr, err := cmd.StderrPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
+		listening, out := watchListening(stderr)
+		var said string // all of stderr, once exited has a value
 		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
+		go func() {
+			said = <-out // Wait closes the pipe: read it all first
+			exited <- cmd.Wait()
+		}()
 		t.Cleanup(func() {
 			_ = cmd.Process.Signal(os.Interrupt)
 			select {
@@ -77,8 +85,12 @@ func connect(t *testing.T, ctx context.Context, bin []string, transport string) 
 				_ = cmd.Process.Kill()
 			}
 		})
-		if err := waitListening(addr, exited); err != nil {
-			t.Fatalf("%s did not serve %s: %v: %s", bin[0], transport, err, out.String())
+		select {
+		case <-listening:
+		case err := <-exited:
+			t.Fatalf("%s did not serve %s: exited (%v): %s", bin[0], transport, err, said)
+		case <-time.After(15 * time.Second):
+			t.Fatalf("%s did not serve %s: not listening after 15 s", bin[0], transport)
 		}
 		if transport == "sse" {
 			tr = &mcp.SSEClientTransport{Endpoint: "http://" + addr + "/sse"}
@@ -94,23 +106,26 @@ func connect(t *testing.T, ctx context.Context, bin []string, transport string) 
 	return cs
 }
 
-var errExited = errors.New("exited before listening")
-
-func waitListening(addr string, exited <-chan error) error {
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		select {
-		case err := <-exited:
-			return fmt.Errorf("%w: %v", errExited, err)
-		default:
+// watchListening reads a server's stderr: listening is closed when the
+// server says it listens (the peers' "listening on ADDR", flowyprompt's
+// "is serving over HTTP on URL"), and out gets all of stderr once it ends.
+func watchListening(stderr io.Reader) (listening <-chan struct{}, out <-chan string) {
+	ready, all := make(chan struct{}), make(chan string, 1)
+	go func() {
+		var b strings.Builder
+		said := false
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			b.WriteString(line + "\n")
+			if !said && (strings.Contains(line, "listening on ") || strings.Contains(line, "is serving over HTTP on ")) {
+				said = true
+				close(ready)
+			}
 		}
-		if c, err := net.DialTimeout("tcp", addr, 100*time.Millisecond); err == nil {
-			c.Close()
-			return nil
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	return errors.New("not listening after 15s")
+		all <- b.String()
+	}()
+	return ready, all
 }
 
 func promptText(t *testing.T, ctx context.Context, cs *mcp.ClientSession, name string, args map[string]string) string {

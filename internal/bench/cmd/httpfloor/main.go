@@ -8,10 +8,16 @@
 //	GOMAXPROCS=1 go run ./cmd/httpfloor -addr 127.0.0.1:39700 &
 //	mcpload -transport http -url http://127.0.0.1:39700/mcp -pid PID \
 //	  -method prompts/get -params '{}' -c 50 -r 300 -warmup 5 -expect '"text"'
+//
+// mcpbench runs it as server httpfloor in the Streamable HTTP request
+// scenario, with -templates, so that its answer is the benchmark prompt
+// the other servers render, and checks flowyprompt's CPU per request
+// against it.
 package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"io"
 	"log"
@@ -19,13 +25,26 @@ import (
 	"regexp"
 	"strings"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/bench"
+	"github.com/flowyprompt/flowyprompt/internal/bench/peers/promptlib"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:39700", "listen address")
+	templates := flag.String("templates", "", "answer with the benchmark prompt rendered from this folder (as mcpbench runs it), not a fixed text of its size")
 	flag.Parse()
 	// The text of one benchmark prompt, escaped as it travels.
 	text := strings.Repeat(`A line of the prompt that the model will read and follow.\n`, 36)
+	if *templates != "" {
+		// Rendered once, before serving: the answers must carry what the
+		// load generator checks for, and no request does any MCP work.
+		t, err := benchPrompt(*templates)
+		if err != nil {
+			log.Fatal(err)
+		}
+		text = t
+	}
 	result := `,"result":{"description":"d","messages":[{"role":"user","content":{"type":"text","text":"` + text + `"}}]}}`
 	idRE := regexp.MustCompile(`"id":([0-9]+)`)
 	srv := &http.Server{Addr: *addr, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: 30 * time.Second,
@@ -51,4 +70,22 @@ func main() {
 			}
 		})}
 	log.Fatal(srv.ListenAndServe())
+}
+
+// benchPrompt is the benchmark prompt rendered from the templates in dir
+// with the benchmark's arguments, as a JSON string's content.
+func benchPrompt(dir string) (string, error) {
+	ts, err := promptlib.LoadDir(dir)
+	if err != nil {
+		return "", err
+	}
+	text, err := promptlib.NewLibrary(ts).RenderTool(bench.PromptName, bench.Arguments)
+	if err != nil {
+		return "", err
+	}
+	quoted, err := json.Marshal(text)
+	if err != nil {
+		return "", err
+	}
+	return string(quoted[1 : len(quoted)-1]), nil
 }

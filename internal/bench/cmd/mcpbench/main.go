@@ -4,6 +4,11 @@
 // templates: stdio, legacy SSE and Streamable HTTP throughput and latency
 // (Streamable HTTP with sessions, and stateless at protocol 2026-07-28),
 // server CPU per request, peak RSS, and memory per idle session.
+// flowyprompt runs at its defaults, as a user runs it, the audit log's
+// line per request included; flowyprompt-quiet is the same binary with
+// --log-level error, for what the log costs; httpfloor is net/http alone
+// (cmd/httpfloor), in the Streamable HTTP request scenario. The report
+// checks flowyprompt's goals against mcp-go and httpfloor (goals.go).
 //
 // It builds every server, checks they render the same text, then runs each
 // scenario on each server in turn within every repetition (rotating which
@@ -12,7 +17,7 @@
 // in the harness module (internal/bench) and runs from there:
 //
 //	cd internal/bench
-//	go run ./cmd/mcpbench                        # the full comparison, ~10 minutes
+//	go run ./cmd/mcpbench                        # the full comparison, ~13 minutes
 //	go run ./cmd/mcpbench -reps 1 -scale 0.2     # a quick look
 //	go run ./cmd/mcpbench -markdown ../../docs/performance.md
 //
@@ -87,7 +92,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.reps, "reps", 5, "repetitions of every scenario on every server")
 	fs.Float64Var(&o.scale, "scale", 1, "multiply request counts (0.2 for a quick look); idle session counts are fixed")
 	fs.StringVar(&only, "scenarios", "", "comma-separated scenario ids to run (default all): "+strings.Join(scenarioIDs(), ", "))
-	fs.StringVar(&srvs, "servers", strings.Join([]string{flowyprompt, mcpGo, goSDK, mcpGoValidate}, ","), "comma-separated servers to run")
+	fs.StringVar(&srvs, "servers", strings.Join(defaultServers, ","), "comma-separated servers to run")
 	fs.StringVar(&o.markdown, "markdown", "", "write the results into this markdown file, between mcpbench markers (e.g. ../../docs/performance.md)")
 	fs.StringVar(&o.raw, "raw", "", "append every run's figures as JSON lines to this file")
 	fs.BoolVar(&o.skipBuild, "skip-build", false, "use the binaries already in -bin")
@@ -120,7 +125,7 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 			}
 		}
 	}
-	known := []string{flowyprompt, mcpGo, goSDK, mcpGoValidate}
+	known := slices.Clone(defaultServers)
 	if o.before != "" {
 		known = append(known, flowypromptBefore)
 		if !filepath.IsAbs(o.before) {
@@ -196,7 +201,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if !o.skipCheck {
 		log.Info("checking that every server renders the same text")
 		// flowyprompt first: the others are compared with it.
-		check := slices.Clone(chosen)
+		check := slices.DeleteFunc(slices.Clone(chosen), func(s *server) bool { return s.floor })
 		slices.SortStableFunc(check, func(a, b *server) int {
 			return boolInt(a.name != flowyprompt) - boolInt(b.name != flowyprompt)
 		})
@@ -234,7 +239,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	for i := range o.reps {
 		for _, sc := range scs {
 			for _, srv := range rotate(chosen, i) {
-				if srv.toolsOnly && !sc.tools {
+				if !srv.runs(sc) {
 					continue
 				}
 				if ctx.Err() != nil {
@@ -394,6 +399,7 @@ func build(ctx context.Context, log *slog.Logger, root, harness, bin string) err
 		{root, []string{"build", "-o", filepath.Join(bin, "flowyprompt"), "./cmd/flowyprompt"}},
 		{harness, []string{"build", "-o", filepath.Join(bin, "peer-mcpgo"), "./peers/mcpgo"}},
 		{harness, []string{"build", "-o", filepath.Join(bin, "peer-gosdk"), "./peers/gosdk"}},
+		{harness, []string{"build", "-o", filepath.Join(bin, "httpfloor"), "./cmd/httpfloor"}},
 	}
 	for _, s := range steps {
 		log.Info("building", "dir", s.dir, "cmd", "go "+strings.Join(s.args, " "))

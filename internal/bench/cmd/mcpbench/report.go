@@ -205,6 +205,11 @@ func (r *report) markdown() string {
 			}
 		}
 	}
+	if rpc {
+		if g := r.goalsTable(); g != "" {
+			b.WriteString("\n" + g)
+		}
+	}
 	if idle {
 		if rpc {
 			b.WriteString("\n")

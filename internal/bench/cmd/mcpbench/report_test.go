@@ -118,22 +118,24 @@ func TestRotate(t *testing.T) {
 	}
 }
 
-// sampleReport is a made-up run: three servers and three repetitions,
-// one server without the SSE transport, one failed run, and a scenario
-// whose target is set against the better peer (go-sdk, there).
+// sampleReport is a made-up run: four servers and three repetitions,
+// one server without the SSE transport, one failed run, a scenario whose
+// target is set against the better peer (go-sdk, there), and goals met by
+// one flowyprompt build and missed by the other.
 func sampleReport() *report {
 	var scs []scenario
 	for _, sc := range scenarios(1) {
-		if slices.Contains([]string{"stdio-get-1", "stdio-tool-32", "sse-get-50", "http-stateless-get-50", "sse-idle-1000"}, sc.id) {
+		if slices.Contains([]string{"stdio-get-1", "stdio-get-32", "stdio-tool-32", "sse-get-50", "http-get-50", "http-stateless-get-50", "sse-idle-1000"}, sc.id) {
 			scs = append(scs, sc)
 		}
 	}
-	r := &report{scenarios: scs, servers: []string{flowyprompt, mcpGo, goSDK, mcpGoValidate}}
-	rpc := map[string][]float64{flowyprompt: {40000, 42000, 41000}, mcpGo: {20000, 24000, 22000}, goSDK: {10000, 11000, 9000}, mcpGoValidate: {15000, 16000, 17000}}
+	r := &report{scenarios: scs, servers: []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate, httpFloor}}
+	rpc := map[string][]float64{flowyprompt: {40000, 42000, 41000}, flowypromptQuiet: {66000, 70000, 68000}, mcpGo: {20000, 24000, 22000},
+		goSDK: {10000, 11000, 9000}, mcpGoValidate: {15000, 16000, 17000}, httpFloor: {50000, 52000, 51000}}
 	for rep := 1; rep <= 3; rep++ {
 		for _, sc := range scs {
 			for _, srv := range r.servers {
-				if srv == mcpGoValidate && !sc.tools {
+				if srv == mcpGoValidate && !sc.tools || srv == httpFloor && sc.kind != kindStreamable {
 					continue
 				}
 				res := result{Rep: rep, Scenario: sc.id, Server: srv}
@@ -218,8 +220,24 @@ func TestReportFacts(t *testing.T) {
 			t.Errorf("report lacks %q:\n%s", want, md)
 		}
 	}
-	if strings.Contains(md, "| stdio prompts/get, 1 in flight | mcp-go+validate") {
-		t.Error("mcp-go+validate appears in a prompts scenario")
+	// The goals: flowyprompt's ratio of medians to mcp-go's, met or missed
+	// by each build; a build without numbers has none.
+	for _, want := range []string{
+		"| goal | flowyprompt | flowyprompt-quiet |",
+		"| stdio prompts/get, 32 in flight: req/s at least 3× mcp-go's | 1.86×, missed | 3.09×, met |",
+		"| SSE prompts/get, 50 sessions: req/s at least 1.3× mcp-go's | – | 3.09×, met |",
+		"| Streamable HTTP prompts/get, 50 clients: server CPU per request at most 0.6× mcp-go's | 0.54×, met | 0.32×, met |",
+		// Against the floor, which serves Streamable HTTP alone.
+		"| Streamable HTTP prompts/get, 50 clients | httpfloor | 51,000 (50,000–52,000) |",
+		"| Streamable HTTP prompts/get, 50 clients: server CPU per request at most 1.2× httpfloor's | 1.24×, missed | 0.75×, met |",
+		"| SSE prompts/get, 50 sessions: server CPU per request at most 1.2× httpfloor's over Streamable HTTP | – | 0.75×, met |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("report lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "| stdio prompts/get, 1 in flight | mcp-go+validate") || strings.Contains(md, "| SSE prompts/get, 50 sessions | httpfloor") {
+		t.Error("mcp-go+validate appears in a prompts scenario, or httpfloor beyond Streamable HTTP")
 	}
 	// Only the stateless scenario has a note.
 	if n := strings.Count(md, "\n- "); n != 4 {
@@ -261,7 +279,7 @@ func TestParseFlags(t *testing.T) {
 		check   func(options) bool
 	}{
 		{"defaults", nil, false, func(o options) bool {
-			return o.reps == 5 && o.scale == 1 && len(o.only) == 0 && len(o.servers) == 4
+			return o.reps == 5 && o.scale == 1 && len(o.only) == 0 && cmp.Equal(o.servers, []string{flowyprompt, flowypromptQuiet, mcpGo, goSDK, mcpGoValidate, httpFloor})
 		}},
 		{"a few scenarios", []string{"-scenarios", "stdio-get-1,http-idle-1000", "-reps", "2"}, false, func(o options) bool {
 			return o.reps == 2 && cmp.Equal(o.only, []string{"stdio-get-1", "http-idle-1000"})
@@ -313,5 +331,24 @@ func TestQuoteArgs(t *testing.T) {
 	want := []string{"-reps", "5", "-caveat", `'a busy machine; don'\''t trust it'`, "''"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+// TestGoalMet: a goal is judged on the ratio as printed, two decimals.
+func TestGoalMet(t *testing.T) {
+	rps := goal{metric: mRPS, want: 3}
+	cpu := goal{metric: mCPUPerReq, atMost: true, want: 0.6}
+	tests := []struct {
+		g     goal
+		ratio float64
+		want  string
+	}{
+		{rps, 3.2, "met"}, {rps, 2.998, "met"}, {rps, 2.99, "missed"},
+		{cpu, 0.5, "met"}, {cpu, 0.6049, "met"}, {cpu, 0.61, "missed"},
+	}
+	for _, tt := range tests {
+		if got := tt.g.met(tt.ratio); got != tt.want {
+			t.Errorf("%v at %v: %s, want %s", tt.g, tt.ratio, got, tt.want)
+		}
 	}
 }

@@ -54,7 +54,8 @@ type scenario struct {
 // shorter runs make CPU per request coarse) and five repetitions of all of
 // them, on three servers (four for the tool one), take about six minutes
 // on a quiet 2-core machine, and about eight with the stateless one (go-sdk
-// makes a session per request there, at a few thousand a second); scale
+// makes a session per request there, at a few thousand a second); with
+// flowyprompt-quiet, a fourth server (fifth), about eleven. scale
 // multiplies the request counts.
 func scenarios(scale float64) []scenario {
 	n := func(v int) int { return max(1, int(math.Round(float64(v)*scale))) }

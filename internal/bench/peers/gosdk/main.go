@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -114,13 +115,21 @@ func newServer(ts []*promptlib.Template, logger *slog.Logger) *mcp.Server {
 	return server
 }
 
+// serveHTTP serves h on addr until ctx ends. Once the port accepts
+// connections it says so on stderr ("listening on ADDR"), for whoever
+// started it to wait on.
 func serveHTTP(ctx context.Context, addr string, h http.Handler) error {
-	srv := &http.Server{Addr: addr, Handler: h}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "gosdk: listening on %s\n", ln.Addr())
+	srv := &http.Server{Handler: h}
 	go func() {
 		<-ctx.Done()
 		_ = srv.Close()
 	}()
-	if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil

@@ -26,6 +26,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
@@ -60,28 +61,46 @@ func run(transport, addr, dir string, validate, stateless bool) error {
 	case "stdio":
 		return server.ServeStdio(s, server.WithErrorLogger(log.New(os.Stderr, "mcpgo: ", 0)))
 	case "sse":
-		srv := server.NewSSEServer(s)
-		return serve(addr, srv.Start, srv.Shutdown)
+		// The http.Server Start would make, given to the library so that
+		// its Shutdown closes it, and served on a listener of our own so
+		// that the server can say when it listens.
+		hs := &http.Server{}
+		srv := server.NewSSEServer(s, server.WithHTTPServer(hs))
+		hs.Handler = srv
+		return serve(addr, hs, srv.Shutdown)
 	case "http":
 		mode := server.WithStateful(true)
 		if stateless {
 			mode = server.WithStateLess(true)
 		}
-		srv := server.NewStreamableHTTPServer(s, mode)
-		return serve(addr, srv.Start, srv.Shutdown)
+		hs := &http.Server{}
+		srv := server.NewStreamableHTTPServer(s, mode, server.WithStreamableHTTPServer(hs))
+		// As Start routes it: the endpoint at its default path.
+		mux := http.NewServeMux()
+		mux.Handle("/mcp", srv)
+		hs.Handler = mux
+		return serve(addr, hs, srv.Shutdown)
 	default:
 		return fmt.Errorf("unknown transport %q (want stdio, sse or http)", transport)
 	}
 }
 
-func serve(addr string, start func(string) error, shutdown func(context.Context) error) error {
+// serve serves hs on addr until SIGINT or SIGTERM, then calls shutdown.
+// Once the port accepts connections it says so on stderr ("listening on
+// ADDR"), for whoever started it to wait on.
+func serve(addr string, hs *http.Server, shutdown func(context.Context) error) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "mcpgo: listening on %s\n", ln.Addr())
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	go func() {
 		<-ctx.Done()
 		_ = shutdown(context.Background())
 	}()
-	if err := start(addr); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 		return err
 	}
 	return nil
