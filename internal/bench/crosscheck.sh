@@ -1,21 +1,20 @@
 #!/bin/sh
-# Cross-check of cmd/mcpbench with an independent load generator,
-# shared/tools/mcpload: the three request scenarios that matter most, three
-# repetitions, servers alternating, summarised as median (min-max).
+# Cross-check of cmd/mcpbench with an independent MCP load generator (not
+# part of this repository: any that takes the flags used below and writes
+# JSON lines, with a summarizer that groups them): the three request
+# scenarios that matter most, three repetitions, servers alternating,
+# summarised as median (min-max).
 #
 # Usage, from the repository root, after
 # `cd internal/bench && go run ./cmd/mcpbench -check-only`
 # (which builds bin/flowyprompt, bin/peer-mcpgo and bin/peer-gosdk):
 #
-#   MCPLOAD=/path/to/mcpload SUMMARIZE=/path/to/summarize sh internal/bench/crosscheck.sh
-#
-# Build the two tools from their folder with
-#   cd ../shared/tools/mcpload && go build -o /tmp/mcpload . && go build -o /tmp/summarize ./summarize
+#   LOADGEN=/path/to/generator SUMMARIZE=/path/to/summarize sh internal/bench/crosscheck.sh
 set -eu
 
-MCPLOAD=${MCPLOAD:-/tmp/mcpload}
+LOADGEN=${LOADGEN:-/tmp/loadgen}
 SUMMARIZE=${SUMMARIZE:-/tmp/summarize}
-OUT=${OUT:-/tmp/mcpload-crosscheck.jsonl}
+OUT=${OUT:-/tmp/crosscheck.jsonl}
 REPS=${REPS:-3}
 T=internal/bench/templates
 P='{"name":"Bench_API_00","arguments":{"topic":"rate limits","audience":"platform engineers","tone":"direct"}}'
@@ -33,7 +32,7 @@ while [ "$rep" -le "$REPS" ]; do
       mcp-go) stdio="bin/peer-mcpgo -templates $T" ;;
       go-sdk) stdio="bin/peer-gosdk -templates $T" ;;
     esac
-    "$MCPLOAD" -transport stdio -cmd "$stdio" -method prompts/get -params "$P" \
+    "$LOADGEN" -transport stdio -cmd "$stdio" -method prompts/get -params "$P" \
       -n 100000 -inflight 32 -warmup 5000 -expect 'platform engineers' -quiet \
       -label "$srv" -meta scenario=stdio-get-32 -meta rep=$rep -json "$OUT" -append >/dev/null
     for tr in sse http; do
@@ -45,7 +44,7 @@ while [ "$rep" -le "$REPS" ]; do
       esac
       path=/sse
       [ "$tr" = http ] && path=/mcp
-      "$MCPLOAD" -transport "$tr" -cmd "$cmd" -url "http://127.0.0.1:$port$path" -method prompts/get -params "$P" \
+      "$LOADGEN" -transport "$tr" -cmd "$cmd" -url "http://127.0.0.1:$port$path" -method prompts/get -params "$P" \
         -c 50 -r 600 -warmup 20 -expect 'platform engineers' -quiet \
         -label "$srv" -meta scenario=$tr-get-50 -meta rep=$rep -json "$OUT" -append >/dev/null
     done

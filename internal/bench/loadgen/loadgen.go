@@ -1,6 +1,6 @@
 // Package loadgen drives an MCP server with a bounded load and measures
 // throughput and latency. It is flowyprompt's own load generator for
-// benchmarks (shared/tools/mcpload is the independent cross-check).
+// benchmarks (crosscheck.sh runs an independent one beside it).
 //
 // Stdio pipelines requests over a child's stdin/stdout; SSE (legacy
 // HTTP+SSE) and Streamable (Streamable HTTP) run many sessions with one

@@ -6,7 +6,7 @@
 // built on it, flowyprompt included:
 //
 //	GOMAXPROCS=1 go run ./cmd/httpfloor -addr 127.0.0.1:39700 &
-//	mcpload -transport http -url http://127.0.0.1:39700/mcp -pid PID \
+//	$LOADGEN -transport http -url http://127.0.0.1:39700/mcp -pid PID \
 //	  -method prompts/get -params '{}' -c 50 -r 300 -warmup 5 -expect '"text"'
 //
 // mcpbench runs it as server httpfloor in the Streamable HTTP request
