@@ -367,7 +367,18 @@ func TestGetStreamKeepsSessionAlive(t *testing.T) {
 					t.Fatalf("stream = %q, want only keep-alive comments", got)
 				}
 			} else {
-				time.Sleep(400 * time.Millisecond) // four idle timeouts, sixteen janitor passes
+				// No fixed wait: a control session opened now is expired by
+				// a janitor pass that would take this one too; a second,
+				// opened once the first has gone, only after that pass is
+				// over (passes run one after the other).
+				for range 2 {
+					ctl := f.e.Session(f.open(t))
+					select {
+					case <-ctl.Done():
+					case <-time.After(wait):
+						t.Fatal("a control session did not expire")
+					}
+				}
 			}
 			if r := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != 200 {
 				t.Fatalf("session expired although its stream was open: %d", r.status)
