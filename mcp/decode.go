@@ -164,9 +164,7 @@ func ParseInbound(data []byte) (*Inbound, error) {
 		}
 		return nil, &FrameError{ID: answerID, Err: fe}
 	}
-	in := &Inbound{f: f, size: len(data)}
-	in.readParams()
-	return in, nil
+	return &Inbound{f: f, size: len(data)}, nil
 }
 
 // paramsHead is the part of a request's params an Inbound reads.
@@ -220,6 +218,10 @@ func (h *paramsHead) decodeFast(data []byte) bool {
 // readParams picks out of the params what the era and the headers depend
 // on: _meta, and the name a transport mirrors in a header.
 func (in *Inbound) readParams() {
+	if in.read {
+		return
+	}
+	in.read = true
 	p := in.f.params
 	if len(p) == 0 || string(p) == "null" {
 		return
@@ -269,6 +271,7 @@ func (in *Inbound) ID() json.RawMessage { return in.f.id }
 
 // ProtocolVersion returns the revision the params' _meta names, or "".
 func (in *Inbound) ProtocolVersion() string {
+	in.readParams()
 	if in.meta == nil || in.meta.ProtocolVersion == nil {
 		return ""
 	}
@@ -277,10 +280,14 @@ func (in *Inbound) ProtocolVersion() string {
 
 // Modern reports whether the message follows the modern era's rules: its
 // _meta names a revision that is not a legacy one, or it is
-// server/discover, which only the modern era has.
+// server/discover, which only the modern era has. Params that do not
+// hold the _meta key of the revision as written are not read at all.
 func (in *Inbound) Modern() bool {
 	if in.f.method == MethodServerDiscover {
 		return true
+	}
+	if !bytes.Contains(in.f.params, modernPrefilter) {
+		return false
 	}
 	v := in.ProtocolVersion()
 	return v != "" && !IsSupportedVersion(v)
@@ -289,10 +296,16 @@ func (in *Inbound) Modern() bool {
 // Name returns what the Mcp-Name header mirrors: params.name of tools/call
 // and prompts/get, params.uri of resources/read. ok is false for other
 // methods and when the params lack it.
-func (in *Inbound) Name() (name string, ok bool) { return in.name, in.named }
+func (in *Inbound) Name() (name string, ok bool) {
+	in.readParams()
+	return in.name, in.named
+}
 
 // Arguments returns params.arguments of a tools/call, or nil.
-func (in *Inbound) Arguments() json.RawMessage { return in.args }
+func (in *Inbound) Arguments() json.RawMessage {
+	in.readParams()
+	return in.args
+}
 
 // NamedMethod reports whether method's requests carry a name that
 // transports mirror (the Mcp-Name header).
@@ -314,6 +327,5 @@ func modernFrame(f frame) (*Inbound, bool) {
 		return nil, false
 	}
 	in := &Inbound{f: f}
-	in.readParams()
 	return in, in.Modern()
 }

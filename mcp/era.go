@@ -69,6 +69,7 @@ type modernMeta struct {
 // peerOf checks a modern request's _meta and returns the peer it describes
 // and the log level it asks for (levelNone: none).
 func peerOf(in *Inbound) (*Peer, Level, error) {
+	in.readParams()
 	if in.metaErr != nil {
 		return nil, levelNone, in.metaErr
 	}

@@ -147,9 +147,13 @@ type Route interface {
 // (Session.DeliverInbound, or Engine.Prepare for a request of revision
 // 2026-07-28 with no session). A transport that hands over bytes as they
 // come (Session.Deliver) never sees one.
+//
+// Its params are read once, when first asked about (its era, its name):
+// an Inbound belongs to one goroutine at a time.
 type Inbound struct {
 	f    frame
 	size int         // bytes of the message, for the session's cap
+	read bool        // readParams has run
 	meta *modernMeta // nil when the params carry no _meta
 	// metaErr: the params or their _meta are not what the revision
 	// defines; reported when the request is prepared.

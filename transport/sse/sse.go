@@ -383,9 +383,9 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, rt mcp.Route) (answers int, ok bool) {
 	in, err := mcp.ParseInbound(body)
 	var id json.RawMessage
-	var fe *mcp.FrameError
+	fe, _ := err.(*mcp.FrameError) // ParseInbound's one kind of error
 	switch {
-	case errors.As(err, &fe) && fe.NotJSON():
+	case fe != nil && fe.NotJSON():
 		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return 0, false
 	case fe != nil:
