@@ -471,3 +471,38 @@ func TestPreferStreams(t *testing.T) {
 		}
 	}
 }
+
+// TestUnreadableOnSession: on a session, bytes that are not JSON are
+// answered with status 400, as HTTP refuses a body it cannot read; JSON
+// that is no JSON-RPC message is answered like the session's requests,
+// with -32600 naming the message's id when it has a readable one.
+func TestUnreadableOnSession(t *testing.T) {
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{})
+	live := f.open(t)
+	tests := []struct {
+		name, body string
+		status     int
+		id         string // of the JSON-RPC answer
+		code       int64
+	}{
+		{"not JSON", `{"jsonrpc":`, 400, "null", -32700},
+		{"no method, with an id", `{"jsonrpc":"2.0","id":7}`, 200, "7", -32600},
+		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 200, "null", -32600},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.do(t, http.MethodPost, live, acceptBoth, tc.body)
+			var m struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct{ Code int64 }
+			}
+			if err := json.Unmarshal([]byte(r.body), &m); err != nil || r.status != tc.status ||
+				string(m.ID) != tc.id || m.Error.Code != tc.code {
+				t.Fatalf("%d %s; want %d with id %s and code %d", r.status, r.body, tc.status, tc.id, tc.code)
+			}
+		})
+	}
+	if r := f.do(t, http.MethodPost, live, acceptBoth, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
+		t.Fatalf("the session after them: %d %s", r.status, r.body)
+	}
+}
