@@ -9,6 +9,11 @@
 // 2025-era session (Session) is a layer on top: it answers initialize,
 // supplies the Peer, and owns the outbox through which messages that
 // belong to no request's Route reach its Sink. transport.go states the
-// contract with the transports. The package never imports a transport,
-// r3labs/sse or go-github.
+// contract with the transports, both ways.
+//
+// The files follow a request's way through: decode.go (bytes to a frame),
+// session.go (the 2025 era's layer) and outbox.go, dispatch.go (the one
+// lifecycle of a request of either era: admission, context, run), the
+// handler, encode.go (the answer's bytes, handed to the transport). The
+// package never imports a transport, net/http, r3labs/sse or go-github.
 package mcp

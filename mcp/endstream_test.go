@@ -115,9 +115,9 @@ func TestRequestEndStream(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(s.Close)
-			d := mcp.Delivery{}
+			var d mcp.Route
 			if tc.route {
-				d.Route = k
+				d = k
 			}
 			wait := func() {
 				t.Helper()
@@ -129,7 +129,7 @@ func TestRequestEndStream(t *testing.T) {
 			}
 			s.Deliver([]byte(`{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`), d)
 			wait()
-			s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), mcp.Delivery{})
+			s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), nil)
 			s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/poll"}`), d)
 			wait()
 			if reported != tc.reported {

@@ -7,8 +7,6 @@ import (
 	"log/slog"
 	"sync"
 	"time"
-
-	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
 
 // EngineOptions tune the engine; zero values take the defaults.
@@ -46,7 +44,7 @@ func (o *EngineOptions) fill() {
 // one method table, and keeps the registry of live sessions.
 //
 // A request runs on a goroutine of its own, or on its transport's when the
-// transport waits for the answer anyway (Delivery.Inline). What bounds the
+// transport waits for the answer anyway (dispatch.go). What bounds the
 // work is per session (its in-flight slots) and per server (the
 // transports' cap on sessions), not a pool of fixed size.
 type Engine struct {
@@ -205,64 +203,6 @@ func (e *Engine) Log(level Level, logger string, data any) {
 	for _, s := range e.live() {
 		s.log(nil, level, logger, data)
 	}
-}
-
-// admit counts a request in, unless the engine is shutting down.
-func (e *Engine) admit() bool {
-	e.admitMu.RLock()
-	defer e.admitMu.RUnlock()
-	if e.closing {
-		return false
-	}
-	e.running.Add(1)
-	return true
-}
-
-// linger is how long a goroutine that ran a request waits for another
-// before it exits: a busy engine keeps its goroutines, an idle one holds
-// none.
-const linger = 2 * time.Second
-
-// goRun runs fn on a goroutine that is waiting for work, or on a new one.
-func (e *Engine) goRun(fn func()) {
-	select {
-	case e.idle <- fn:
-	default:
-		go e.serve(fn)
-	}
-}
-
-// serve runs fn, then whatever goRun hands it, until it has waited linger
-// for nothing.
-func (e *Engine) serve(fn func()) {
-	fn()
-	t := time.NewTimer(linger)
-	defer t.Stop()
-	for {
-		select {
-		case fn := <-e.idle:
-			fn()
-			t.Reset(linger)
-		case <-t.C:
-			return
-		}
-	}
-}
-
-// call runs the handler, turning a panic into an internal error so one bad
-// request cannot take the server down.
-func (e *Engine) call(ctx context.Context, m method, r *Request) (res any, err error) {
-	defer func() {
-		if p := recover(); p != nil {
-			e.log.Error("handler panicked", "method", r.Method, "panic", p)
-			err = protocolError(fault.Internal, "internal error while handling "+r.Method,
-				"the handler failed unexpectedly", "retry; if it persists, report it with the server's log")
-		}
-	}()
-	if e.opts.Observer != nil {
-		return e.observe(ctx, m, r)
-	}
-	return m.handle(ctx, r)
 }
 
 // expireIdle closes sessions nobody has used for IdleTimeout.

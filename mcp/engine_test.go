@@ -13,6 +13,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -598,8 +599,13 @@ func TestConcurrentSessionsExactlyOnce(t *testing.T) {
 			for j := 0; j < perSession; j++ {
 				c.Send(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"n":%d}}`, j, j))
 			}
-			if !eventually(func() bool { return c.Len() >= perSession }) {
-				errs <- fmt.Errorf("session %s: %d responses within %s, want %d", c.S.ID(), c.Len(), mcptest.Wait, perSession)
+			// Every request sent has been admitted: once the session has
+			// handed over all their answers, the client holds them.
+			ctx, cancel := context.WithTimeout(context.Background(), mcptest.Wait)
+			err := c.S.Drain(ctx)
+			cancel()
+			if err != nil || c.Len() < perSession {
+				errs <- fmt.Errorf("session %s: %d responses within %s, want %d (%v)", c.S.ID(), c.Len(), mcptest.Wait, perSession, err)
 				return
 			}
 			seen := map[string]int{}
@@ -659,12 +665,17 @@ func TestShutdownDrainsInflight(t *testing.T) {
 	}()
 	// Once new requests are refused, Shutdown is waiting for the blocked
 	// one: only then is it released.
-	pings := 0
-	settle(t, "Shutdown refuses new requests", func() bool {
-		pings++
+	// Each ping waits for its answer: the first refused one is the event.
+	deadline := time.Now().Add(mcptest.Wait)
+	for pings := 1; ; pings++ {
 		m := probe.Request(t, pings, "ping", nil)
-		return m.Error != nil && m.Error.Data.What == "the server is shutting down"
-	})
+		if m.Error != nil && m.Error.Data.What == "the server is shutting down" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Shutdown refuses new requests: not within %s", mcptest.Wait)
+		}
+	}
 	h.release <- struct{}{}
 	if err := <-done; err != nil {
 		t.Fatal(err)
@@ -757,6 +768,7 @@ func TestShutdownBoundedByContext(t *testing.T) {
 // keepingSink keeps every message's Data, as a transport that writes later
 // may, with a copy taken at Send to compare against later.
 type keepingSink struct {
+	changes
 	mu     sync.Mutex
 	kept   [][]byte
 	copies [][]byte
@@ -769,6 +781,7 @@ func (k *keepingSink) Send(msgs []mcp.Outgoing) error {
 		k.kept = append(k.kept, m.Data)
 		k.copies = append(k.copies, bytes.Clone(m.Data))
 	}
+	k.note()
 	return nil
 }
 
@@ -800,12 +813,12 @@ func TestSinkKeepsWhatItIsHanded(t *testing.T) {
 	e, _ := testServer(t, mcp.EngineOptions{})
 	k := &keepingSink{}
 	s := newSession(t, e, k)
-	s.Deliver([]byte(initFrame), mcp.Delivery{})
+	s.Deliver([]byte(initFrame), nil)
 	const n = 2000
 	for i := 1; i <= n; i++ {
-		s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"pad":%q}}`, i, strings.Repeat("x", i%300))), mcp.Delivery{})
+		s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"test/echo","params":{"pad":%q}}`, i, strings.Repeat("x", i%300))), nil)
 	}
-	settle(t, "every response", func() bool { return k.count() >= n+1 })
+	settle(t, "every response", k.watch(), func() bool { return k.count() >= n+1 })
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	seen := map[string]bool{}
@@ -853,9 +866,9 @@ func TestUnencodableResultIsAnswered(t *testing.T) {
 	e, _ := testServer(t, mcp.EngineOptions{})
 	k := &keepingSink{}
 	s := newSession(t, e, k)
-	s.Deliver([]byte(initFrame), mcp.Delivery{})
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/unencodable"}`), mcp.Delivery{})
-	settle(t, "both answers", func() bool { return k.count() >= 2 })
+	s.Deliver([]byte(initFrame), nil)
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/unencodable"}`), nil)
+	settle(t, "both answers", k.watch(), func() bool { return k.count() >= 2 })
 	k.mu.Lock()
 	raw := k.copies[1]
 	k.mu.Unlock()
@@ -874,24 +887,34 @@ func TestUnencodableResultIsAnswered(t *testing.T) {
 // busy hold no goroutine once they are idle, and every request of their
 // bursts is answered exactly once.
 func TestIdleSessionsHoldNoGoroutine(t *testing.T) {
-	e, _ := testServer(t, mcp.EngineOptions{})
-	before := runtime.NumGoroutine()
-	sinks := make([]*keepingSink, 300)
-	for i := range sinks {
-		sinks[i] = &keepingSink{}
-		s := newSession(t, e, sinks[i])
-		s.Deliver([]byte(initFrame), mcp.Delivery{})
-		for j := 1; j <= 20; j++ {
-			s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, j)), mcp.Delivery{})
+	// In a bubble, the writers' and the request goroutines' idle timers run
+	// on its clock: once every goroutine waits, time jumps to the next
+	// timer, so their leaving is waited for, not guessed.
+	synctest.Test(t, func(t *testing.T) {
+		start := runtime.NumGoroutine() // other tests' count too
+		e, _ := testServer(t, mcp.EngineOptions{})
+		sinks := make([]*keepingSink, 300)
+		for i := range sinks {
+			sinks[i] = &keepingSink{}
+			s := newSession(t, e, sinks[i])
+			s.Deliver([]byte(initFrame), nil)
+			for j := 1; j <= 20; j++ {
+				s.Deliver([]byte(fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"ping"}`, j)), nil)
+			}
 		}
-	}
-	for _, k := range sinks {
-		settle(t, "21 messages on every session", func() bool { return k.count() >= 21 })
-		if n := k.count(); n != 21 {
-			t.Fatalf("%d messages, want 21 (one per request)", n)
+		synctest.Wait()
+		for _, k := range sinks {
+			if n := k.count(); n != 21 {
+				t.Fatalf("%d messages, want 21 (one per request)", n)
+			}
 		}
-	}
-	settle(t, "the writers gone once idle", func() bool { return runtime.NumGoroutine()-before <= 16 })
+		busy := runtime.NumGoroutine()
+		time.Sleep(time.Minute) // past every idle timer of the engine's
+		synctest.Wait()
+		if n := runtime.NumGoroutine(); n-start > 16 {
+			t.Fatalf("%d goroutines more than before the sessions once idle (%d when busy), want at most 16", n-start, busy-start)
+		}
+	})
 }
 
 // TestNewSessionLimit: under a burst of concurrent opens, exactly the
@@ -933,42 +956,59 @@ func TestNewSessionLimit(t *testing.T) {
 	}
 }
 
-// TestReturnParseErrors: with ReturnParseErrors, malformed JSON comes
-// back as the parse error, with nothing said on the session; JSON that is
-// no valid message is answered on the session as ever.
-func TestReturnParseErrors(t *testing.T) {
+// TestFrameErrors: ParseInbound returns bytes that are no JSON-RPC
+// message as a *mcp.FrameError, for the transport to answer its own way,
+// with nothing said on the session: NotJSON for bytes that are not JSON
+// (-32700, which HTTP answers with status 400); a JSON value that is no
+// message keeps the id to answer with. What reads is delivered, and
+// answered on the session.
+func TestFrameErrors(t *testing.T) {
 	tests := []struct {
 		name    string
 		msg     string
-		wantErr bool
-		want    int // answers
+		notJSON bool
+		frame   bool   // a FrameError
+		id      string // its id
+		want    int    // answers
 	}{
-		{"malformed", `{"jsonrpc":`, true, 0},
-		{"empty", ``, true, 0},
-		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, false, 1},
-		{"no message", `{"hello":"world"}`, false, 1},
-		{"a ping", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, false, 1},
-		{"a notification", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, false, 0},
+		{name: "malformed", msg: `{"jsonrpc":`, frame: true, notJSON: true, id: "null"},
+		{name: "empty", msg: ``, frame: true, notJSON: true, id: "null"},
+		{name: "a batch", msg: `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, frame: true, id: "null"},
+		{name: "no method", msg: `{"jsonrpc":"2.0","id":7}`, frame: true, id: "7"},
+		{name: "a ping", msg: `{"jsonrpc":"2.0","id":1,"method":"ping"}`, want: 1},
+		{name: "a notification", msg: `{"jsonrpc":"2.0","method":"notifications/initialized"}`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _ := testServer(t, mcp.EngineOptions{})
 			k := &keepingSink{}
 			s := newSession(t, e, k)
-			n, err := s.Deliver([]byte(tc.msg), mcp.Delivery{ReturnParseErrors: true})
-			if (err != nil) != tc.wantErr || n != tc.want {
-				t.Fatalf("Deliver = %d, %v; want %d, error %v", n, err, tc.want, tc.wantErr)
+			in, err := mcp.ParseInbound([]byte(tc.msg))
+			var fe *mcp.FrameError
+			if errors.As(err, &fe) != tc.frame {
+				t.Fatalf("ParseInbound = %v; want a FrameError: %v", err, tc.frame)
 			}
-			if tc.wantErr {
-				if code := mcp.ErrorObject(err).Code; code != int64(-32700) {
-					t.Errorf("error code %d, want %d", code, int64(-32700))
+			if tc.frame {
+				if fe.NotJSON() != tc.notJSON || string(fe.ID) != tc.id {
+					t.Errorf("NotJSON %v, id %s; want %v, %s", fe.NotJSON(), fe.ID, tc.notJSON, tc.id)
+				}
+				want := int64(-32600)
+				if tc.notJSON {
+					want = -32700
+				}
+				if code := mcp.ErrorObject(err).Code; code != want {
+					t.Errorf("error code %d, want %d", code, want)
 				}
 				if k.count() != 0 {
 					t.Errorf("%d messages on the session, want none", k.count())
 				}
 				return
 			}
-			settle(t, "every answer", func() bool { return k.count() >= n })
+			n := s.DeliverInbound(in, nil)
+			if n != tc.want {
+				t.Fatalf("DeliverInbound = %d, want %d", n, tc.want)
+			}
+			settle(t, "every answer", k.watch(), func() bool { return k.count() >= n })
 			if k.count() != n {
 				t.Errorf("%d messages on the session, want %d", k.count(), n)
 			}
@@ -978,6 +1018,7 @@ func TestReturnParseErrors(t *testing.T) {
 
 // testRoute is a request's route that records what it is pushed.
 type testRoute struct {
+	changes
 	json bool // carries no notifications, as a POST answered with JSON
 
 	mu  sync.Mutex
@@ -991,6 +1032,7 @@ func (rt *testRoute) Push(m mcp.Outgoing) bool {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	rt.got = append(rt.got, describe(m))
+	rt.note()
 	return true
 }
 
@@ -1003,17 +1045,17 @@ func (rt *testRoute) lines() []string {
 }
 
 // TestInlineDelivery: for a transport that waits for the answer on the
-// delivering goroutine, quick requests are answered before Deliver
+// delivering goroutine (it gives the request a Route), quick requests are answered before Deliver
 // returns; others (which may wait on the client) run on a goroutine of
 // their own, so Deliver returns while they run.
 func TestInlineDelivery(t *testing.T) {
 	e, h := testServer(t, mcp.EngineOptions{})
 	s := newSession(t, e, &keepingSink{})
-	s.Deliver([]byte(initFrame), mcp.Delivery{})
+	s.Deliver([]byte(initFrame), nil)
 	for i, method := range []string{`"prompts/get","params":{"name":"hello"}`, `"prompts/list"`, `"ping"`} {
 		rt := &testRoute{}
 		id := fmt.Sprint(i + 1)
-		s.Deliver([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":`+method+`}`), mcp.Delivery{Route: rt, Inline: true})
+		s.Deliver([]byte(`{"jsonrpc":"2.0","id":`+id+`,"method":`+method+`}`), rt)
 		if got := rt.lines(); !slices.Equal(got, []string{"response " + id}) {
 			t.Errorf("%s: %q when Deliver returned, want the response", method, got)
 		}
@@ -1021,7 +1063,7 @@ func TestInlineDelivery(t *testing.T) {
 	// test/block is not one of ours: it may ask the client something, so
 	// it runs on its own goroutine while Deliver returns.
 	rt := &testRoute{}
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":9,"method":"test/block"}`), mcp.Delivery{Route: rt, Inline: true})
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":9,"method":"test/block"}`), rt)
 	select {
 	case <-h.started:
 	case <-time.After(mcptest.Wait):
@@ -1031,7 +1073,7 @@ func TestInlineDelivery(t *testing.T) {
 		t.Fatalf("test/block said %q before it was released", got)
 	}
 	h.release <- struct{}{}
-	settle(t, "test/block answered once released", func() bool { return slices.Equal(rt.lines(), []string{"response 9"}) })
+	settle(t, "test/block answered once released", rt.watch(), func() bool { return slices.Equal(rt.lines(), []string{"response 9"}) })
 }
 
 // TestRouteCarriesItsRequest: a request's progress, logs and response go
@@ -1042,14 +1084,14 @@ func TestRouteCarriesItsRequest(t *testing.T) {
 	e, h := testServer(t, mcp.EngineOptions{})
 	k := &keepingSink{}
 	s := newSession(t, e, k)
-	s.Deliver([]byte(initFrame), mcp.Delivery{})
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`), mcp.Delivery{})
-	settle(t, "setLevel answered", func() bool { return k.count() == 2 })
+	s.Deliver([]byte(initFrame), nil)
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":"lvl","method":"logging/setLevel","params":{"level":"info"}}`), nil)
+	settle(t, "setLevel answered", k.watch(), func() bool { return k.count() == 2 })
 
 	events := &testRoute{}
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`), mcp.Delivery{Route: events})
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`), events)
 	want := []string{"notifications/progress", "notifications/progress", "notifications/progress", "notifications/message", "response 1"}
-	settle(t, "the route's messages", func() bool { return len(events.lines()) == len(want) })
+	settle(t, "the route's messages", events.watch(), func() bool { return len(events.lines()) == len(want) })
 	if diff := cmp.Diff(want, events.lines()); diff != "" {
 		t.Errorf("route (-want +got):\n%s", diff)
 	}
@@ -1058,18 +1100,18 @@ func TestRouteCarriesItsRequest(t *testing.T) {
 	}
 
 	jsonOnly := &testRoute{json: true}
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":2,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`), mcp.Delivery{Route: jsonOnly})
-	settle(t, "the JSON route's response", func() bool { return len(jsonOnly.lines()) == 1 })
-	settle(t, "the notifications on the sink", func() bool { return k.count() == 2+4 })
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":2,"method":"test/progress","params":{"_meta":{"progressToken":"t"}}}`), jsonOnly)
+	settle(t, "the JSON route's response", jsonOnly.watch(), func() bool { return len(jsonOnly.lines()) == 1 })
+	settle(t, "the notifications on the sink", k.watch(), func() bool { return k.count() == 2+4 })
 	if got := jsonOnly.lines(); !slices.Equal(got, []string{"response 2"}) {
 		t.Errorf("JSON route got %q", got)
 	}
 
 	cancelled := &testRoute{}
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":3,"method":"test/block"}`), mcp.Delivery{Route: cancelled})
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":3,"method":"test/block"}`), cancelled)
 	<-h.started
-	s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`), mcp.Delivery{})
-	settle(t, "the cancelled request's end", func() bool { return len(cancelled.lines()) == 1 })
+	s.Deliver([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`), nil)
+	settle(t, "the cancelled request's end", cancelled.watch(), func() bool { return len(cancelled.lines()) == 1 })
 	if got := cancelled.lines(); !slices.Equal(got, []string{"unanswered"}) {
 		t.Errorf("cancelled route got %q", got)
 	}

@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -41,7 +42,7 @@ func TestHoldKeepsSessionFromIdleExpiry(t *testing.T) {
 			}
 
 			control := newSession(t, e, &keepingSink{})
-			settle(t, "control session expired", func() bool { return e.Session(control.ID()) == nil })
+			ended(t, "control session expired", control)
 			if e.Session(held.ID()) == nil {
 				t.Fatal("held session expired")
 			}
@@ -51,28 +52,61 @@ func TestHoldKeepsSessionFromIdleExpiry(t *testing.T) {
 					releases[i]()
 				}
 			}
-			settle(t, "session expired once released", func() bool { return e.Session(held.ID()) == nil })
+			ended(t, "session expired once released", held)
 		})
 	}
 }
 
-// settle polls cond until it holds, failing after mcptest.Wait.
-func settle(t *testing.T, what string, cond func() bool) {
+// ended waits for s to end, failing after mcptest.Wait.
+func ended(t *testing.T, what string, s *mcp.Session) {
 	t.Helper()
-	if !eventually(cond) {
+	select {
+	case <-s.Done():
+	case <-time.After(mcptest.Wait):
 		t.Fatalf("%s: not within %s", what, mcptest.Wait)
 	}
 }
 
-// eventually polls cond until it holds, and reports whether it did within
-// mcptest.Wait. Unlike settle it may run on any goroutine.
-func eventually(cond func() bool) bool {
-	deadline := time.Now().Add(mcptest.Wait)
+// settle waits until cond holds, checking it again each time changed
+// fires (a sink or a route took a message), failing after mcptest.Wait.
+func settle(t *testing.T, what string, changed <-chan struct{}, cond func() bool) {
+	t.Helper()
+	timeout := time.After(mcptest.Wait)
 	for !cond() {
-		if time.Now().After(deadline) {
-			return false
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("%s: not within %s", what, mcptest.Wait)
 		}
-		time.Sleep(time.Millisecond)
 	}
-	return true
+}
+
+// changes is what settle waits on: a channel that fires after each change
+// noted since it was made (at most one pending).
+type changes struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+// watch returns the channel, made on first use.
+func (c *changes) watch() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ch == nil {
+		c.ch = make(chan struct{}, 1)
+	}
+	return c.ch
+}
+
+// note fires the channel, if anyone watches.
+func (c *changes) note() {
+	c.mu.Lock()
+	ch := c.ch
+	c.mu.Unlock()
+	if ch != nil {
+		select {
+		case ch <- struct{}{}:
+		default:
+		}
+	}
 }

@@ -15,7 +15,7 @@ import (
 //
 // Its methods, like those of ResourceProvider and CompletionProvider and
 // ToolProvider.ListTools, may run on a transport's own goroutine before
-// the transport writes anything (see Delivery.Inline), so they must not
+// the transport writes anything (see transport.go), so they must not
 // wait on the client: no Request.Call. To ask a modern client for input,
 // return *InputRequired; a handler that must ask a legacy client goes in
 // Server.Methods instead. Only ToolProvider.CallTool may Call.
@@ -88,8 +88,9 @@ type method struct {
 	// or the server ends it (subscriptions/listen), so it has no deadline.
 	long bool
 	// quick: the handler never waits on the client (no sampling or
-	// elicitation), so a transport that delivers each request on a
-	// goroutine of its own may run it right there (see Delivery.Inline).
+	// elicitation), so a request of it that has a Route runs on the
+	// transport's goroutine, which waits for the answer anyway (see
+	// dispatch.go).
 	quick bool
 }
 
@@ -341,4 +342,9 @@ func paginate[T any](all []T, c string, size int, key func(T) string) ([]T, stri
 		return all[start:], "", nil
 	}
 	return all[start:end], cursor.Encode(end, key(all[end])), nil
+}
+
+// discover answers server/discover.
+func (e *Engine) discover(context.Context, *Request) (any, error) {
+	return &DiscoverResult{SupportedVersions: AllVersions(), Capabilities: e.caps, Instructions: e.srv.Instructions}, nil
 }

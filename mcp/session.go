@@ -125,183 +125,124 @@ func (s *Session) Hold() (release func()) {
 }
 
 // Deliver hands the session one inbound frame, which belongs to the
-// session from then on, and returns how many responses the frame's
-// transport will receive for it (0 or 1). A bad frame is answered with a
-// JSON-RPC error and the session lives on; only with d.ReturnParseErrors
-// is a frame that is not JSON returned as an error instead. Deliver blocks
-// while the session has its maximum of requests in flight, which is how a
-// client that floods us is slowed down instead of buffered without end.
-func (s *Session) Deliver(frame []byte, d Delivery) (int, error) {
+// session from then on, and returns how many responses the frame will get
+// (0 or 1) on rt, the route of the request in it (nil: the session's
+// Sink). It is the entry of a transport that hands over frames as they
+// come (stdio): a frame the session cannot read is answered with its
+// JSON-RPC error (-32700 and id null for one that is not JSON), and the
+// session lives on. Deliver blocks while the session has its maximum of
+// requests in flight, which is how a client that floods us is slowed down
+// instead of buffered without end.
+func (s *Session) Deliver(frame []byte, rt Route) int {
 	s.Touch()
 	if s.state.Load() == stateClosed {
-		return 0, nil
+		return 0
 	}
 	if limit := s.engine.opts.MaxMessageSize; len(frame) > limit {
-		s.replyError(nullID, d.Route, tooLarge(len(frame), limit))
-		return 1, nil
+		s.replyError(nullID, rt, tooLarge(len(frame), limit))
+		return 1
 	}
 	f, answerID, err := decodeFrame(frame)
 	if err != nil {
-		if fe := fault.As(err); d.ReturnParseErrors && fe != nil && fe.Code == CodeParseError {
-			return 0, err
-		}
-		s.replyError(answerID, d.Route, err)
-		return 1, nil
+		s.replyError(answerID, rt, err)
+		return 1
 	}
+	in, _ := modernFrame(f)
+	return s.deliver(f, in, rt)
+}
+
+// DeliverInbound is Deliver for a message the transport read first
+// (ParseInbound), to answer a message it cannot read its own way (HTTP:
+// status 400) or to tell its era; see Deliver.
+func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
+	s.Touch()
+	if s.state.Load() == stateClosed {
+		return 0
+	}
+	if limit := s.engine.opts.MaxMessageSize; in.size > limit {
+		s.replyError(nullID, rt, tooLarge(in.size, limit))
+		return 1
+	}
+	var modern *Inbound
+	if in.IsRequest() && in.Modern() {
+		modern = in
+	}
+	return s.deliver(in.f, modern, rt)
+}
+
+// deliver serves one frame read; modern is its Inbound when it is a
+// request of revision 2026-07-28 or later, which uses the session only
+// for its in-flight table and outbox. A request goes on to the dispatch
+// stage (Engine.start) once the session has checked what only the 2025
+// era has: its method allowed before initialize, and initialize itself,
+// which the session answers.
+func (s *Session) deliver(f frame, modern *Inbound, rt Route) int {
 	switch f.kind {
 	case kindResponse:
 		s.resolve(f)
-		return 0, nil
+		return 0
 	case kindNotification:
 		s.notification(f)
-		return 0, nil
+		return 0
 	}
-	if in, ok := modernFrame(f); ok {
-		if d.LegacyOnly {
-			s.replyError(f.id, d.Route, protocolError(CodeInvalidRequest, f.method+" of revision "+in.ProtocolVersion()+" on a legacy transport",
-				"the HTTP+SSE transport speaks revisions up to "+LatestVersion+"; revision "+Version20260728+" and later are served on stdio and Streamable HTTP (/mcp)",
-				"send initialize to speak "+LatestVersion+" here, or use /mcp"))
-			return 1, nil
+	if modern != nil {
+		peer, level, err := peerOf(modern)
+		var m method
+		if err == nil {
+			m, err = s.engine.lookup(f.method, true)
 		}
-		s.deliverModern(in, d)
-		return 1, nil
+		if err != nil {
+			handOver(s, rt, errorReply(s.engine, f.id, err, true), false)
+			return 1
+		}
+		s.engine.start(context.Background(), modernRequest(modern, peer, level, s, rt), m)
+		return 1
 	}
 	if f.method == MethodInitialize {
-		s.initialize(f, d.Route)
-		return 1, nil
+		s.initialize(f, rt)
+		return 1
 	}
 	m, err := s.engine.lookup(f.method, false)
 	if err != nil {
-		s.replyError(f.id, d.Route, err)
-		return 1, nil
+		s.replyError(f.id, rt, err)
+		return 1
 	}
 	if !m.beforeInit && s.state.Load() != stateReady {
-		s.replyError(f.id, d.Route, protocolError(CodeNotInitialized, fmt.Sprintf("%s before initialize", f.method),
+		s.replyError(f.id, rt, protocolError(CodeNotInitialized, fmt.Sprintf("%s before initialize", f.method),
 			"only ping is allowed before the session is initialized",
 			fmt.Sprintf("send initialize first, or name revision %s in params._meta.%q to send requests without a session",
 				Version20260728, MetaProtocolVersion)))
-		return 1, nil
+		return 1
 	}
-	s.admit(Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: d.Route}, m, d)
-	return 1, nil
+	s.engine.start(context.Background(), Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt}, m)
+	return 1
 }
 
-// admit runs one request: on the calling goroutine when d allows it and
-// the method never waits on the client, else on a goroutine of its own.
-func (s *Session) admit(req Request, m method, d Delivery) {
-	select {
-	case s.slots <- struct{}{}:
-	case <-s.done:
-		return
-	}
-	if !s.engine.admit() {
-		<-s.slots
-		s.respond(d.Route, s.engine.errorResponse(req.ID, errShuttingDown, req.modern), false)
-		return
-	}
-	r := &running{Request: req, key: idKey(req.ID), m: m}
-	// Not a child of the session's context: the session ends its requests
-	// through the in-flight table instead (see Close), which spares every
-	// request a registration with the context all of them share.
-	r.ctx, r.cancel = context.WithCancelCause(context.Background())
-	r.stop = func() {}
-	if !m.long {
-		r.ctx, r.stop = context.WithTimeout(r.ctx, s.engine.opts.RequestTimeout)
-	}
+// track keeps an admitted request in the in-flight table, where
+// notifications/cancelled finds it; the error is ErrSessionClosed once the
+// session has ended, or the fault for an id already in flight.
+func (s *Session) track(r *running) error {
+	r.key = idKey(r.ID)
 	s.mu.Lock()
-	_, dup := s.inflight[r.key]
-	closed := s.state.Load() == stateClosed
-	if !dup && !closed {
-		s.inflight[r.key] = r
+	defer s.mu.Unlock()
+	if s.state.Load() == stateClosed {
+		return ErrSessionClosed
 	}
-	s.mu.Unlock()
-	if dup || closed {
-		// Let go of it unrun. A closed session's transport learns of the
-		// end from Done; a duplicate id is answered.
-		r.stop()
-		r.cancel(ErrSessionClosed)
-		s.engine.running.Done()
-		<-s.slots
-		if dup {
-			s.respond(d.Route, s.engine.errorResponse(req.ID, protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", req.ID),
-				"a request with this id is still in flight on this session", "use a fresh id for every request"), req.modern), false)
-		}
-		return
+	if _, dup := s.inflight[r.key]; dup {
+		return protocolError(CodeInvalidRequest, fmt.Sprintf("request id %s is already in use", r.ID),
+			"a request with this id is still in flight on this session", "use a fresh id for every request")
 	}
-	if d.Inline && m.quick {
-		r.run()
-		return
-	}
-	s.engine.goRun(r.run)
+	s.inflight[r.key] = r
+	return nil
 }
 
-// running is an admitted request, as notifications/cancelled finds it in
-// its session's in-flight table.
-type running struct {
-	Request
-	key       string // its id, as idKey gives it
-	m         method
-	ctx       context.Context
-	cancel    context.CancelCauseFunc
-	stop      context.CancelFunc // the deadline's
-	cancelled atomic.Bool        // by the client
-}
-
-// run handles the request and hands over its answer.
-func (r *running) run() {
-	s := r.s
-	defer s.engine.running.Done()
-	res, err := s.engine.call(r.ctx, r.m, &r.Request)
-	r.stop()
-	s.finish(r)
-	s.answer(&r.Request, res, err, r.cancelled.Load())
-}
-
-// finish forgets a request whose handler has returned and ends its context.
-func (s *Session) finish(r *running) {
+// untrack forgets a request whose handler has returned.
+func (s *Session) untrack(r *running) {
 	s.mu.Lock()
 	if s.inflight[r.key] == r {
 		delete(s.inflight, r.key)
 	}
 	s.mu.Unlock()
-	r.cancel(errRequestDone)
-}
-
-// answer hands over the response to r, or, when the client cancelled it,
-// tells its route that it is over without one. A request of a session that
-// has ended gets neither: its transport learns of the end from Done.
-func (s *Session) answer(r *Request, res any, err error, cancelled bool) {
-	if s.state.Load() == stateClosed {
-		<-s.slots
-		return
-	}
-	if cancelled {
-		if r.route != nil {
-			r.route.Push(Outgoing{Kind: KindUnanswered})
-		}
-		<-s.slots
-		return
-	}
-	s.respond(r.route, s.engine.answer(r, res, err), true)
-}
-
-// respond hands over a response: to its route, or through the outbox.
-// slot says whether it answers an admitted request, whose in-flight slot
-// is given back once the response is handed to the transport.
-func (s *Session) respond(rt Route, data []byte, slot bool) {
-	if rt != nil {
-		rt.Push(Outgoing{Kind: KindResponse, Data: data})
-		if slot {
-			<-s.slots
-		}
-		return
-	}
-	if slot {
-		// Its slot reserved room for it: it never waits for the outbox.
-		s.push(Outgoing{Kind: KindResponse, Data: data}, true)
-		return
-	}
-	s.enqueue(Outgoing{Kind: KindResponse, Data: data})
 }
 
 func tooLarge(size, limit int) error {
@@ -347,7 +288,7 @@ func (s *Session) initialize(f frame, rt Route) {
 	if err != nil {
 		s.engine.log.Error("encode initialize result", "err", err)
 	}
-	s.respond(rt, data, false)
+	handOver(s, rt, Outgoing{Kind: KindResponse, Data: data}, false)
 }
 
 func (s *Session) notification(f frame) {
@@ -364,7 +305,6 @@ func (s *Session) notification(f frame) {
 		delete(s.inflight, key)
 		s.mu.Unlock()
 		if fl != nil {
-			fl.cancelled.Store(true)
 			fl.cancel(ErrCancelledByClient)
 		}
 	case NotificationInitialized:
@@ -394,12 +334,10 @@ func (s *Session) resolve(f frame) {
 	}
 }
 
+// replyError answers a frame the session refused, with the codes of the
+// 2025 era.
 func (s *Session) replyError(id json.RawMessage, rt Route, err error) {
-	data, encErr := encodeResponse(id, nil, ErrorObject(err))
-	if encErr != nil {
-		s.engine.log.Error("encode error response", "err", encErr)
-	}
-	s.respond(rt, data, false)
+	handOver(s, rt, errorReply(s.engine, id, err, false), false)
 }
 
 // Subscribed reports whether the client subscribed to uri.

@@ -1,12 +1,47 @@
 package mcp
 
+import (
+	"encoding/json"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
 // This file is the contract between the engine and the transports: what a
-// transport hands a session, what it gets back, who owns each buffer, and
+// transport hands the engine, what it gets back, who owns each buffer, and
 // which calls may run at once.
 //
-// A transport turns bytes into frames and hands each to Session.Deliver,
-// saying how the frame's answer travels (Delivery). Messages leave a
-// session in one of two ways:
+// # Inbound
+//
+// A transport turns bytes into messages and hands them in one of three
+// ways, from any goroutine, and as many at once as it likes:
+//
+//   - Session.Deliver(frame, rt): a transport that hands over frames as
+//     they come (stdio) gives the session the bytes; a frame it cannot
+//     read is answered with its JSON-RPC error like any other message.
+//     Session.RejectTooLarge answers a frame the transport would not read
+//     whole.
+//   - ParseInbound, then Session.DeliverInbound(in, rt): a transport that
+//     must look at a message before it is served (its era, the headers
+//     that mirror it) reads it first; bytes that are no JSON-RPC message
+//     come back as a *FrameError for the transport to answer its own way
+//     (HTTP: status 400 for bytes that are not JSON).
+//   - ParseInbound, Engine.Prepare, then Exchange.Run(ctx, rt): a request
+//     of revision 2026-07-28 or later that came without a session; what
+//     Prepare refuses is the transport's to answer (Engine.ErrorResponse).
+//
+// Deliver and DeliverInbound return how many responses the message gets
+// (0 or 1): a notification or a response gets none. They block while the
+// session has its maximum of requests in flight, which slows down the
+// client that floods it. A request given a Route runs on the caller's
+// goroutine, before Deliver (or Run) returns, when its method never waits
+// on the client (the caller waits for the answer anyway); so a Route must
+// take Push calls from the moment it is handed over, and the caller must
+// hold no lock a handler could need. Any other request runs on a
+// goroutine of its own.
+//
+// # Outbound
+//
+// Messages leave in one of two ways:
 //
 //   - through the session's Sink, its stream to the client (stdio's
 //     stdout, a legacy SSE stream, a Streamable HTTP GET stream): every
@@ -17,13 +52,20 @@ package mcp
 //     notifications, the requests to the client made while handling it,
 //     and last its response.
 //
-// Ownership, the one rule: a byte slice that crosses this contract is
-// never written again, by either side, and the receiver may keep it for as
-// long as it likes. So a transport hands Deliver a frame whose memory it
-// will not reuse (the session keeps slices of it, and does not copy it);
-// the session hands Sink.Send and Route.Push messages it will not touch
-// again (one broadcast may go to many sinks at once). No pooled memory
-// crosses in either direction.
+// HTTP's own concerns come back as typed values, never as flags: a
+// *FrameError for a message that cannot be read, and on a response the
+// error it answers with (Outgoing.Err), whose JSON-RPC code, from
+// ErrorObjectFor, gives the status of an error of the 2026-07-28 era.
+//
+// # Ownership
+//
+// The one rule: a byte slice that crosses this contract is never written
+// again, by either side, and the receiver may keep it for as long as it
+// likes. So a transport hands Deliver and ParseInbound bytes whose memory
+// it will not reuse (the engine keeps slices of them, and does not copy
+// them); the engine hands Sink.Send and Route.Push messages it will not
+// touch again (one broadcast may go to many sinks at once). No pooled
+// memory crosses in either direction.
 
 // Kind says what an Outgoing message is.
 type Kind uint8
@@ -52,10 +94,11 @@ type Outgoing struct {
 	// Data is one compact JSON-RPC message without a trailing newline;
 	// nil for KindUnanswered and KindEndStream.
 	Data []byte
-	// ErrorCode is, for the KindResponse of a modern request run by
-	// Exchange.Run, the JSON-RPC code of its error (0 for a result): the
-	// modern era gives some errors an HTTP status of their own.
-	ErrorCode int64
+	// Err is, for a KindResponse, the error the response answers with
+	// (nil for a result). A transport that gives errors a status of their
+	// own (revision 2026-07-28 over HTTP) reads its JSON-RPC code from
+	// ErrorObjectFor, the one mapping of errors to codes.
+	Err error
 }
 
 // A Sink is a session's stream to its client.
@@ -76,7 +119,7 @@ type Sink interface {
 
 // A Route is the reply path of one request, made by a transport that
 // answers the request on the connection that carried it, and passed to
-// Deliver with the request's frame.
+// Deliver, DeliverInbound or Exchange.Run with the request.
 //
 // Push may be called from several goroutines at once (a handler's and the
 // engine's) and must never block: it hands the message over and returns.
@@ -98,25 +141,50 @@ type Route interface {
 	Resumable() bool
 }
 
-// Delivery says how a transport wants one frame handled.
-type Delivery struct {
-	// Route carries the messages of the request in the frame; nil sends
-	// them through the session's Sink.
-	Route Route
-	// Inline says that the calling goroutine waits for the answer anyway
-	// (an HTTP handler does): a request whose method never waits on the
-	// client then runs on it, before Deliver returns, instead of on a
-	// goroutine of its own. Requests that may ask the client something
-	// never run inline, since their questions travel on streams the
-	// transport serves only once Deliver has returned.
-	Inline bool
-	// ReturnParseErrors makes Deliver return, rather than answer on the
-	// session, a frame that is not valid JSON: HTTP answers it with status
-	// 400 instead.
-	ReturnParseErrors bool
-	// LegacyOnly refuses requests of the modern era (revision 2026-07-28
-	// and later), for a transport that revision does not define (the
-	// legacy HTTP+SSE one): a dual-era client's probe fails, and it falls
-	// back to initialize.
-	LegacyOnly bool
+// Inbound is one message read ahead of serving it, so a transport can
+// tell its era, check what it mirrors in headers against the body, and
+// answer a message it cannot read its own way, before handing it on
+// (Session.DeliverInbound, or Engine.Prepare for a request of revision
+// 2026-07-28 with no session). A transport that hands over bytes as they
+// come (Session.Deliver) never sees one.
+//
+// Its params are read once, when first asked about (its era, its name):
+// an Inbound belongs to one goroutine at a time.
+type Inbound struct {
+	f    frame
+	size int         // bytes of the message, for the session's cap
+	read bool        // readParams has run
+	meta *modernMeta // nil when the params carry no _meta
+	// metaErr: the params or their _meta are not what the revision
+	// defines; reported when the request is prepared.
+	metaErr error
+	name    string // params.name (tools/call, prompts/get) or params.uri (resources/read)
+	named   bool
+	args    json.RawMessage // params.arguments of tools/call
+}
+
+// A FrameError is ParseInbound's answer to bytes that are no JSON-RPC
+// message: the transport answers it, with ID, through ErrorResponse (and
+// ErrorObject, through which it reaches the fault), or with an HTTP
+// status of its own when NotJSON.
+type FrameError struct {
+	// ID is the id to answer with: the message's own when it could be
+	// read, else null.
+	ID  json.RawMessage
+	Err *fault.Error // CodeParseError or CodeInvalidRequest
+}
+
+func (e *FrameError) Error() string { return e.Err.Error() }
+func (e *FrameError) Unwrap() error { return e.Err }
+
+// NotJSON reports whether the bytes are not JSON at all (CodeParseError):
+// a stream answers that with -32700, HTTP with status 400.
+func (e *FrameError) NotJSON() bool { return e.Err.Code == CodeParseError }
+
+// Exchange is one request of revision 2026-07-28 or later that came
+// without a session, checked and ready to run.
+type Exchange struct {
+	e   *Engine
+	req Request
+	m   method
 }

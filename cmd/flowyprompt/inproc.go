@@ -43,7 +43,7 @@ func callOnce(ctx context.Context, e *mcp.Engine, tool string, args json.RawMess
 		if err != nil {
 			return nil, err
 		}
-		s.Deliver(msg, mcp.Delivery{})
+		s.Deliver(msg, nil)
 		for {
 			select {
 			case data := <-out:

@@ -81,7 +81,7 @@ func dirSession(b *testing.B, dir string, obs mcp.Observer) (*mcp.Session, *coun
 	if err != nil {
 		b.Fatal(err)
 	}
-	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), mcp.Delivery{})
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"b","version":"1"}}}`), nil)
 	<-sink.responses
 	b.Cleanup(func() {
 		if n := sink.errors.Load(); n > 0 {
@@ -119,12 +119,12 @@ func benchSession(b *testing.B, s *mcp.Session, sink *countSink, method string, 
 	b.ResetTimer()
 	sent := 0
 	for ; sent < inFlight && sent < b.N; sent++ {
-		s.Deliver(frame(sent), mcp.Delivery{})
+		s.Deliver(frame(sent), nil)
 	}
 	for i := 0; i < b.N; i++ {
 		<-sink.responses
 		if sent < b.N {
-			s.Deliver(frame(sent), mcp.Delivery{})
+			s.Deliver(frame(sent), nil)
 			sent++
 		}
 	}
@@ -162,7 +162,7 @@ func BenchmarkFlowNextStep(b *testing.B) {
 	// The first step's handle, from a start_flow in the same session.
 	sink.keep = true
 	s.Deliver([]byte(`{"jsonrpc":"2.0","id":"start","method":"tools/call","params":{"name":"flowyprompt_start_flow",`+
-		`"arguments":{"name":"support_reply","arguments":{"ticket":"The export button does nothing."}}}}`), mcp.Delivery{})
+		`"arguments":{"name":"support_reply","arguments":{"ticket":"The export button does nothing."}}}}`), nil)
 	<-sink.responses
 	sink.keep = false
 	var res struct {

@@ -95,11 +95,7 @@ func connect(t testing.TB, e *mcp.Engine, block chan struct{}) *Client {
 }
 
 // Send delivers one raw frame.
-func (c *Client) Send(raw string) { c.S.Deliver([]byte(raw), mcp.Delivery{}) }
-
-// SendLegacyOnly delivers one raw frame as a transport of the legacy era
-// alone does (mcp.Delivery.LegacyOnly).
-func (c *Client) SendLegacyOnly(raw string) { c.S.Deliver([]byte(raw), mcp.Delivery{LegacyOnly: true}) }
+func (c *Client) Send(raw string) { c.S.Deliver([]byte(raw), nil) }
 
 // Request sends a request with the given id (any JSON value) and returns
 // its response, keeping other messages for Next.
@@ -117,7 +113,7 @@ func (c *Client) Request(t testing.TB, id any, method string, params any) Messag
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.S.Deliver(b, mcp.Delivery{})
+	c.S.Deliver(b, nil)
 	return c.Response(t, idRaw)
 }
 
@@ -132,7 +128,7 @@ func (c *Client) Notify(t testing.TB, method string, params any) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.S.Deliver(b, mcp.Delivery{})
+	c.S.Deliver(b, nil)
 }
 
 // Initialize performs the handshake with the given protocol version.

@@ -11,6 +11,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
+	"github.com/nats-io/nats.go"
 )
 
 // replica is one flowyprompt process of a cluster: its own engine, NATS
@@ -155,10 +156,16 @@ func TestSessionsAcrossReplicas(t *testing.T) {
 func TestForwardingWhileDisconnected(t *testing.T) {
 	ns := natstest.Start(t)
 	a := newReplica(t, ns.URL(), "a")
+	// The link going down is the event to wait for: the NATS client tells
+	// it under the lock its IsConnected, which the router asks, takes.
+	nc := a.node.Conn()
+	down := nc.StatusChanged(nats.DISCONNECTED, nats.RECONNECTING, nats.CLOSED)
+	defer nc.RemoveStatusListener(down)
 	ns.Stop()
-	deadline := time.Now().Add(wait)
-	for a.node.Connected() && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
+	select {
+	case <-down:
+	case <-time.After(wait):
+		t.Fatal("the NATS link did not go down")
 	}
 	id := a.c.openMCP(t)
 	if r := a.c.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Mcp-Session-Id", id); r.status != http.StatusOK {

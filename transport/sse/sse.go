@@ -368,11 +368,38 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if _, err := c.s.Deliver(body, mcp.Delivery{Route: c, Inline: true, ReturnParseErrors: true, LegacyOnly: true}); err != nil {
-		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
-		return
+	if _, ok := h.deliver(w, r, c.s, body, c); ok {
+		w.WriteHeader(http.StatusAccepted)
 	}
-	w.WriteHeader(http.StatusAccepted)
+}
+
+// deliver reads body and hands it to s, its answer routed to rt, and
+// reports how many answers rt gets (0 or 1). What the session is not to
+// see is answered here: bytes that are not JSON with status 400 (ok is
+// then false: the POST is answered), a JSON value that is no message, or
+// a request of revision 2026-07-28 or later, which that revision defines
+// for stdio and Streamable HTTP only, with its JSON-RPC error on rt, so a
+// dual-era client's probe fails and it falls back to initialize.
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, rt mcp.Route) (answers int, ok bool) {
+	in, err := mcp.ParseInbound(body)
+	var id json.RawMessage
+	fe, _ := err.(*mcp.FrameError) // ParseInbound's one kind of error
+	switch {
+	case fe != nil && fe.NotJSON():
+		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
+		return 0, false
+	case fe != nil:
+		id = fe.ID
+	case in.IsRequest() && in.Modern():
+		id, err = in.ID(), &fault.Error{Code: mcp.CodeInvalidRequest,
+			What: in.Method() + " of revision " + in.ProtocolVersion() + " on a legacy transport",
+			Why:  "the HTTP+SSE transport speaks revisions up to " + mcp.LatestVersion + "; revision " + mcp.Version20260728 + " and later are served on stdio and Streamable HTTP (/mcp)",
+			How:  "send initialize to speak " + mcp.LatestVersion + " here, or use /mcp"}
+	default:
+		return s.DeliverInbound(in, rt), true
+	}
+	rt.Push(mcp.Outgoing{Kind: mcp.KindResponse, Data: h.e.ErrorResponse(id, err, false), Err: err})
+	return 1, true
 }
 
 // directRoute carries one POST /sse request's response back to its
@@ -472,10 +499,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 	defer s.Close()
 	// Initialize is answered within Deliver, so the request that follows
 	// finds the session ready.
-	if _, err := s.Deliver(oneShotInit(), mcp.Delivery{LegacyOnly: true}); err != nil {
-		httpx.WriteError(w, r, http.StatusInternalServerError, err)
-		return
-	}
+	s.Deliver(oneShotInit(), nil)
 	h.answer(w, r, s, body)
 }
 
@@ -490,8 +514,11 @@ func oneShotInit() []byte {
 // answer delivers body on s and writes its response as the HTTP body.
 func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte) {
 	rt := newDirectRoute()
-	n, err := s.Deliver(body, mcp.Delivery{Route: rt, Inline: true, LegacyOnly: true})
-	if err != nil || n == 0 {
+	n, ok := h.deliver(w, r, s, body, rt)
+	if !ok {
+		return
+	}
+	if n == 0 {
 		w.WriteHeader(http.StatusAccepted)
 		return
 	}

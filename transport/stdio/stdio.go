@@ -134,7 +134,7 @@ func readLoop(s *mcp.Session, r io.Reader, max int) error {
 		} else if msg := trimEOL(line); len(msg) > 0 {
 			// A copy of its own: the session keeps the frame, and the
 			// reader's buffer is reused for the next line.
-			s.Deliver(bytes.Clone(msg), mcp.Delivery{})
+			s.Deliver(bytes.Clone(msg), nil)
 		}
 		long = long[:0]
 		if err != nil {

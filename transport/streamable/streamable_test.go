@@ -367,7 +367,18 @@ func TestGetStreamKeepsSessionAlive(t *testing.T) {
 					t.Fatalf("stream = %q, want only keep-alive comments", got)
 				}
 			} else {
-				time.Sleep(400 * time.Millisecond) // four idle timeouts, sixteen janitor passes
+				// No fixed wait: a control session opened now is expired by
+				// a janitor pass that would take this one too; a second,
+				// opened once the first has gone, only after that pass is
+				// over (passes run one after the other).
+				for range 2 {
+					ctl := f.e.Session(f.open(t))
+					select {
+					case <-ctl.Done():
+					case <-time.After(wait):
+						t.Fatal("a control session did not expire")
+					}
+				}
 			}
 			if r := f.do(t, http.MethodPost, id, acceptBoth, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); r.status != 200 {
 				t.Fatalf("session expired although its stream was open: %d", r.status)
@@ -458,5 +469,40 @@ func TestPreferStreams(t *testing.T) {
 		if !strings.Contains(r.body, `"id":7`) {
 			t.Errorf("prefer=%v accept=%q: body %s", tt.prefer, tt.accept, r.body)
 		}
+	}
+}
+
+// TestUnreadableOnSession: on a session, bytes that are not JSON are
+// answered with status 400, as HTTP refuses a body it cannot read; JSON
+// that is no JSON-RPC message is answered like the session's requests,
+// with -32600 naming the message's id when it has a readable one.
+func TestUnreadableOnSession(t *testing.T) {
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{})
+	live := f.open(t)
+	tests := []struct {
+		name, body string
+		status     int
+		id         string // of the JSON-RPC answer
+		code       int64
+	}{
+		{"not JSON", `{"jsonrpc":`, 400, "null", -32700},
+		{"no method, with an id", `{"jsonrpc":"2.0","id":7}`, 200, "7", -32600},
+		{"a batch", `[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, 200, "null", -32600},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.do(t, http.MethodPost, live, acceptBoth, tc.body)
+			var m struct {
+				ID    json.RawMessage `json:"id"`
+				Error struct{ Code int64 }
+			}
+			if err := json.Unmarshal([]byte(r.body), &m); err != nil || r.status != tc.status ||
+				string(m.ID) != tc.id || m.Error.Code != tc.code {
+				t.Fatalf("%d %s; want %d with id %s and code %d", r.status, r.body, tc.status, tc.id, tc.code)
+			}
+		})
+	}
+	if r := f.do(t, http.MethodPost, live, acceptBoth, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
+		t.Fatalf("the session after them: %d %s", r.status, r.body)
 	}
 }

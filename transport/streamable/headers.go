@@ -5,19 +5,18 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 )
 
-// The modern era (revision 2026-07-28 and later) on /mcp: no session.
-// Every POST carries one message that names its revision in
-// MCP-Protocol-Version and in its _meta, mirrors its method and name in
-// Mcp-Method and Mcp-Name, and is answered on its own response, so any
-// replica could answer it. GET and DELETE are the legacy era's.
+// What a POST of the 2026-07-28 era mirrors in its headers, checked
+// against its body before it runs: that revision has no session, so every
+// POST names its revision in MCP-Protocol-Version as well as in its
+// _meta, mirrors its method and name in Mcp-Method and Mcp-Name, and a
+// tool's marked arguments in Mcp-Param-*, so that any replica, or a
+// gateway, can route it on its headers alone.
 
 const (
 	// HeaderMethod and HeaderName mirror a modern request's method and
@@ -25,101 +24,6 @@ const (
 	HeaderMethod = "Mcp-Method"
 	HeaderName   = "Mcp-Name"
 )
-
-// modernVersionHeader reports whether r's MCP-Protocol-Version names a
-// revision that is not a legacy one: the request is the modern era's (an
-// unknown revision included, to be told which ones are served).
-func modernVersionHeader(r *http.Request) bool {
-	v := r.Header.Get(HeaderProtocolVersion)
-	return v != "" && !mcp.IsSupportedVersion(v)
-}
-
-// modern serves one modern POST whose body has been read; in is its
-// message, when already parsed.
-func (h *Handler) modern(w http.ResponseWriter, r *http.Request, body []byte, in *mcp.Inbound, acceptJSON, acceptEvents bool) {
-	if in == nil {
-		var err error
-		if in, err = mcp.ParseInbound(body); err != nil {
-			httpx.WriteError(w, r, http.StatusBadRequest, err)
-			return
-		}
-	}
-	if !in.IsRequest() {
-		// A notification (notifications/cancelled belongs to stdio; on HTTP
-		// closing the stream cancels) or a response (no server→client
-		// requests in this era): accepted, and nothing to do.
-		w.WriteHeader(http.StatusAccepted)
-		return
-	}
-	if err := checkHeaders(r, in); err != nil {
-		h.writeModernError(w, r, http.StatusBadRequest, in, err)
-		return
-	}
-	x, err := h.e.Prepare(in)
-	if err == nil && in.Method() == mcp.MethodToolsCall {
-		err = h.checkParamHeaders(r, in)
-	}
-	if err != nil {
-		h.writeModernError(w, r, errorStatus(mcp.ErrorObjectFor(err, true).Code), in, err)
-		return
-	}
-	rt := &route{events: acceptEvents, wake: make(chan struct{}, 1)}
-	if x.Quick() {
-		x.Run(r.Context(), rt)
-	} else {
-		go x.Run(r.Context(), rt)
-	}
-	h.answerModern(w, r, rt, acceptJSON && !(h.opts.PreferStreams && acceptEvents), acceptJSON)
-}
-
-// writeModernError answers a modern request refused before it ran: a
-// JSON-RPC error naming its id, with the status the revision gives it.
-func (h *Handler) writeModernError(w http.ResponseWriter, r *http.Request, status int, in *mcp.Inbound, err error) {
-	hdr := w.Header()
-	hdr["Content-Type"] = jsonContentType
-	hdr["Cache-Control"] = noStore
-	w.WriteHeader(status)
-	w.Write(h.e.ErrorResponse(in.ID(), err, true))
-}
-
-// answerModern writes rt's messages: the response as JSON when it comes
-// first and the client takes JSON, otherwise an event stream until the
-// response, the client's leaving or the end of the server.
-func (h *Handler) answerModern(w http.ResponseWriter, r *http.Request, rt *route, acceptJSON, acceptsJSON bool) {
-	defer rt.abandon()
-	for {
-		select {
-		case <-rt.wake:
-		case <-r.Context().Done():
-			return
-		}
-		msgs := rt.take()
-		if len(msgs) == 0 {
-			continue
-		}
-		if msgs[0].Kind == mcp.KindUnanswered {
-			return
-		}
-		// An error is answered as JSON whenever the client takes it: the
-		// revision gives errors an HTTP status of their own, which a
-		// stream, already 200, could not carry.
-		if m := msgs[0]; m.Kind == mcp.KindResponse && (acceptJSON || m.ErrorCode != 0 && acceptsJSON) {
-			hdr := w.Header()
-			hdr["Content-Type"] = jsonContentType
-			hdr["Cache-Control"] = noStore
-			hdr["Content-Length"] = []string{strconv.Itoa(len(m.Data))}
-			w.WriteHeader(errorStatus(m.ErrorCode))
-			w.Write(m.Data)
-			return
-		}
-		rt.putBack(msgs)
-		break
-	}
-	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
-	if ew.Start() == nil {
-		h.relay(r, rt, ew, nil)
-	}
-}
 
 // checkHeaders checks what a modern POST mirrors in its headers against
 // its body, as the revision requires of a server that reads the body: a
@@ -199,12 +103,14 @@ func decodeHeaderValue(v string) (string, error) {
 	return string(b), nil
 }
 
-// errorStatus is the HTTP status of a modern response whose error has
-// JSON-RPC code code (0: a result).
-func errorStatus(code int64) int {
-	switch code {
-	case 0:
+// errorStatus is the HTTP status the 2026-07-28 era gives a response
+// that answers with err (nil: a result). Its JSON-RPC code comes from
+// mcp.ErrorObjectFor, the one mapping of errors to codes.
+func errorStatus(err error) int {
+	if err == nil {
 		return http.StatusOK
+	}
+	switch mcp.ErrorObjectFor(err, true).Code {
 	case jsonrpcMethodNotFound:
 		return http.StatusNotFound
 	case jsonrpcInvalidParams, mcp.RPCHeaderMismatch, mcp.RPCMissingCapability, mcp.RPCUnsupportedVersion:

@@ -1,0 +1,155 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+)
+
+// subscriptions/listen, the 2026-07-28 revision's way to hear of changes:
+// a request whose answer is a stream of notifications, relayed by the
+// engine beside the 2025 sessions' own (Engine.Notify, ResourceUpdated).
+
+// listenEnd is the result that ends a subscription the server closes.
+type listenEnd struct{ id json.RawMessage }
+
+// listener is one open subscriptions/listen.
+type listener struct {
+	r      *Request
+	filter SubscriptionFilter
+	uris   map[string]bool
+	end    context.CancelCauseFunc
+}
+
+// errListenerBehind ends a subscription whose client does not keep up.
+var errListenerBehind = &fault.Error{Code: fault.Internal, What: "the subscription ended",
+	Why: "its client stopped reading its notifications", How: "send " + MethodSubscriptionsListen + " again"}
+
+// listen serves subscriptions/listen: it acknowledges the subscription
+// with what the server agrees to send, then relays those notifications,
+// tagged with the subscription's id, until the client cancels (closes
+// the stream, or notifications/cancelled on stdio) or the server shuts
+// down, which ends it with a result.
+func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
+	var p SubscriptionsListenParams
+	if err := r.Decode(&p); err != nil {
+		return nil, err
+	}
+	agreed := SubscriptionFilter{
+		ToolsListChanged:     p.Notifications.ToolsListChanged && e.caps.Tools != nil,
+		PromptsListChanged:   p.Notifications.PromptsListChanged && e.caps.Prompts != nil,
+		ResourcesListChanged: p.Notifications.ResourcesListChanged && e.caps.Resources != nil,
+	}
+	if e.caps.Resources != nil {
+		agreed.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
+	}
+	ctx, end := context.WithCancelCause(ctx)
+	defer end(errRequestDone)
+	l := &listener{r: r, filter: agreed, uris: make(map[string]bool), end: end}
+	for _, u := range agreed.ResourceSubscriptions {
+		l.uris[u] = true
+	}
+	ack, err := encodeTagged(NotificationSubscriptionsAcknowledged, r.ID, map[string]any{"notifications": agreed})
+	if err != nil {
+		return nil, err
+	}
+	// The acknowledgement and the registration are one step under lmu
+	// (Push never blocks): a change announced once the client holds the
+	// acknowledgement reaches it, and none is sent ahead of it.
+	e.lmu.Lock()
+	acked := l.send(ack)
+	if acked {
+		e.listeners[l] = struct{}{}
+	}
+	e.lmu.Unlock()
+	if !acked {
+		return nil, protocolError(CodeInvalidRequest, MethodSubscriptionsListen+" needs an event stream",
+			"its notifications travel on the response stream, and this request accepts only a JSON answer",
+			"send Accept: application/json, text/event-stream")
+	}
+	defer func() {
+		e.lmu.Lock()
+		delete(e.listeners, l)
+		e.lmu.Unlock()
+	}()
+	select {
+	case <-ctx.Done():
+		if context.Cause(ctx) == errListenerBehind {
+			return nil, errListenerBehind
+		}
+		return nil, context.Cause(ctx)
+	case <-e.stop:
+		return &listenEnd{id: r.ID}, nil
+	}
+}
+
+// send hands one message to the subscription's stream.
+func (l *listener) send(data []byte) bool {
+	m := Outgoing{Kind: KindMessage, Data: data}
+	if l.r.route != nil {
+		return l.r.route.Push(m)
+	}
+	if l.r.s == nil {
+		return false
+	}
+	l.r.s.offer(m)
+	return true
+}
+
+// wants reports whether the subscription asked for method (about uri,
+// for resource updates).
+func (l *listener) wants(method, uri string) bool {
+	switch method {
+	case NotificationToolsListChanged:
+		return l.filter.ToolsListChanged
+	case NotificationPromptsListChanged:
+		return l.filter.PromptsListChanged
+	case NotificationResourcesChanged:
+		return l.filter.ResourcesListChanged
+	case NotificationResourceUpdated:
+		return l.uris[uri]
+	}
+	return false
+}
+
+// notifyListeners relays a change notification to the subscriptions that
+// asked for it, each tagged with its id.
+func (e *Engine) notifyListeners(method, uri string, params map[string]any) {
+	e.lmu.Lock()
+	var ls []*listener
+	for l := range e.listeners {
+		if l.wants(method, uri) {
+			ls = append(ls, l)
+		}
+	}
+	e.lmu.Unlock()
+	for _, l := range ls {
+		data, err := encodeTagged(method, l.r.ID, params)
+		if err != nil {
+			e.log.Error("encode notification", "method", method, "err", err)
+			continue
+		}
+		if !l.send(data) {
+			l.end(errListenerBehind)
+		}
+	}
+}
+
+// encodeTagged encodes a notification of subscription id: params with
+// _meta naming it.
+func encodeTagged(method string, id json.RawMessage, params map[string]any) ([]byte, error) {
+	p := make(map[string]any, len(params)+1)
+	for k, v := range params {
+		p[k] = v
+	}
+	p["_meta"] = map[string]json.RawMessage{MetaSubscriptionID: id}
+	return encodeRequest(-1, method, p)
+}
+
+// Listeners returns the number of open subscriptions/listen streams.
+func (e *Engine) Listeners() int {
+	e.lmu.Lock()
+	defer e.lmu.Unlock()
+	return len(e.listeners)
+}
