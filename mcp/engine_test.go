@@ -139,6 +139,7 @@ func TestFramingGolden(t *testing.T) {
 		{name: "params not object", send: `{"jsonrpc":"2.0","id":6,"method":"prompts/get","params":[1,2]}`},
 		{name: "params wrong type", send: `{"jsonrpc":"2.0","id":7,"method":"prompts/get","params":{"name":5}}`},
 		{name: "arguments not strings", send: `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"hello","arguments":{"who":1}}}`},
+		{name: "a boolean argument after a string", send: `{"jsonrpc":"2.0","id":8,"method":"prompts/get","params":{"name":"hello","arguments":{"who":"x","loud":true}}}`},
 		{name: "missing name", send: `{"jsonrpc":"2.0","id":9,"method":"prompts/get","params":{}}`},
 		{name: "unknown prompt", send: `{"jsonrpc":"2.0","id":10,"method":"prompts/get","params":{"name":"helo"}}`},
 		{name: "ping", send: `{"jsonrpc":"2.0","id":11,"method":"ping"}`},

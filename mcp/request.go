@@ -1,10 +1,13 @@
 package mcp
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
+	"strings"
 )
 
 // Peer is what a request knows of the client that sent it. A session
@@ -152,6 +155,11 @@ func (r *Request) Decode(p any) error {
 			return nil // a legacy fast shape has no _meta
 		}
 		if err := json.Unmarshal(r.Params, p); err != nil {
+			if key, raw, ok := nonStringArgument(r.Params, err); ok {
+				return protocolError(CodeInvalidParams, fmt.Sprintf("invalid params for %s: argument %q is a JSON %s, not a string", r.Method, key, strings.Replace(kindOf(raw), "bool", "boolean", 1)),
+					"every value of arguments is a string in MCP, whatever the template does with it",
+					fmt.Sprintf("send it as a string: \"%s\": %q", key, string(raw)))
+			}
 			return protocolError(CodeInvalidParams, "invalid params for "+r.Method,
 				describeJSONError(err), "check the parameter types against the MCP schema for "+r.Method)
 		}
@@ -182,3 +190,39 @@ var (
 	// era does not allow.
 	ErrNoCalls = errors.New("requests of revision 2026-07-28 and later cannot call the client; return an InputRequiredResult instead")
 )
+
+// nonStringArgument finds the argument that made err, when err is a
+// string field of arguments given another JSON type (a number, a
+// boolean): encoding/json names the field, arguments, but not the key.
+// It returns the first such key in the order of the message.
+func nonStringArgument(params json.RawMessage, err error) (key string, raw json.RawMessage, ok bool) {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) || te.Type == nil || te.Type.Kind() != reflect.String || te.Field != "arguments" {
+		return "", nil, false
+	}
+	var p struct {
+		Arguments json.RawMessage `json:"arguments"`
+	}
+	if json.Unmarshal(params, &p) != nil {
+		return "", nil, false
+	}
+	dec := json.NewDecoder(bytes.NewReader(p.Arguments))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return "", nil, false
+	}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return "", nil, false
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if dec.Decode(&v) != nil {
+			return "", nil, false
+		}
+		if len(v) > 0 && v[0] != '"' {
+			return k, v, true
+		}
+	}
+	return "", nil, false
+}
