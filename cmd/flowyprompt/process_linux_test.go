@@ -119,11 +119,33 @@ func readMemory(pid int) (memory, error) {
 	return memory{RSS: rss, HWM: hwm}, errors.Join(err1, err2)
 }
 
-// tail keeps the last max bytes written to it.
+// tail keeps the last max bytes written to it, and tells the tests that
+// expect a text when it is written.
 type tail struct {
-	mu  sync.Mutex
-	max int
-	b   []byte
+	mu       sync.Mutex
+	max      int
+	b        []byte
+	expected []*expectation
+}
+
+// expectation is a text a test waits for: seen is closed once it has been
+// written; carry holds the end of the output so far, in case a write
+// splits the text.
+type expectation struct {
+	text  []byte
+	carry []byte
+	seen  chan struct{}
+}
+
+// expect returns a channel closed once output written from now on
+// contains text: a test registers before it provokes what the server
+// logs, then waits on the channel.
+func (t *tail) expect(text string) <-chan struct{} {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	e := &expectation{text: []byte(text), seen: make(chan struct{})}
+	t.expected = append(t.expected, e)
+	return e.seen
 }
 
 func (t *tail) Write(p []byte) (int, error) {
@@ -133,6 +155,18 @@ func (t *tail) Write(p []byte) (int, error) {
 	if over := len(t.b) - t.max; over > 0 {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}
+	waiting := t.expected[:0]
+	for _, e := range t.expected {
+		e.carry = append(e.carry, p...)
+		if bytes.Contains(e.carry, e.text) {
+			close(e.seen)
+			continue
+		}
+		e.carry = append(e.carry[:0], e.carry[max(0, len(e.carry)-len(e.text)+1):]...)
+		waiting = append(waiting, e)
+	}
+	clear(t.expected[len(waiting):])
+	t.expected = waiting
 	return len(p), nil
 }
 
