@@ -341,6 +341,7 @@ func (c *clusterHarness) connected(up bool) {
 // TestClusterColdStart: three replicas starting together cost about what
 // one does; the others take the catalog from the cluster.
 func TestClusterColdStart(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	alone := c.source(func(cfg *Config) { cfg.CacheDir = t.TempDir() })
 	if _, err := alone.Load(ctxT(t)); err != nil {
@@ -372,6 +373,7 @@ func TestClusterColdStart(t *testing.T) {
 // TestClusterSteadyState: with every replica watching, the cluster asks
 // GitHub about once per TTL, not once per replica.
 func TestClusterSteadyState(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	const ttl = time.Minute
 	withTTL := func(cfg *Config) { cfg.TTL = ttl }
@@ -406,6 +408,7 @@ func TestClusterSteadyState(t *testing.T) {
 // TestClusterChangeReachesEveryReplica: a commit one replica notices
 // reaches the others' watchers without them asking GitHub.
 func TestClusterChangeReachesEveryReplica(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a, b, d := c.replica("a", ""), c.replica("b", ""), c.replica("c", "")
 	first := loadAll(t, a, b, d)
@@ -458,6 +461,7 @@ func TestClusterChangeReachesEveryReplica(t *testing.T) {
 // nothing; a replica restarted on its disk cache after the TTL neither,
 // when another replica checked meanwhile.
 func TestClusterJoinAndRestart(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	dirA := t.TempDir()
 	a := c.replica("a", dirA)
@@ -499,6 +503,7 @@ func TestClusterJoinAndRestart(t *testing.T) {
 // TestClusterNATSDown: without NATS each replica keeps serving and
 // revalidates alone, saying so once; with NATS back they share again.
 func TestClusterNATSDown(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t, true)
 	srcs := []*Source{c.replica("a", ""), c.replica("b", ""), c.replica("c", "")}
 	loadAll(t, srcs...)
@@ -578,6 +583,7 @@ func awaitCatalog(t *testing.T, w <-chan *templates.Catalog, what string, ok fun
 // is older than claimExpiry; until then a cold replica waits instead of
 // asking GitHub.
 func TestClusterDeadClaim(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a := c.replica("a", "")
 	ghost := sharedState{Claim: &claim{By: "ghost", At: c.clock.Now()}}
@@ -627,6 +633,7 @@ func TestClusterDeadClaim(t *testing.T) {
 // answer rather than take the check over; and its answer is still written
 // over the renewed claim.
 func TestClusterClaimRenewed(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a := c.replica("a", "")
 	a.claimRenew = 20 * time.Millisecond
@@ -685,6 +692,7 @@ func TestClusterClaimRenewed(t *testing.T) {
 // TestClusterOutageShared: a failed check is shared, so the other
 // replicas serve stale and wait for the retry time without asking GitHub.
 func TestClusterOutageShared(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	srcs := []*Source{c.replica("a", ""), c.replica("b", ""), c.replica("c", "")}
 	loadAll(t, srcs...)
@@ -730,6 +738,7 @@ func TestClusterOutageShared(t *testing.T) {
 // TestClusterNoTokenInBucket: nothing written to the bucket holds the
 // token, after loads, a change and a refused token.
 func TestClusterNoTokenInBucket(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a, b := c.replica("a", ""), c.replica("b", "")
 	loadAll(t, a, b)
@@ -781,6 +790,7 @@ func TestClusterNoTokenInBucket(t *testing.T) {
 // TestSharedListingSize: the listing of a large library, compressed, fits
 // well within NATS's default 1 MB message.
 func TestSharedListingSize(t *testing.T) {
+	t.Parallel()
 	var entries []TreeEntry
 	for i := range 2000 {
 		p := fmt.Sprintf("templates/team-%02d/Generated_Template_Name_%04d.json", i%40, i)
