@@ -48,9 +48,10 @@ define pack
 	$(MCPB) pack bin/$(2)/stage $(3)
 endef
 # How many test files node's runner runs at once. Its default, one fewer
-# than the cores, runs them one by one on two; the files spend most of
-# their time waiting on the servers they start, so four overlap well.
-E2E_JOBS    ?= 4
+# than the cores, runs them one by one on two; the files spend much of
+# their time waiting on the servers and clients they start, so three
+# overlap well without squeezing their time bounds.
+E2E_JOBS    ?= 3
 # GNU make 4 prints each part of make test whole when it ends (-O); make
 # 3.81 (macOS) has no -O and interleaves their lines.
 SYNC        := $(if $(filter output-sync,$(.FEATURES)),-Otarget)
