@@ -21,33 +21,27 @@ type process struct {
 	err  error // from Wait, valid once done is closed
 }
 
-// startProcess runs command and waits, for at most wait, until addr
-// accepts TCP connections. Its stdout and stderr are kept (their last few
-// KB) for failure messages.
+// startProcess runs `flowyprompt serve --transport http` as command and
+// waits, for at most wait, until it says that it listens on addr: it prints
+// its URL, http://addr, once its listener is open. Its stdout and stderr
+// are kept (their last few KB) for failure messages.
 func startProcess(command []string, addr string, wait time.Duration) (*process, error) {
 	cmd := exec.Command(command[0], command[1:]...)
 	p := &process{cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
+	listening := p.out.expect("http://" + addr)
 	cmd.Stdout, cmd.Stderr = p.out, p.out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %v: %w", command, err)
 	}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	deadline := time.Now().Add(wait)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return p, nil
-		}
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("the server exited before listening (%v): %s", p.err, bytes.TrimSpace(p.out.Bytes()))
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.Stop()
-			return nil, fmt.Errorf("the server did not listen on %s within %s: %w", addr, wait, err)
-		}
+	select {
+	case <-listening:
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("the server exited before listening (%v): %s", p.err, bytes.TrimSpace(p.out.Bytes()))
+	case <-time.After(wait):
+		p.Stop()
+		return nil, fmt.Errorf("the server did not say it listens on %s within %s: %s", addr, wait, bytes.TrimSpace(p.out.Bytes()))
 	}
 }
 
