@@ -80,14 +80,14 @@ func TestBinaryHealthzShowsTheCluster(t *testing.T) {
 	}
 
 	// The replica logs each change of the link after /healthz shows it.
-	lost := s.out.expect(logLinkLost)
+	lost := s.expect(logLinkLost)
 	nats.Stop()
 	s.await(t, lost, "the link to drop")
 	report = s.health(t)
 	if c := cluster(report); c["connected"] != false || report["status"] != "degraded" || report["templates"] == float64(0) {
 		t.Errorf("without NATS: connected %v, status %v, templates %v; want degraded and still serving", c["connected"], report["status"], report["templates"])
 	}
-	back := s.out.expect(logJoined)
+	back := s.expect(logJoined)
 	nats.Restart()
 	s.await(t, back, "the replica to rejoin")
 	report = s.health(t)
@@ -125,7 +125,7 @@ const (
 // it joined.
 func (s *httpServer) joined(t *testing.T) map[string]any {
 	t.Helper()
-	up := s.out.expect(logJoined)
+	up := s.expect(logJoined)
 	report := s.health(t)
 	if c, _ := report["cluster"].(map[string]any); c["connected"] == true {
 		return report

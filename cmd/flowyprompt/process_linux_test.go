@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -15,10 +16,11 @@ import (
 
 // process is a server under test started as a process of its own.
 type process struct {
-	cmd  *exec.Cmd
-	out  *tail
-	done chan struct{}
-	err  error // from Wait, valid once done is closed
+	cmd   *exec.Cmd
+	out   *tail
+	lines *expecter // what tests wait to see in its output
+	done  chan struct{}
+	err   error // from Wait, valid once done is closed
 }
 
 // startProcess runs `flowyprompt serve --transport http` as command and
@@ -27,9 +29,10 @@ type process struct {
 // are kept (their last few KB) for failure messages.
 func startProcess(command []string, addr string, wait time.Duration) (*process, error) {
 	cmd := exec.Command(command[0], command[1:]...)
-	p := &process{cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
-	listening := p.out.expect("http://" + addr)
-	cmd.Stdout, cmd.Stderr = p.out, p.out
+	p := &process{cmd: cmd, out: &tail{max: 8 << 10}, lines: &expecter{}, done: make(chan struct{})}
+	listening := p.expect("http://" + addr)
+	out := io.MultiWriter(p.out, p.lines)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %v: %w", command, err)
 	}
@@ -44,6 +47,11 @@ func startProcess(command []string, addr string, wait time.Duration) (*process, 
 		return nil, fmt.Errorf("the server did not say it listens on %s within %s: %s", addr, wait, bytes.TrimSpace(p.out.Bytes()))
 	}
 }
+
+// expect returns a channel closed once the server's output from now on
+// contains text: a test registers before it provokes what the server
+// logs, then waits on the channel.
+func (p *process) expect(text string) <-chan struct{} { return p.lines.expect(text) }
 
 // PID is the server's process id.
 func (p *process) PID() int { return p.cmd.Process.Pid }
@@ -113,33 +121,11 @@ func readMemory(pid int) (memory, error) {
 	return memory{RSS: rss, HWM: hwm}, errors.Join(err1, err2)
 }
 
-// tail keeps the last max bytes written to it, and tells the tests that
-// expect a text when it is written.
+// tail keeps the last max bytes written to it.
 type tail struct {
-	mu       sync.Mutex
-	max      int
-	b        []byte
-	expected []*expectation
-}
-
-// expectation is a text a test waits for: seen is closed once it has been
-// written; carry holds the end of the output so far, in case a write
-// splits the text.
-type expectation struct {
-	text  []byte
-	carry []byte
-	seen  chan struct{}
-}
-
-// expect returns a channel closed once output written from now on
-// contains text: a test registers before it provokes what the server
-// logs, then waits on the channel.
-func (t *tail) expect(text string) <-chan struct{} {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	e := &expectation{text: []byte(text), seen: make(chan struct{})}
-	t.expected = append(t.expected, e)
-	return e.seen
+	mu  sync.Mutex
+	max int
+	b   []byte
 }
 
 func (t *tail) Write(p []byte) (int, error) {
@@ -149,18 +135,6 @@ func (t *tail) Write(p []byte) (int, error) {
 	if over := len(t.b) - t.max; over > 0 {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}
-	waiting := t.expected[:0]
-	for _, e := range t.expected {
-		e.carry = append(e.carry, p...)
-		if bytes.Contains(e.carry, e.text) {
-			close(e.seen)
-			continue
-		}
-		e.carry = append(e.carry[:0], e.carry[max(0, len(e.carry)-len(e.text)+1):]...)
-		waiting = append(waiting, e)
-	}
-	clear(t.expected[len(waiting):])
-	t.expected = waiting
 	return len(p), nil
 }
 
