@@ -47,11 +47,6 @@ define pack
 	$(MCPB) validate bin/$(2)/stage/manifest.json
 	$(MCPB) pack bin/$(2)/stage $(3)
 endef
-# How many test files node's runner runs at once. Its default, one fewer
-# than the cores, runs them one by one on two; the files spend much of
-# their time waiting on the servers and clients they start, so three
-# overlap well without squeezing their time bounds.
-E2E_JOBS    ?= 3
 # GNU make 4 prints each part of make test whole when it ends (-O); make
 # 3.81 (macOS) has no -O and interleaves their lines.
 SYNC        := $(if $(filter output-sync,$(.FEATURES)),-Otarget)
@@ -94,7 +89,11 @@ run-stdio: build
 ## harness's own tests) and, side by side with them, the real-client
 ## end-to-end tests; any failure fails it
 # The two parts overlap: the race build and the Go tests use the CPU while
-# npm ci downloads and the end-to-end clients wait on their servers.
+# npm ci downloads and the end-to-end tests, one file at a time (node's
+# default on two cores), leave a core to spare. More files at once made
+# the end-to-end run slower here, not faster: their clients (the
+# Inspector CLI, the conformance suite) are node processes that want a
+# core each.
 test:
 	@$(MAKE) --no-print-directory -j3 $(SYNC) unit e2e
 
@@ -113,7 +112,7 @@ e2e-deps:
 e2e: test-bins bundle-host
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
 	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster \
-	  FLOWYPROMPT_BUNDLE=$(CURDIR)/bin/flowyprompt-host.mcpb node --test --test-concurrency=$(E2E_JOBS)
+	  FLOWYPROMPT_BUNDLE=$(CURDIR)/bin/flowyprompt-host.mcpb node --test
 
 ## bundle: dist/flowyprompt.mcpb, the one-click install for Claude Desktop
 ## (an MCP Bundle: macOS universal, Windows x64, Linux x64 and arm64)
