@@ -39,10 +39,17 @@ endef
 define mcpb
 	rm -rf bin/$(2)
 	$(call cross,$(1),bin/$(2)/bins)
+	$(call pack,$(1),$(2),$(3))
+endef
+# $(call pack,PLATFORMS,NAME,OUT) packs the binaries already in bin/NAME/bins.
+define pack
 	$(RELEASE) bundle -version "$(VERSION)" -bins bin/$(2)/bins -platforms "$(1)" -license LICENSE -out bin/$(2)/stage
 	$(MCPB) validate bin/$(2)/stage/manifest.json
 	$(MCPB) pack bin/$(2)/stage $(3)
 endef
+# GNU make 4 prints each part of make test whole when it ends (-O); make
+# 3.81 (macOS) has no -O and interleaves their lines.
+SYNC        := $(if $(filter output-sync,$(.FEATURES)),-Otarget)
 
 .PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers bench-cluster fuzz clean bundle bundle-host release
 
@@ -57,13 +64,12 @@ install: build
 	@dir="$(if $(PREFIX),$(PREFIX)/bin,$$($(GO) env GOPATH)/bin)"; \
 	  mkdir -p "$$dir" && install -m 0755 $(BIN) "$$dir/flowyprompt" && echo "installed $$dir/flowyprompt ($(VERSION))"
 
-# The fixture server of the official conformance suite, the fake GitHub
-# API and the local cluster (NATS, fake GitHub, replicas, proxy), which the
-# end-to-end tests start as processes.
+# What the end-to-end tests start as processes: bin/flowyprompt (as
+# `build` makes it), the fixture server of the official conformance suite,
+# the fake GitHub API and the local cluster (NATS, fake GitHub, replicas,
+# proxy). One go build, so that the packages they share compile once.
 test-bins:
-	$(GO) build -o bin/conformance-server ./cmd/conformance-server
-	$(GO) build -o bin/fakegithub ./cmd/fakegithub
-	$(GO) build -o bin/testcluster ./cmd/testcluster
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/flowyprompt ./cmd/conformance-server ./cmd/fakegithub ./cmd/testcluster
 
 ## run: serve the built-in example templates over HTTP (Void: /sse, Inspector: /mcp)
 run: build
@@ -80,19 +86,31 @@ run-stdio: build
 	./$(BIN) serve
 
 ## test: unit, race and fuzz-corpus tests (the product, then the benchmark
-## harness's own tests), then the real-client end-to-end tests
-test: unit e2e
+## harness's own tests) and, side by side with them, the real-client
+## end-to-end tests; any failure fails it
+# The two parts overlap: the race build and the Go tests use the CPU while
+# npm ci downloads and the end-to-end tests, one file at a time (node's
+# default on two cores), leave a core to spare. More files at once made
+# the end-to-end run slower here, not faster: their clients (the
+# Inspector CLI, the conformance suite) are node processes that want a
+# core each. TEST_JOBS=1 runs the parts one after the other, as before.
+TEST_JOBS   ?= 3
+test:
+	@$(MAKE) --no-print-directory -j$(TEST_JOBS) $(SYNC) unit e2e
 
+# go vet after the race tests: run beside the end-to-end binaries' build
+# (make test), it then finds their packages compiled instead of compiling
+# them a second time.
 unit:
-	$(GO) vet ./...
 	$(GO) test -race -count=1 ./...
+	$(GO) vet ./...
 	$(HGO) vet ./...
 	$(HGO) test -race -count=1 ./...
 
 e2e-deps:
 	cd $(E2E) && npm ci --no-audit --no-fund
 
-e2e: build test-bins bundle-host
+e2e: test-bins bundle-host
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
 	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster \
 	  FLOWYPROMPT_BUNDLE=$(CURDIR)/bin/flowyprompt-host.mcpb node --test
@@ -103,9 +121,13 @@ bundle: e2e-deps
 	$(call mcpb,$(PLATFORMS),bundle,$(DIST)/flowyprompt.mcpb)
 
 # bundle-host: the bundle with only this machine's binary, for the
-# end-to-end test: the same manifest and layout, one build instead of five.
-bundle-host: e2e-deps
-	$(call mcpb,$(HOST),bundle-host,bin/flowyprompt-host.mcpb)
+# end-to-end test: the same manifest and layout, with the bin/flowyprompt
+# the other end-to-end tests run instead of a release build of its own.
+bundle-host: test-bins e2e-deps
+	rm -rf bin/bundle-host
+	mkdir -p bin/bundle-host/bins/$(subst /,-,$(HOST))
+	cp $(BIN) bin/bundle-host/bins/$(subst /,-,$(HOST))/flowyprompt$(if $(filter windows/%,$(HOST)),.exe)
+	$(call pack,$(HOST),bundle-host,bin/flowyprompt-host.mcpb)
 
 ## release: dist/ holds an archive per platform (tar.gz; zip for Windows)
 ## with the binary, README.md and LICENSE, the bundle, and SHA256SUMS
@@ -118,7 +140,7 @@ release: bundle
 ## conformance: the official MCP conformance suite against cmd/conformance-server (0.1.16 --suite all;
 ## 0.2.0-alpha.12 --requirements 2026-07-28 and 2025-11-25), and its generic scenarios of both eras
 ## against flowyprompt serve --transport http (also part of make test)
-conformance: build test-bins e2e-deps
+conformance: test-bins e2e-deps
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
 	  node --test conformance-all.test.mjs conformance-next.test.mjs conformance.test.mjs
 
@@ -148,7 +170,7 @@ bench-peers:
 ## bench-cluster: requests per second and the replicas' CPU per request through
 ## a round-robin proxy, one replica against three, 2026 stateless and 2025 session
 ## requests (bin/testcluster -bench; at most 20,000 requests or 15 s a run, ~2 min)
-bench-cluster: build test-bins
+bench-cluster: test-bins
 	./bin/testcluster -bench -bin $(CURDIR)/$(BIN) $(BENCH_CLUSTER_FLAGS)
 
 ## fuzz: a short run of every fuzz target, the product's and the harness's

@@ -55,6 +55,9 @@ func summarize(t *testing.T, cat *templates.Catalog) (map[string]entrySummary, m
 	return valid, invalid
 }
 
+// TestArchiveLargeLibrary is not parallel: it loads 2,000 templates three
+// times and spends CPU, not waits, so it runs alone before the parallel
+// tests rather than squeeze their time bounds.
 func TestArchiveLargeLibrary(t *testing.T) {
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 1990, Invalid: 6, Oversized: 4, TemplateBytes: 4096})
 	total := 0
@@ -151,6 +154,7 @@ func TestArchiveLargeLibrary(t *testing.T) {
 }
 
 func TestArchiveContent(t *testing.T) {
+	t.Parallel()
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 12, Oversized: 2})
 	lib.Files["templates/.drafts/Hidden.json"] = fakegithub.ValidTemplate("Hidden", "draft {{subject}}")
 	lib.Files["templates/team/Nested.json"] = fakegithub.ValidTemplate("Nested", "nested {{subject}}")
@@ -276,6 +280,7 @@ func TestArchiveContent(t *testing.T) {
 }
 
 func TestArchiveErrors(t *testing.T) {
+	t.Parallel()
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 20})
 	tests := []struct {
 		name     string
@@ -358,6 +363,7 @@ func TestArchiveErrors(t *testing.T) {
 }
 
 func TestArchiveTokenNeverLeaks(t *testing.T) {
+	t.Parallel()
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 20, Invalid: 2})
 	tests := []struct {
 		name    string
@@ -485,6 +491,7 @@ func entryFor(p, content string) TreeEntry {
 }
 
 func TestReadArchive(t *testing.T) {
+	t.Parallel()
 	const root = "acme-prompts-0123456/"
 	a, b := `{"a": 1}`, `{"b": 2}`
 	want := func(entries ...TreeEntry) map[string]TreeEntry {
@@ -635,6 +642,7 @@ func gzipped(s string) []byte {
 var errAny = errors.New("any error")
 
 func TestUseArchive(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		missing int
 		size    int64
@@ -657,6 +665,7 @@ func TestUseArchive(t *testing.T) {
 }
 
 func TestTarSizeBoundsTheFakeArchive(t *testing.T) {
+	t.Parallel()
 	// The bound derived from the listing holds GitHub's layout: the fake
 	// writes it like GitHub, long paths and all.
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 30, TemplateBytes: 2000})
@@ -718,6 +727,7 @@ func (c *countingReader) Read(p []byte) (int, error) {
 }
 
 func TestColdStartThreshold(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		templates int
 		want      map[string]int
@@ -743,6 +753,7 @@ func TestColdStartThreshold(t *testing.T) {
 }
 
 func TestArchiveErrorRedaction(t *testing.T) {
+	t.Parallel()
 	// Shapes an error about the download may take; each names the URL or
 	// its token, and none may survive the mapping.
 	const tok = "Xq7ZtempTokenValue0123456789"

@@ -55,6 +55,7 @@ func (h *hookTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestResolveRef(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fakegithub.Library{Files: map[string][]byte{"templates/A.json": fakegithub.ValidTemplate("A", "a {{subject}}")}})
 	head := h.fake.Head()
 	h.fake.SetBranch("feature/x", head)
@@ -138,6 +139,7 @@ func TestResolveRef(t *testing.T) {
 }
 
 func TestEnterpriseAPIURL(t *testing.T) {
+	t.Parallel()
 	// The fake answers under /api/v3/ as GitHub Enterprise Server does;
 	// the URL is used as given.
 	h := newHarness(t, standardLibrary())
@@ -160,6 +162,7 @@ func TestEnterpriseAPIURL(t *testing.T) {
 }
 
 func TestTree(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{
 		"templates/A.json":         []byte("a"),
 		"templates/team/B.json":    []byte("bb"),
@@ -208,6 +211,7 @@ func TestTree(t *testing.T) {
 }
 
 func TestBlob(t *testing.T) {
+	t.Parallel()
 	content := fakegithub.ValidTemplate("A", "a {{subject}}")
 	h := newHarness(t, fakegithub.Library{Files: map[string][]byte{"templates/A.json": content}})
 	sha := fakegithub.BlobSHA(content)
@@ -240,6 +244,7 @@ func TestBlob(t *testing.T) {
 }
 
 func TestBlobsBoundedParallelism(t *testing.T) {
+	t.Parallel()
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 40})
 	h := newHarness(t, lib)
 	var mu sync.Mutex
@@ -292,6 +297,7 @@ func TestBlobsBoundedParallelism(t *testing.T) {
 }
 
 func TestRateLimit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	c := h.client()
 	rl, err := c.RateLimit(ctxT(t))
@@ -323,6 +329,7 @@ func TestRateLimit(t *testing.T) {
 }
 
 func TestPutFile(t *testing.T) {
+	t.Parallel()
 	existing := fakegithub.ValidTemplate("Existing", "old {{subject}}")
 	newer := fakegithub.ValidTemplate("Existing", "new {{subject}}")
 	tests := []struct {
@@ -414,6 +421,7 @@ func TestPutFile(t *testing.T) {
 }
 
 func TestSaveTemplate(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	s := h.source(func(c *Config) { c.Ref = "" })
 	if _, err := s.Load(ctxT(t)); err != nil {
@@ -456,6 +464,7 @@ func TestSaveTemplate(t *testing.T) {
 }
 
 func TestCheck(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	s := h.source(func(c *Config) { c.Ref = "" })
 	r, err := s.Check(ctxT(t))
@@ -490,6 +499,7 @@ func TestCheck(t *testing.T) {
 }
 
 func TestSaveTemplateExistingFile(t *testing.T) {
+	t.Parallel()
 	// The save tool updates a template where it lives, and only in the
 	// version flowyprompt loaded; what a teammate committed since is never
 	// overwritten.
@@ -629,6 +639,7 @@ func btoi(b bool) int {
 }
 
 func TestCheckReachesGitHub(t *testing.T) {
+	t.Parallel()
 	// A pinned commit whose catalog is on disk needs nothing from GitHub to
 	// serve, but check must still find out whether GitHub answers.
 	tests := []struct {
@@ -726,6 +737,7 @@ func movePinnedCache(t *testing.T, s *Source, h *harness, sha string) {
 }
 
 func TestRedirects(t *testing.T) {
+	t.Parallel()
 	// The token goes to the configured API only: a redirect to another host
 	// or scheme is not followed (GitHub's own redirects, for a renamed
 	// repository, stay on the API's host and are).
@@ -794,6 +806,7 @@ func TestRedirects(t *testing.T) {
 }
 
 func TestAuthTransport(t *testing.T) {
+	t.Parallel()
 	// The token is added for the API's scheme and host only, whatever
 	// asks the client to send a request elsewhere.
 	var sent http.Header
@@ -830,6 +843,7 @@ type roundTripFunc func(*http.Request) (*http.Response, error)
 func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { return f(r) }
 
 func TestSaveTemplateKeepsOtherTemplates(t *testing.T) {
+	t.Parallel()
 	// A new name is written to GITHUB_TEMPLATES_PATH/NAME.json, but never
 	// over a file that holds another, valid template: GitHub would accept
 	// the update (flowyprompt has that file's SHA) and the template would
@@ -873,6 +887,7 @@ func TestSaveTemplateKeepsOtherTemplates(t *testing.T) {
 }
 
 func TestCheckRequests(t *testing.T) {
+	t.Parallel()
 	// What check asks GitHub: enough to prove it answers, nothing twice.
 	tests := []struct {
 		name      string

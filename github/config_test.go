@@ -12,6 +12,7 @@ import (
 )
 
 func TestParseRepoURL(t *testing.T) {
+	t.Parallel()
 	valid := []struct {
 		in                string
 		host, owner, repo string
@@ -72,6 +73,7 @@ func TestParseRepoURL(t *testing.T) {
 }
 
 func TestValidate(t *testing.T) {
+	t.Parallel()
 	base := Config{RepoURL: "https://github.com/acme/prompts"}
 	tests := []struct {
 		name string
@@ -150,6 +152,7 @@ func TestValidate(t *testing.T) {
 }
 
 func TestResolveDefaults(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		cfg  Config
@@ -195,6 +198,7 @@ func TestResolveDefaults(t *testing.T) {
 }
 
 func TestWarnings(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		token string
 		ttl   time.Duration
@@ -226,6 +230,7 @@ func TestWarnings(t *testing.T) {
 }
 
 func TestIsCommitSHA(t *testing.T) {
+	t.Parallel()
 	for ref, want := range map[string]bool{
 		"0123456789abcdef0123456789abcdef01234567":                         true,
 		"0123456789ABCDEF0123456789ABCDEF01234567":                         true,

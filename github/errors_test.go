@@ -30,6 +30,7 @@ func (timeoutErr) Timeout() bool   { return true }
 func (timeoutErr) Temporary() bool { return true }
 
 func TestMapError(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2025, 1, 6, 9, 0, 0, 0, time.UTC)
 	c := &Client{owner: "acme", repo: "prompts", apiURL: DefaultAPIURL, token: testToken, now: func() time.Time { return now }}
 	anon := &Client{owner: "acme", repo: "prompts", apiURL: DefaultAPIURL, now: func() time.Time { return now }}
@@ -176,6 +177,7 @@ func TestMapError(t *testing.T) {
 }
 
 func TestRedact(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		in, want string
 	}{

@@ -18,6 +18,7 @@ func historyTemplate(version string) []byte {
 // downloaded once), the list is revalidated with its ETag, and a push
 // gives a new list.
 func TestFileHistory(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fakegithub.Library{})
 	const p = "templates/Greeting.json"
 	first := h.fake.CommitFiles("one", map[string][]byte{p: historyTemplate("a")})
@@ -102,6 +103,7 @@ func TestFileHistory(t *testing.T) {
 // before any request, and a missing file or ref names what to do, without
 // the token.
 func TestFileHistoryErrors(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fakegithub.Library{})
 	h.fake.CommitFiles("one", map[string][]byte{"templates/Greeting.json": historyTemplate("a")})
 	s := h.source()

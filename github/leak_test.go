@@ -43,6 +43,7 @@ func (e echoTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 }
 
 func TestTokenNeverLeaks(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	s := h.source()
 	ctx := ctxT(t)

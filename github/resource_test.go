@@ -89,6 +89,7 @@ func checkFault(t *testing.T, err error, code string) *fault.Error {
 }
 
 func TestReadResource(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, resourceLibrary())
 	s := resourceSource(h)
 	if _, err := s.Load(ctxT(t)); err != nil {
@@ -165,6 +166,7 @@ func TestReadResource(t *testing.T) {
 }
 
 func TestReadResourceOffline(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		breakIt  func(f *fakegithub.Server)
@@ -208,6 +210,7 @@ func TestReadResourceOffline(t *testing.T) {
 }
 
 func TestReadResourceAfterRestart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		ref  func(h *harness) string
@@ -249,6 +252,7 @@ func TestReadResourceAfterRestart(t *testing.T) {
 }
 
 func TestReadResourceFollowsTheCatalog(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, resourceLibrary())
 	s := resourceSource(h)
 	if _, err := s.Load(ctxT(t)); err != nil {
@@ -290,6 +294,7 @@ func TestReadResourceFollowsTheCatalog(t *testing.T) {
 // served at once, and the first resource read lists the tree once and
 // completes the cache.
 func TestReadResourceOlderCache(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, resourceLibrary())
 	sha := h.fake.Head()
 	pin := func(c *Config) { c.Ref = sha } // never revalidated: only a read can complete the listing
@@ -338,6 +343,7 @@ func TestReadResourceOlderCache(t *testing.T) {
 // the listed files, resources/read serves them, and files no template
 // lists stay private.
 func TestResourcesThroughTheApp(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, resourceLibrary())
 	s := resourceSource(h)
 	lib := templates.NewLibrary(s, slog.New(slog.DiscardHandler))
@@ -381,6 +387,7 @@ func TestResourcesThroughTheApp(t *testing.T) {
 // read: the folder's non-hidden files in the listing, the blobs read, and
 // never the token.
 func TestResourceCache(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, resourceLibrary())
 	s := resourceSource(h)
 	if _, err := s.Load(ctxT(t)); err != nil {
@@ -425,6 +432,7 @@ func TestResourceCache(t *testing.T) {
 // TestCheckResource: CheckResource tells what ReadResource would, from the
 // commit's tree, without downloading a blob.
 func TestCheckResource(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, resourceLibrary())
 	s := resourceSource(h)
 	if _, err := s.Load(ctxT(t)); err != nil {
@@ -461,6 +469,7 @@ func TestCheckResource(t *testing.T) {
 // TestCheckReportsMissingResources: check names each listed file the
 // commit lacks at its JSON pointer, downloading no file to find out.
 func TestCheckReportsMissingResources(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		resources []string

@@ -11,6 +11,7 @@ import (
 // copy of its file, not a second one, after a download and after a restart
 // from the disk cache alike.
 func TestCatalogSharesCachedBlobs(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: 20, TemplateBytes: 2048}))
 	for _, start := range []string{"download", "restart"} {
 		h.fake.Reset()

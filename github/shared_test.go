@@ -22,19 +22,27 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
-	"github.com/flowyprompt/flowyprompt/internal/testclock"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
 // clusterHarness is a fake GitHub and a real NATS server shared by
-// replicas, each a Source with its own node and cache directory.
+// replicas, each a Source with its own node, cache directory and store.
+// The tests wait for events, never for time: each thing a test may wait for
+// (a node's link going up or down, a replica's timer armed or ended, a
+// call to a replica's store returning, the clock moving) wakes the waiters
+// of await, which look again.
 type clusterHarness struct {
 	*harness
-	srv    *natstest.Server // nil on an external server
-	url    string
-	prefix string
-	nodes  map[string]*cluster.Node
-	timers map[*Source]*atomic.Int32
+	srv     *natstest.Server // nil on an external server
+	url     string
+	prefix  string
+	nodes   map[string]*cluster.Node
+	stores  map[*Source]*observedStore
+	changed *broadcast
+
+	mu     sync.Mutex
+	timers []*clockTimer   // armed, not yet fired or stopped
+	live   map[*Source]int // of timers, per source
 }
 
 // clusterServerEnv names an external NATS server (e.g. an installed NATS
@@ -46,7 +54,8 @@ const clusterServerEnv = "FLOWYPROMPT_TEST_NATS_URL"
 // test stops and restarts it (restartable) or clusterServerEnv is unset.
 func newClusterHarness(t *testing.T, restartable ...bool) *clusterHarness {
 	t.Helper()
-	c := &clusterHarness{harness: newHarness(t, standardLibrary()), nodes: map[string]*cluster.Node{}, timers: map[*Source]*atomic.Int32{}}
+	c := &clusterHarness{harness: newHarness(t, standardLibrary()), nodes: map[string]*cluster.Node{},
+		stores: map[*Source]*observedStore{}, changed: newBroadcast(), live: map[*Source]int{}}
 	c.url = os.Getenv(clusterServerEnv)
 	if c.url == "" || len(restartable) > 0 {
 		c.srv = natstest.Start(t)
@@ -67,66 +76,205 @@ func newClusterHarness(t *testing.T, restartable ...bool) *clusterHarness {
 // replica starts replica id on cacheDir ("" for a directory of its own).
 func (c *clusterHarness) replica(id, cacheDir string, edit ...func(*Config)) *Source {
 	c.t.Helper()
-	n, err := cluster.Join(cluster.Options{URL: c.url, Prefix: c.prefix, Replica: id, Logger: slog.New(slog.DiscardHandler)})
+	// The node logs each change of its link after making it, so its
+	// records are the events that Connected may have changed.
+	logger := slog.New(notifyHandler{c.changed})
+	n, err := cluster.Join(cluster.Options{URL: c.url, Prefix: c.prefix, Replica: id, Logger: logger})
 	if err != nil {
 		c.t.Fatalf("join %s: %v", id, err)
 	}
 	c.t.Cleanup(n.Close)
 	c.nodes[id] = n
-	eventually(c.t, id+" connected", n.Connected)
+	c.await(id+" connected", n.Connected)
 	if cacheDir == "" {
 		cacheDir = c.t.TempDir()
 	}
+	store := &observedStore{Shared: cluster.NewCatalog(n), changed: c.changed}
 	s := c.source(append([]func(*Config){func(cfg *Config) {
-		cfg.CacheDir, cfg.Shared, cfg.Replica = cacheDir, cluster.NewCatalog(n), id
+		cfg.CacheDir, cfg.Shared, cfg.Replica = cacheDir, store, id
 	}}, edit...)...)
-	c.timers[s] = clockTimers(s, c.clock)
+	c.stores[s] = store
+	s.newTimer = func(d time.Duration) (<-chan time.Time, func()) { return c.arm(s, d) }
 	return s
 }
 
-// clockTimers makes Watch's timers fire when the test clock reaches their
-// deadline, so that tests move time with the clock alone. It counts the
-// timers armed and not yet fired or stopped: a test moves the clock once
-// Watch waits, since a timer armed after the move would wait for the next.
-func clockTimers(s *Source, clock *testclock.Clock) *atomic.Int32 {
-	live := &atomic.Int32{}
-	s.newTimer = func(d time.Duration) (<-chan time.Time, func()) {
-		deadline := clock.Now().Add(d)
-		ch, stop := make(chan time.Time, 1), make(chan struct{})
-		var once sync.Once
-		end := func() { once.Do(func() { live.Add(-1); close(stop) }) }
-		live.Add(1)
-		go func() {
-			t := time.NewTicker(5 * time.Millisecond)
-			defer t.Stop()
-			for {
-				select {
-				case <-stop:
-					return
-				case <-t.C:
-					if now := clock.Now(); !now.Before(deadline) {
-						end()
-						ch <- now
-						return
-					}
-				}
-			}
-		}()
-		return ch, end
-	}
-	return live
+// clockTimer is a timer of Watch that fires when advance moves the test
+// clock to its deadline.
+type clockTimer struct {
+	src      *Source
+	deadline time.Time
+	fire     chan time.Time
 }
 
-// eventually polls cond for up to 30 s.
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
+// arm stands in for Watch's timer, so that tests move time with the
+// clock alone (advance).
+func (c *clusterHarness) arm(s *Source, d time.Duration) (<-chan time.Time, func()) {
+	tm := &clockTimer{src: s, deadline: c.clock.Now().Add(d), fire: make(chan time.Time, 1)}
+	c.mu.Lock()
+	c.timers = append(c.timers, tm)
+	c.live[s]++
+	c.mu.Unlock()
+	c.changed.notify()
+	stop := func() {
+		c.mu.Lock()
+		i := slices.Index(c.timers, tm)
+		if i >= 0 {
+			c.timers = slices.Delete(c.timers, i, i+1)
+			c.live[s]--
 		}
-		time.Sleep(10 * time.Millisecond)
+		c.mu.Unlock()
+		if i >= 0 {
+			c.changed.notify()
+		}
 	}
+	return tm.fire, stop
+}
+
+// advance moves the clock by d and fires the timers it reaches. A test
+// moves the clock once Watch waits (settle), since a timer armed after the
+// move would wait for the next.
+func (c *clusterHarness) advance(d time.Duration) {
+	c.clock.Add(d)
+	now := c.clock.Now()
+	c.mu.Lock()
+	c.timers = slices.DeleteFunc(c.timers, func(tm *clockTimer) bool {
+		if now.Before(tm.deadline) {
+			return false
+		}
+		c.live[tm.src]--
+		tm.fire <- now
+		return true
+	})
+	c.mu.Unlock()
+	c.changed.notify()
+}
+
+// await returns once cond holds, looking again after each event of the
+// harness; it fails the test after 30 s. cond must not itself call a
+// replica's store, whose every call is an event.
+func (c *clusterHarness) await(what string, cond func() bool) {
+	c.t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		next := c.changed.next() // before looking, so no event is missed
+		if cond() {
+			return
+		}
+		select {
+		case <-next:
+		case <-timeout:
+			c.t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// stateOf reads s's shared state past its observed store (a look of the
+// test's own, which is no event).
+func (c *clusterHarness) stateOf(s *Source) (sharedState, error) {
+	v, _, err := c.stores[s].Shared.Get(ctxT(c.t), s.stateKey())
+	if err != nil || v == nil {
+		return sharedState{}, err
+	}
+	return decodeState(v)
+}
+
+// looks counts a replica's looks at its shared state from now on.
+type looks struct {
+	c     *clusterHarness
+	s     *Source
+	start int64
+}
+
+func (c *clusterHarness) looksAt(s *Source) looks {
+	return looks{c: c, s: s, start: c.stores[s].stateReads.Load()}
+}
+
+// await waits for the replica's n-th look since looksAt. A replica
+// waiting for another's claim looks again each sharedPoll, and stops
+// looking once it returns or claims the check itself (to ask GitHub): its
+// n-th look proves that it did neither before its (n-1)-th.
+func (l looks) await(n int64) {
+	l.c.t.Helper()
+	l.c.await(fmt.Sprintf("%d looks of replica %s at the shared state", n, l.s.replica), func() bool {
+		return l.c.stores[l.s].stateReads.Load()-l.start >= n
+	})
+}
+
+// broadcast wakes every waiter on each notify: next returns a channel
+// that the next notify closes.
+type broadcast struct {
+	mu sync.Mutex
+	ch chan struct{}
+}
+
+func newBroadcast() *broadcast { return &broadcast{ch: make(chan struct{})} }
+
+func (b *broadcast) next() <-chan struct{} {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.ch
+}
+
+func (b *broadcast) notify() {
+	b.mu.Lock()
+	close(b.ch)
+	b.ch = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// notifyHandler drops every record and notifies a broadcast of it.
+type notifyHandler struct{ changed *broadcast }
+
+func (notifyHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h notifyHandler) Handle(context.Context, slog.Record) error {
+	h.changed.notify()
+	return nil
+}
+func (h notifyHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h notifyHandler) WithGroup(string) slog.Handler      { return h }
+
+// observedStore is a replica's store that notifies a broadcast once each
+// call has returned (and each value its Watch delivered has been handled),
+// and counts the replica's looks at its state key.
+type observedStore struct {
+	Shared
+	changed    *broadcast
+	stateReads atomic.Int64
+}
+
+func (o *observedStore) Get(ctx context.Context, key string) ([]byte, uint64, error) {
+	defer o.changed.notify()
+	if strings.HasSuffix(key, ".state") {
+		defer o.stateReads.Add(1)
+	}
+	return o.Shared.Get(ctx, key)
+}
+
+func (o *observedStore) Create(ctx context.Context, key string, value []byte) (uint64, bool, error) {
+	defer o.changed.notify()
+	return o.Shared.Create(ctx, key, value)
+}
+
+func (o *observedStore) Update(ctx context.Context, key string, value []byte, rev uint64) (uint64, bool, error) {
+	defer o.changed.notify()
+	return o.Shared.Update(ctx, key, value, rev)
+}
+
+func (o *observedStore) Put(ctx context.Context, key string, value []byte) error {
+	defer o.changed.notify()
+	return o.Shared.Put(ctx, key, value)
+}
+
+func (o *observedStore) Delete(ctx context.Context, key string) error {
+	defer o.changed.notify()
+	return o.Shared.Delete(ctx, key)
+}
+
+func (o *observedStore) Watch(ctx context.Context, key string, fn func([]byte, uint64)) error {
+	return o.Shared.Watch(ctx, key, func(v []byte, rev uint64) {
+		defer o.changed.notify()
+		fn(v, rev)
+	})
 }
 
 // watching runs Watch on s until the test ends and returns the catalogs
@@ -164,9 +312,25 @@ func loadAll(t *testing.T, srcs ...*Source) []*templates.Catalog {
 // timer: then the clock may move.
 func (c *clusterHarness) settle(srcs ...*Source) {
 	c.t.Helper()
-	eventually(c.t, "every replica fresh and waiting", func() bool {
+	c.await("every replica fresh and waiting", func() bool {
 		for _, s := range srcs {
-			if s.FreshFor() <= 0 || c.timers[s].Load() == 0 {
+			c.mu.Lock()
+			armed := c.live[s] > 0
+			c.mu.Unlock()
+			if !armed || s.FreshFor() <= 0 {
+				return false
+			}
+		}
+		return true
+	})
+}
+
+// connected waits until every node's link is up (or, with up false, down).
+func (c *clusterHarness) connected(up bool) {
+	c.t.Helper()
+	c.await(fmt.Sprintf("every node's link up: %v", up), func() bool {
+		for _, n := range c.nodes {
+			if n.Connected() != up {
 				return false
 			}
 		}
@@ -177,6 +341,7 @@ func (c *clusterHarness) settle(srcs ...*Source) {
 // TestClusterColdStart: three replicas starting together cost about what
 // one does; the others take the catalog from the cluster.
 func TestClusterColdStart(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	alone := c.source(func(cfg *Config) { cfg.CacheDir = t.TempDir() })
 	if _, err := alone.Load(ctxT(t)); err != nil {
@@ -208,6 +373,7 @@ func TestClusterColdStart(t *testing.T) {
 // TestClusterSteadyState: with every replica watching, the cluster asks
 // GitHub about once per TTL, not once per replica.
 func TestClusterSteadyState(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	const ttl = time.Minute
 	withTTL := func(cfg *Config) { cfg.TTL = ttl }
@@ -220,7 +386,7 @@ func TestClusterSteadyState(t *testing.T) {
 	const rounds = 4
 	for range rounds {
 		c.settle(srcs...)
-		c.clock.Add(ttl)
+		c.advance(ttl)
 	}
 	c.settle(srcs...)
 	got := c.fake.Count(fakegithub.RouteCommit)
@@ -242,6 +408,7 @@ func TestClusterSteadyState(t *testing.T) {
 // TestClusterChangeReachesEveryReplica: a commit one replica notices
 // reaches the others' watchers without them asking GitHub.
 func TestClusterChangeReachesEveryReplica(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a, b, d := c.replica("a", ""), c.replica("b", ""), c.replica("c", "")
 	first := loadAll(t, a, b, d)
@@ -294,6 +461,7 @@ func TestClusterChangeReachesEveryReplica(t *testing.T) {
 // nothing; a replica restarted on its disk cache after the TTL neither,
 // when another replica checked meanwhile.
 func TestClusterJoinAndRestart(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	dirA := t.TempDir()
 	a := c.replica("a", dirA)
@@ -310,7 +478,7 @@ func TestClusterJoinAndRestart(t *testing.T) {
 		t.Errorf("joining a warm cluster cost %v, want nothing", cost)
 	}
 
-	c.clock.Add(DefaultTTL + time.Second)
+	c.advance(DefaultTTL + time.Second)
 	if _, err := b.Refresh(ctxT(t)); err != nil {
 		t.Fatal(err)
 	}
@@ -335,6 +503,7 @@ func TestClusterJoinAndRestart(t *testing.T) {
 // TestClusterNATSDown: without NATS each replica keeps serving and
 // revalidates alone, saying so once; with NATS back they share again.
 func TestClusterNATSDown(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t, true)
 	srcs := []*Source{c.replica("a", ""), c.replica("b", ""), c.replica("c", "")}
 	loadAll(t, srcs...)
@@ -343,18 +512,11 @@ func TestClusterNATSDown(t *testing.T) {
 		watches[i] = watching(t, s)
 	}
 	c.srv.Stop()
-	eventually(t, "every node disconnected", func() bool {
-		for _, n := range c.nodes {
-			if n.Connected() {
-				return false
-			}
-		}
-		return true
-	})
+	c.connected(false)
 	c.fake.Reset()
 	for range 2 {
 		c.settle(srcs...)
-		c.clock.Add(DefaultTTL)
+		c.advance(DefaultTTL)
 	}
 	c.settle(srcs...)
 	if got := c.fake.Count(fakegithub.RouteCommit); got != 6 {
@@ -374,17 +536,10 @@ func TestClusterNATSDown(t *testing.T) {
 	}
 
 	c.srv.Restart()
-	eventually(t, "every node reconnected", func() bool {
-		for _, n := range c.nodes {
-			if !n.Connected() {
-				return false
-			}
-		}
-		return true
-	})
+	c.connected(true)
 	c.fake.Reset()
 	c.settle(srcs...)
-	c.clock.Add(DefaultTTL)
+	c.advance(DefaultTTL)
 	c.settle(srcs...)
 	if got := c.fake.Count(fakegithub.RouteCommit); got != 1 {
 		t.Errorf("first TTL with NATS back: %d commit checks, want 1 for the cluster", got)
@@ -428,6 +583,7 @@ func awaitCatalog(t *testing.T, w <-chan *templates.Catalog, what string, ok fun
 // is older than claimExpiry; until then a cold replica waits instead of
 // asking GitHub.
 func TestClusterDeadClaim(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a := c.replica("a", "")
 	ghost := sharedState{Claim: &claim{By: "ghost", At: c.clock.Now()}}
@@ -439,20 +595,24 @@ func TestClusterDeadClaim(t *testing.T) {
 		err error
 	}
 	done := make(chan result, 1)
+	looks := c.looksAt(a)
 	go func() {
 		cat, err := a.Load(ctxT(t))
 		done <- result{cat, err}
 	}()
-	time.Sleep(300 * time.Millisecond) // several polls of the state
+	looks.await(3)
 	select {
 	case r := <-done:
 		t.Fatalf("Load returned while another replica held a live claim: %v", r.err)
 	default:
 	}
+	if st, err := c.stateOf(a); err != nil || st.Claim == nil || st.Claim.By != "ghost" {
+		t.Errorf("state while the ghost's claim lives = %+v, %v; want the ghost's claim untouched", st, err)
+	}
 	if n := c.fake.Total(); n != 0 {
 		t.Errorf("%d GitHub requests while another replica held a live claim, want 0", n)
 	}
-	c.clock.Add(claimExpiry)
+	c.advance(claimExpiry)
 	var r result
 	select {
 	case r = <-done:
@@ -473,6 +633,7 @@ func TestClusterDeadClaim(t *testing.T) {
 // answer rather than take the check over; and its answer is still written
 // over the renewed claim.
 func TestClusterClaimRenewed(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a := c.replica("a", "")
 	a.claimRenew = 20 * time.Millisecond
@@ -486,24 +647,28 @@ func TestClusterClaimRenewed(t *testing.T) {
 	defer stop()
 
 	// Past the first claim's expiry, the renewals carry the clock's time.
-	c.clock.Add(claimExpiry + time.Second)
+	c.advance(claimExpiry + time.Second)
 	renewedAt := c.clock.Now()
-	eventually(t, "a renewal at the clock's time", func() bool {
-		st, _, err := a.readState(ctxT(t))
+	c.await("a renewal at the clock's time", func() bool {
+		st, err := c.stateOf(a)
 		return err == nil && st.Claim != nil && st.Claim.At.Equal(renewedAt)
 	})
 
 	b := c.replica("b", "")
 	done := make(chan error, 1)
+	looks := c.looksAt(b)
 	go func() {
 		_, err := b.Load(ctxT(t))
 		done <- err
 	}()
-	time.Sleep(300 * time.Millisecond) // several of b's looks at the state
+	looks.await(3)
 	select {
 	case err := <-done:
 		t.Fatalf("b's Load returned (%v) while a held a renewed claim", err)
 	default:
+	}
+	if st, err := c.stateOf(b); err != nil || st.Claim == nil || st.Claim.By != "a" {
+		t.Errorf("state while a renews its claim = %+v, %v; want a's claim", st, err)
 	}
 	if n := c.fake.Total(); n != 0 {
 		t.Errorf("%d GitHub requests while a held a renewed claim, want 0", n)
@@ -527,6 +692,7 @@ func TestClusterClaimRenewed(t *testing.T) {
 // TestClusterOutageShared: a failed check is shared, so the other
 // replicas serve stale and wait for the retry time without asking GitHub.
 func TestClusterOutageShared(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	srcs := []*Source{c.replica("a", ""), c.replica("b", ""), c.replica("c", "")}
 	loadAll(t, srcs...)
@@ -537,7 +703,7 @@ func TestClusterOutageShared(t *testing.T) {
 	c.settle(srcs...)
 	c.fake.SetFault(503)
 	c.fake.Reset()
-	c.clock.Add(DefaultTTL)
+	c.advance(DefaultTTL)
 	for i, w := range watches {
 		select {
 		case cat := <-w:
@@ -553,7 +719,7 @@ func TestClusterOutageShared(t *testing.T) {
 	}
 	c.fake.SetFault(0)
 	c.settle(srcs...)
-	c.clock.Add(failureBackoff)
+	c.advance(failureBackoff)
 	for i, w := range watches {
 		select {
 		case cat := <-w:
@@ -572,6 +738,7 @@ func TestClusterOutageShared(t *testing.T) {
 // TestClusterNoTokenInBucket: nothing written to the bucket holds the
 // token, after loads, a change and a refused token.
 func TestClusterNoTokenInBucket(t *testing.T) {
+	t.Parallel()
 	c := newClusterHarness(t)
 	a, b := c.replica("a", ""), c.replica("b", "")
 	loadAll(t, a, b)
@@ -623,6 +790,7 @@ func TestClusterNoTokenInBucket(t *testing.T) {
 // TestSharedListingSize: the listing of a large library, compressed, fits
 // well within NATS's default 1 MB message.
 func TestSharedListingSize(t *testing.T) {
+	t.Parallel()
 	var entries []TreeEntry
 	for i := range 2000 {
 		p := fmt.Sprintf("templates/team-%02d/Generated_Template_Name_%04d.json", i%40, i)

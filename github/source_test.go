@@ -21,6 +21,7 @@ var _ interface {
 } = (*Source)(nil)
 
 func TestColdStart(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		ref     string
@@ -103,6 +104,7 @@ func TestColdStart(t *testing.T) {
 }
 
 func TestRevalidateUnchanged(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	s := h.source()
 	bg := watchBackground(s)
@@ -161,6 +163,7 @@ func TestRevalidateUnchanged(t *testing.T) {
 }
 
 func TestRevalidateChanged(t *testing.T) {
+	t.Parallel()
 	newContent := fakegithub.ValidTemplate("Generated_005", "Rewritten: {{subject}}")
 	tests := []struct {
 		name      string
@@ -242,6 +245,7 @@ func TestRevalidateChanged(t *testing.T) {
 }
 
 func TestGitHubFailing(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		fail      func(f *fakegithub.Server)
@@ -375,6 +379,7 @@ func TestGitHubFailing(t *testing.T) {
 }
 
 func TestNotFound(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		edit    func(*Config)
@@ -402,6 +407,7 @@ func TestNotFound(t *testing.T) {
 }
 
 func TestRestartWithDiskCache(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	first, err := h.source().Load(ctxT(t))
 	if err != nil {
@@ -514,6 +520,7 @@ func restartPastTTL(t *testing.T, h *harness, want int) *Source {
 }
 
 func TestPinnedCommit(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	sha := h.fake.Head()
 	s := h.source(func(c *Config) { c.Ref = sha })
@@ -590,6 +597,7 @@ func (m *manualTimer) fire(t *testing.T) time.Duration {
 }
 
 func TestWatch(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	s := h.source()
 	timer := installTimer(s)
@@ -658,6 +666,7 @@ func TestWatch(t *testing.T) {
 }
 
 func TestWatchTiming(t *testing.T) {
+	t.Parallel()
 	// Each check is timed from what the previous one left: one TTL after a
 	// success, at the retry time after a failure, whoever made the check.
 	type step struct {
@@ -783,6 +792,7 @@ func TestWatchTiming(t *testing.T) {
 }
 
 func TestWatchCatchesUp(t *testing.T) {
+	t.Parallel()
 	// A change found by a background revalidation before Watch started
 	// reaches the watcher at once, not a TTL later.
 	h := newHarness(t, standardLibrary())
@@ -812,6 +822,7 @@ func TestWatchCatchesUp(t *testing.T) {
 }
 
 func TestLibraryIntegration(t *testing.T) {
+	t.Parallel()
 	// templates.Library installs what Watch hands it; staleness must reach
 	// the catalog handlers read.
 	h := newHarness(t, standardLibrary())
@@ -837,6 +848,7 @@ func TestLibraryIntegration(t *testing.T) {
 }
 
 func TestConcurrentColdLoads(t *testing.T) {
+	t.Parallel()
 	// Concurrent first requests share one sync.
 	h := newHarness(t, standardLibrary())
 	s := h.source()
@@ -861,6 +873,7 @@ func TestConcurrentColdLoads(t *testing.T) {
 }
 
 func TestDefaultBranchChanges(t *testing.T) {
+	t.Parallel()
 	// With GITHUB_REF unset the source follows the default branch, asked
 	// as HEAD: renaming it costs nothing, and making another branch the
 	// default is noticed at the next check, like a push.
@@ -923,6 +936,7 @@ func TestDefaultBranchChanges(t *testing.T) {
 }
 
 func TestStalenessReasonChanges(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, standardLibrary())
 	s := h.source()
 	var notified []*templates.Catalog

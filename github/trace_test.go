@@ -17,6 +17,9 @@ import (
 // and its redirect included, is a CLIENT span, and no span's name or
 // attribute holds the token, the archive's temporary token or any query
 // string.
+//
+// Not parallel: it installs the global tracer provider, which would record
+// the other tests' spans.
 func TestSpansHoldNoSecret(t *testing.T) {
 	rec := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))

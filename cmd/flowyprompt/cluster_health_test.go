@@ -92,8 +92,15 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 		t.Fatal(err)
 	}
 	t.Cleanup(node.Close)
-	for deadline := time.Now().Add(10 * time.Second); !node.Connected(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
+	// The link comes up on the client's own goroutine: wait for the node to
+	// say so. Registering first and then looking loses no notification.
+	up := make(chan struct{}, 1)
+	cancel := node.OnReconnect(func() { up <- struct{}{} })
+	defer cancel()
+	if !node.Connected() {
+		select {
+		case <-up:
+		case <-time.After(10 * time.Second):
 			t.Fatal("node never connected")
 		}
 	}

@@ -18,6 +18,7 @@ import (
 // TestBinaryHealthzListsInvalidFiles: /healthz names each file left out of
 // the library with its error code, not only how many there are.
 func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good, err := os.ReadFile(filepath.Join("..", "..", "templates", "examples", "Bug_Triage.json"))
 	if err != nil {
@@ -63,6 +64,7 @@ func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
 // replica and the link's state; while NATS is down the replica keeps
 // serving and says it is degraded, and it rejoins when NATS is back.
 func TestBinaryHealthzShowsTheCluster(t *testing.T) {
+	t.Parallel()
 	nats := natstest.Start(t)
 	s := startHTTP(t, 0, "NATS_URL="+nats.URL(), "FLOWYPROMPT_REPLICA_ID=r1")
 	cluster := func(report map[string]any) map[string]any {
@@ -72,54 +74,37 @@ func TestBinaryHealthzShowsTheCluster(t *testing.T) {
 		}
 		return c
 	}
-	waitHealth := func(what string, ok func(map[string]any) bool) map[string]any {
-		t.Helper()
-		deadline := time.Now().Add(15 * time.Second)
-		for {
-			report := s.health(t)
-			if ok(report) {
-				return report
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("timed out waiting for %s; last report: %v", what, report)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	}
-	report := waitHealth("the replica to join", func(r map[string]any) bool { return cluster(r)["connected"] == true })
+	report := s.joined(t)
 	if c := cluster(report); c["replica"] != "r1" || report["status"] != "ok" {
 		t.Errorf("status %v, cluster %v; want ok and replica r1", report["status"], c)
 	}
+
+	// The replica logs each change of the link after /healthz shows it.
+	lost := s.expect(logLinkLost)
 	nats.Stop()
-	report = waitHealth("the link to drop", func(r map[string]any) bool { return cluster(r)["connected"] == false })
-	if report["status"] != "degraded" || report["templates"] == float64(0) {
-		t.Errorf("without NATS: status %v, templates %v; want degraded and still serving", report["status"], report["templates"])
+	s.await(t, lost, "the link to drop")
+	report = s.health(t)
+	if c := cluster(report); c["connected"] != false || report["status"] != "degraded" || report["templates"] == float64(0) {
+		t.Errorf("without NATS: connected %v, status %v, templates %v; want degraded and still serving", c["connected"], report["status"], report["templates"])
 	}
+	back := s.expect(logJoined)
 	nats.Restart()
-	waitHealth("the replica to rejoin", func(r map[string]any) bool {
-		return cluster(r)["connected"] == true && r["status"] == "ok"
-	})
+	s.await(t, back, "the replica to rejoin")
+	report = s.health(t)
+	if c := cluster(report); c["connected"] != true || report["status"] != "ok" {
+		t.Errorf("after NATS came back: connected %v, status %v; want true and ok", c["connected"], report["status"])
+	}
 }
 
 // TestBinaryNATSPasswordStaysSecret: a password in the NATS URL reaches the
 // server but never the log or /healthz.
 func TestBinaryNATSPasswordStaysSecret(t *testing.T) {
+	t.Parallel()
 	const password = "n4ts-s3cret-pw"
 	nats := natstest.StartWith(t, func(o *server.Options) { o.Username, o.Password = "fp", password })
 	u := strings.Replace(nats.URL(), "nats://", "nats://fp:"+password+"@", 1)
 	s := startHTTP(t, 0, "NATS_URL="+u, "LOG_LEVEL=debug")
-	deadline := time.Now().Add(15 * time.Second)
-	var report map[string]any
-	for {
-		report = s.health(t)
-		if c, _ := report["cluster"].(map[string]any); c["connected"] == true {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("never joined with the URL's credentials: %v\n%s", report, s.Output())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+	report := s.joined(t)
 	raw, _ := json.Marshal(report)
 	for what, text := range map[string]string{"/healthz": string(raw), "the log": s.Output()} {
 		if strings.Contains(text, password) {
@@ -128,10 +113,48 @@ func TestBinaryNATSPasswordStaysSecret(t *testing.T) {
 	}
 }
 
+// What the replica logs when its NATS link comes up and when it drops
+// (internal/cluster), each after the change shows in /healthz.
+const (
+	logJoined   = "joined the cluster"
+	logLinkLost = "lost the NATS link"
+)
+
+// joined returns the /healthz report once it shows the replica connected
+// to NATS: at once when it joined before listening, or when it logs that
+// it joined.
+func (s *httpServer) joined(t *testing.T) map[string]any {
+	t.Helper()
+	up := s.expect(logJoined)
+	report := s.health(t)
+	if c, _ := report["cluster"].(map[string]any); c["connected"] == true {
+		return report
+	}
+	s.await(t, up, "the replica to join the cluster")
+	report = s.health(t)
+	if c, _ := report["cluster"].(map[string]any); c["connected"] != true {
+		t.Fatalf("the replica logged that it joined, but /healthz says otherwise: %v\n%s", report, s.Output())
+	}
+	return report
+}
+
+// await waits for a line the server was expected to log (tail.expect).
+func (s *httpServer) await(t *testing.T, logged <-chan struct{}, what string) {
+	t.Helper()
+	select {
+	case <-logged:
+	case <-s.Exited():
+		t.Fatalf("the server exited (%v) waiting for %s; its output ends:\n%s", s.ExitErr(), what, s.Output())
+	case <-time.After(15 * time.Second):
+		t.Fatalf("timed out waiting for %s; the server's output ends:\n%s", what, s.Output())
+	}
+}
+
 // TestBinaryHealthzListsConflicts: a name two --source libraries define is
 // listed in /healthz with the sources in precedence order, and each source
 // is listed under its namespace.
 func TestBinaryHealthzListsConflicts(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	good, err := os.ReadFile(filepath.Join("..", "..", "templates", "examples", "Bug_Triage.json"))
 	if err != nil {

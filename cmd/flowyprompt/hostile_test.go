@@ -373,8 +373,10 @@ func TestBinaryOutOfDescriptors(t *testing.T) {
 
 // TestBinarySilentConnectionClosed: a connection that never sends a
 // request is closed once the header timeout passes, rather than holding a
-// descriptor for the idle timeout (2 minutes).
+// descriptor for the idle timeout (2 minutes). It waits out the header
+// timeout, beside the other tests.
 func TestBinarySilentConnectionClosed(t *testing.T) {
+	t.Parallel()
 	s := startHTTP(t, 0)
 	c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -15,41 +16,42 @@ import (
 
 // process is a server under test started as a process of its own.
 type process struct {
-	cmd  *exec.Cmd
-	out  *tail
-	done chan struct{}
-	err  error // from Wait, valid once done is closed
+	cmd   *exec.Cmd
+	out   *tail
+	lines *expecter // what tests wait to see in its output
+	done  chan struct{}
+	err   error // from Wait, valid once done is closed
 }
 
-// startProcess runs command and waits, for at most wait, until addr
-// accepts TCP connections. Its stdout and stderr are kept (their last few
-// KB) for failure messages.
+// startProcess runs `flowyprompt serve --transport http` as command and
+// waits, for at most wait, until it says that it listens on addr: it prints
+// its URL, http://addr, once its listener is open. Its stdout and stderr
+// are kept (their last few KB) for failure messages.
 func startProcess(command []string, addr string, wait time.Duration) (*process, error) {
 	cmd := exec.Command(command[0], command[1:]...)
-	p := &process{cmd: cmd, out: &tail{max: 8 << 10}, done: make(chan struct{})}
-	cmd.Stdout, cmd.Stderr = p.out, p.out
+	p := &process{cmd: cmd, out: &tail{max: 8 << 10}, lines: &expecter{}, done: make(chan struct{})}
+	listening := p.expect("http://" + addr)
+	out := io.MultiWriter(p.out, p.lines)
+	cmd.Stdout, cmd.Stderr = out, out
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("start %v: %w", command, err)
 	}
 	go func() { p.err = cmd.Wait(); close(p.done) }()
-	deadline := time.Now().Add(wait)
-	for {
-		c, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
-		if err == nil {
-			c.Close()
-			return p, nil
-		}
-		select {
-		case <-p.done:
-			return nil, fmt.Errorf("the server exited before listening (%v): %s", p.err, bytes.TrimSpace(p.out.Bytes()))
-		case <-time.After(20 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			p.Stop()
-			return nil, fmt.Errorf("the server did not listen on %s within %s: %w", addr, wait, err)
-		}
+	select {
+	case <-listening:
+		return p, nil
+	case <-p.done:
+		return nil, fmt.Errorf("the server exited before listening (%v): %s", p.err, bytes.TrimSpace(p.out.Bytes()))
+	case <-time.After(wait):
+		p.Stop()
+		return nil, fmt.Errorf("the server did not say it listens on %s within %s: %s", addr, wait, bytes.TrimSpace(p.out.Bytes()))
 	}
 }
+
+// expect returns a channel closed once the server's output from now on
+// contains text: a test registers before it provokes what the server
+// logs, then waits on the channel.
+func (p *process) expect(text string) <-chan struct{} { return p.lines.expect(text) }
 
 // PID is the server's process id.
 func (p *process) PID() int { return p.cmd.Process.Pid }
