@@ -28,9 +28,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/contrib/exporters/autoexport"
 	"go.opentelemetry.io/otel"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	metricnoop "go.opentelemetry.io/otel/metric/noop"
 	"go.opentelemetry.io/otel/propagation"
@@ -163,15 +161,38 @@ func Setup(ctx context.Context, opts Options) (_ *Telemetry, err error) {
 		res, _ = resource.Merge(res, resource.NewSchemaless(semconv.ServiceName("flowyprompt")))
 	}
 
+	// Exporters and readers not yet handed to a provider are stopped
+	// here if Setup fails.
+	var exps []sdktrace.SpanExporter
+	var readers []sdkmetric.Reader
+	defer func() {
+		if err != nil {
+			stop := context.WithoutCancel(ctx)
+			for _, exp := range exps {
+				_ = exp.Shutdown(stop)
+			}
+			for _, r := range readers {
+				_ = r.Shutdown(stop)
+			}
+		}
+	}()
+	var u unsupported
 	var tracer trace.Tracer = tracenoop.NewTracerProvider().Tracer(ScopeName)
 	if traces {
-		exp, err := autoexport.NewSpanExporter(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("trace exporter: %w", err)
+		if exps, err = spanExporters(ctx, getenv, &u); err != nil {
+			return nil, err
 		}
+		traces = len(exps) > 0
+	}
+	if traces {
 		// The sampler comes from OTEL_TRACES_SAMPLER (parent-based,
 		// always on, by default).
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
+		topts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+		for _, exp := range exps {
+			topts = append(topts, sdktrace.WithBatcher(exp))
+		}
+		tp := sdktrace.NewTracerProvider(topts...)
+		exps = nil // the provider's Shutdown stops them
 		t.shutdowns = append(t.shutdowns, tp.Shutdown)
 		// Global, so that the GitHub client's spans (package github)
 		// reach the same exporter.
@@ -180,34 +201,44 @@ func Setup(ctx context.Context, opts Options) (_ *Telemetry, err error) {
 	}
 
 	var meter metric.Meter = metricnoop.NewMeterProvider().Meter(ScopeName)
-	var readers []sdkmetric.Option
 	if metrics {
-		r, err := autoexport.NewMetricReader(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("metric exporter: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(r))
-	}
-	if opts.MetricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
-		if err != nil {
-			return nil, fmt.Errorf("prometheus exporter: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(exp))
-		addr, stop, err := serveMetrics(opts.MetricsAddr, reg, log)
-		if err != nil {
-			// The reader is not attached to a provider yet: nothing to stop.
+		// A reader's listener is stopped by Shutdown, even when the
+		// provider never comes to be.
+		if readers, err = metricReaders(ctx, getenv, &u, log, &t.shutdowns); err != nil {
 			return nil, err
 		}
+		metrics = len(readers) > 0
+	}
+	if opts.MetricsAddr != "" {
+		host, port, err := net.SplitHostPort(opts.MetricsAddr)
+		if err != nil {
+			return nil, fmt.Errorf("--metrics-addr %q: %w", opts.MetricsAddr, err)
+		}
+		if host == "" {
+			host = "127.0.0.1"
+		}
+		r, addr, stop, err := prometheusReader(net.JoinHostPort(host, port), log)
+		if err != nil {
+			return nil, err
+		}
+		readers = append(readers, r)
 		t.MetricsAddr = addr
 		t.shutdowns = append(t.shutdowns, stop)
 	}
+	u.report(log)
 	if len(readers) > 0 {
-		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
+		mopts := []sdkmetric.Option{sdkmetric.WithResource(res)}
+		for _, r := range readers {
+			mopts = append(mopts, sdkmetric.WithReader(r))
+		}
+		mp := sdkmetric.NewMeterProvider(mopts...)
+		readers = nil // the provider's Shutdown stops them
 		t.shutdowns = append(t.shutdowns, mp.Shutdown)
 		otel.SetMeterProvider(mp)
 		meter = mp.Meter(ScopeName)
+	} else if !traces {
+		// Every exporter asked for was left out (reported above).
+		return t, nil
 	}
 	obs, err := newObserver(tracer, meter, traces)
 	if err != nil {
@@ -221,14 +252,7 @@ func Setup(ctx context.Context, opts Options) (_ *Telemetry, err error) {
 // serveMetrics starts the Prometheus listener. It binds before it
 // returns, so a taken port fails serve at once.
 func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (string, func(context.Context) error, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
+	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("metrics listener: %w", err)
 	}
