@@ -108,11 +108,14 @@ bundle-host: e2e-deps
 	$(call mcpb,$(HOST),bundle-host,bin/flowyprompt-host.mcpb)
 
 ## release: dist/ holds an archive per platform (tar.gz; zip for Windows)
-## with the binary, README.md and LICENSE, the bundle, and SHA256SUMS
+## with the binary, README.md and LICENSE, the bundle, SHA256SUMS, and
+## server.json, the bundle's entry for the MCP Registry (publish it from a
+## tagged commit: its download URL names the tag)
 release: bundle
-	rm -f $(DIST)/flowyprompt_* $(DIST)/SHA256SUMS
+	rm -f $(DIST)/flowyprompt_* $(DIST)/SHA256SUMS $(DIST)/server.json
 	$(RELEASE) archive -version "$(VERSION)" -bins bin/bundle/bins -platforms "$(PLATFORMS)" \
 	  -mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" -sum flowyprompt.mcpb -out $(DIST) README.md LICENSE
+	$(RELEASE) server -version "$(VERSION)" -bundle $(DIST)/flowyprompt.mcpb -out $(DIST)/server.json
 	@ls -l $(DIST)
 
 ## conformance: the official MCP conformance suite against cmd/conformance-server (0.1.16 --suite all;
