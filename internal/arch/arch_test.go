@@ -43,6 +43,12 @@ func TestImportRules(t *testing.T) {
 		{"transport/sse", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 		{"transport/streamable", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 		{"transport/httpserver", []string{module + "/templates", module + "/internal/app", module + "/render"}},
+		// The binary exports OTLP over HTTP only: the gRPC exporters (and
+		// autoexport, which links them) cost every platform's binary and
+		// the bundle. The registry's types serve the release command only.
+		{"cmd/flowyprompt", []string{"go.opentelemetry.io/contrib/exporters/autoexport",
+			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc", "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc",
+			"go.opentelemetry.io/otel/exporters/otlp/otlplog", "github.com/modelcontextprotocol/registry"}},
 	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {

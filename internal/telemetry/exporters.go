@@ -20,8 +20,9 @@ import (
 
 // The exporters are chosen here from the standard variables, as the
 // OpenTelemetry specification defines them, rather than by the contrib
-// autoexport package: that one links the gRPC exporters, a third of the
-// binary, for a protocol a collector also receives over HTTP. The OTLP
+// autoexport package: that one links the gRPC exporters (gRPC's client
+// and HTTP/2 transport) and the log exporters into every binary, for a
+// protocol every collector also receives over HTTP. The OTLP
 // exporters read their own settings (OTEL_EXPORTER_OTLP_ENDPOINT,
 // _HEADERS, _TIMEOUT, _COMPRESSION, the certificates, the per-signal
 // variants), and the SDK reads the batching and export intervals.
