@@ -9,7 +9,9 @@
 // OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …). When none of them asks for an
 // exporter and no Prometheus listener is wanted, Setup installs nothing:
 // its Observer is nil, so the engine runs without a hook, and the global
-// providers stay OpenTelemetry's no-op ones.
+// providers stay OpenTelemetry's no-op ones. OTLP goes over HTTP only
+// (exporters.go): a request for gRPC is reported and that signal's OTLP
+// export left out.
 //
 // The engine reaches it through mcp.Observer only: package mcp never
 // imports OpenTelemetry.
@@ -55,9 +57,11 @@ type Options struct {
 	MetricsAddr    string
 	ServiceVersion string
 	Logger         *slog.Logger
-	// Getenv reads the OTEL_* variables (default os.Getenv). The SDK's
-	// exporters read the process environment themselves, so a Getenv that
-	// disagrees with it only serves tests of what is enabled.
+	// Getenv reads the OTEL_* variables that choose the exporters and the
+	// OTLP protocol (default os.Getenv). The exporters and the SDK read
+	// their own settings (endpoint, headers, sampler, intervals) from the
+	// process environment, so a Getenv that disagrees with it only serves
+	// tests of what is enabled.
 	Getenv func(string) string
 }
 
