@@ -1,3 +1,5 @@
+//go:build !desktop
+
 package main
 
 import (
@@ -97,7 +99,8 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 			t.Fatal("node never connected")
 		}
 	}
-	src, err := openSource(&cfg, log, node)
+	link := natsReplicas{node}
+	src, err := openSource(&cfg, log, link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,7 +108,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(catalogStatus(lib, node, src)())
+	raw, err := json.Marshal(catalogStatus(lib, link, src)())
 	if err != nil {
 		t.Fatal(err)
 	}
