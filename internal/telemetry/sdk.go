@@ -168,3 +168,14 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stri
 		return nil
 	}, nil
 }
+
+// writesStdout reports whether a signal's exporter list names one that
+// writes to stdout.
+func writesStdout(getenv func(string) string, signal string) bool {
+	for _, e := range strings.Split(getenv("OTEL_"+signal+"_EXPORTER"), ",") {
+		if strings.TrimSpace(e) == "console" {
+			return true
+		}
+	}
+	return false
+}

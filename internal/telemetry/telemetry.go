@@ -101,17 +101,6 @@ func wants(getenv func(string) string, signal string) bool {
 		getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
 }
 
-// writesStdout reports whether a signal's exporter list names one that
-// writes to stdout.
-func writesStdout(getenv func(string) string, signal string) bool {
-	for _, e := range strings.Split(getenv("OTEL_"+signal+"_EXPORTER"), ",") {
-		if strings.TrimSpace(e) == "console" {
-			return true
-		}
-	}
-	return false
-}
-
 // Setup installs the exporters the environment asks for, and the
 // Prometheus listener when opts.MetricsAddr is set (install: sdk.go, or
 // desktop.go in the desktop build). With neither it
