@@ -17,7 +17,7 @@ import (
 // line says what is not exported and the server serves on.
 func install(_ context.Context, opts Options, getenv func(string) string, log *slog.Logger, _, _ bool) (*Telemetry, error) {
 	if opts.MetricsAddr != "" {
-		return nil, edition.LeftOut("--metrics-addr", "Prometheus endpoint", "servers scraped by Prometheus")
+		return nil, edition.LeftOut("--metrics-addr (FLOWYPROMPT_METRICS_ADDR)", "Prometheus endpoint", "servers scraped by Prometheus")
 	}
 	var set []string
 	for _, v := range []string{"OTEL_TRACES_EXPORTER", "OTEL_METRICS_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT",

@@ -22,7 +22,7 @@ func TestSetupDesktop(t *testing.T) {
 		logged  []string
 	}{
 		{name: "nothing asked", env: []string{"OTEL_SERVICE_NAME", "x"}},
-		{name: "metrics listener", opts: Options{MetricsAddr: ":0"}, refused: "--metrics-addr: this is the Claude Desktop bundle's build"},
+		{name: "metrics listener", opts: Options{MetricsAddr: ":0"}, refused: "--metrics-addr (FLOWYPROMPT_METRICS_ADDR): this is the Claude Desktop bundle's build"},
 		{name: "endpoint", env: []string{"OTEL_EXPORTER_OTLP_ENDPOINT", "http://c:4318", "OTEL_METRICS_EXPORTER", "none"},
 			logged: []string{"level=ERROR", "OTEL_EXPORTER_OTLP_ENDPOINT: this is the Claude Desktop bundle's build", "make install, or a release archive"}},
 		{name: "prometheus exporter", env: []string{"OTEL_METRICS_EXPORTER", "prometheus"},
