@@ -25,24 +25,25 @@ PLATFORMS   := darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64
 HOST         = $(shell $(GO) env GOOS)/$(shell $(GO) env GOARCH)
 MCPB        := $(E2E)/node_modules/.bin/mcpb
 RELEASE     := $(GO) run ./internal/release
-# $(call cross,PLATFORMS,DIR) builds DIR/<os>-<arch>/flowyprompt[.exe].
+# $(call cross,PLATFORMS,DIR,TAGS) builds DIR/<os>-<arch>/flowyprompt[.exe]
+# with -tags TAGS.
 define cross
 	@for p in $(1); do \
 	  os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
-	  echo "go build $$os/$$arch"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -trimpath -ldflags "-s -w $(LDFLAGS)" \
+	  echo "go build $(if $(3),-tags $(3) )$$os/$$arch"; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -tags "$(3)" -trimpath -ldflags "-s -w $(LDFLAGS)" \
 	    -o $(2)/$$os-$$arch/flowyprompt$$ext ./cmd/flowyprompt || exit 1; \
 	done
 endef
 # $(call mcpb,PLATFORMS,NAME,OUT) stages and packs a bundle: the real
-# manifest, with the binaries of PLATFORMS.
+# manifest, with the desktop build's binaries of PLATFORMS. The desktop
+# build (-tags desktop, internal/edition) leaves out what only a team's
+# HTTP deployment uses, replicas over NATS and telemetry export, and with
+# them more than a third of each binary; the release archives carry the
+# full build.
 define mcpb
 	rm -rf bin/$(2)
-	$(call cross,$(1),bin/$(2)/bins)
-	$(call pack,$(1),$(2),$(3))
-endef
-# $(call pack,PLATFORMS,NAME,OUT) packs the binaries already in bin/NAME/bins.
-define pack
+	$(call cross,$(1),bin/$(2)/bins,desktop)
 	$(RELEASE) bundle -version "$(VERSION)" -bins bin/$(2)/bins -platforms "$(1)" -license LICENSE -out bin/$(2)/stage
 	$(MCPB) validate bin/$(2)/stage/manifest.json
 	$(MCPB) pack bin/$(2)/stage $(3)
@@ -116,25 +117,27 @@ e2e: test-bins bundle-host
 	  FLOWYPROMPT_BUNDLE=$(CURDIR)/bin/flowyprompt-host.mcpb node --test
 
 ## bundle: dist/flowyprompt.mcpb, the one-click install for Claude Desktop
-## (an MCP Bundle: macOS universal, Windows x64, Linux x64 and arm64)
+## (an MCP Bundle: macOS universal, Windows x64, Linux x64 and arm64), with
+## the desktop build of the binary (no NATS cluster, no telemetry export)
 bundle: e2e-deps
 	$(call mcpb,$(PLATFORMS),bundle,$(DIST)/flowyprompt.mcpb)
 
 # bundle-host: the bundle with only this machine's binary, for the
-# end-to-end test: the same manifest and layout, with the bin/flowyprompt
-# the other end-to-end tests run instead of a release build of its own.
-bundle-host: test-bins e2e-deps
-	rm -rf bin/bundle-host
-	mkdir -p bin/bundle-host/bins/$(subst /,-,$(HOST))
-	cp $(BIN) bin/bundle-host/bins/$(subst /,-,$(HOST))/flowyprompt$(if $(filter windows/%,$(HOST)),.exe)
-	$(call pack,$(HOST),bundle-host,bin/flowyprompt-host.mcpb)
+# end-to-end test: the same manifest, layout and desktop build, one build
+# instead of five.
+bundle-host: e2e-deps
+	$(call mcpb,$(HOST),bundle-host,bin/flowyprompt-host.mcpb)
 
 ## release: dist/ holds an archive per platform (tar.gz; zip for Windows)
-## with the binary, README.md and LICENSE, the bundle, and SHA256SUMS
+## with the full binary, README.md and LICENSE, the bundle, SHA256SUMS, and
+## server.json, the bundle's entry for the MCP Registry (publish it from a
+## tagged commit: its download URL names the tag)
 release: bundle
-	rm -f $(DIST)/flowyprompt_* $(DIST)/SHA256SUMS
-	$(RELEASE) archive -version "$(VERSION)" -bins bin/bundle/bins -platforms "$(PLATFORMS)" \
+	rm -rf $(DIST)/flowyprompt_* $(DIST)/SHA256SUMS $(DIST)/server.json bin/release
+	$(call cross,$(PLATFORMS),bin/release/bins)
+	$(RELEASE) archive -version "$(VERSION)" -bins bin/release/bins -platforms "$(PLATFORMS)" \
 	  -mtime "$$(git log -1 --format=%ct 2>/dev/null || echo 0)" -sum flowyprompt.mcpb -out $(DIST) README.md LICENSE
+	$(RELEASE) server -version "$(VERSION)" -bundle $(DIST)/flowyprompt.mcpb -out $(DIST)/server.json
 	@ls -l $(DIST)
 
 ## conformance: the official MCP conformance suite against cmd/conformance-server (0.1.16 --suite all;

@@ -1,3 +1,5 @@
+//go:build !desktop
+
 package main
 
 import (
@@ -104,7 +106,8 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 			t.Fatal("node never connected")
 		}
 	}
-	src, err := openSource(&cfg, log, node)
+	link := natsReplicas{node}
+	src, err := openSource(&cfg, log, link)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,7 +115,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(catalogStatus(lib, node, src, nil)())
+	raw, err := json.Marshal(catalogStatus(lib, link, src, nil)())
 	if err != nil {
 		t.Fatal(err)
 	}

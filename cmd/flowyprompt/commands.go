@@ -23,7 +23,6 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/audit"
-	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
@@ -43,8 +42,9 @@ type setup struct {
 	log *slog.Logger
 	lib *templates.Library
 	src templates.Source
-	// node joins the other replicas (serve --nats); nil for one process.
-	node *cluster.Node
+	// replicas is the link to the other replicas (serve --nats); nil
+	// for one process.
+	replicas replicas
 	// tel is serve's telemetry (nil for other commands): set up before
 	// the source opens, so the GitHub source's first requests are traced.
 	tel *telemetry.Telemetry
@@ -105,14 +105,13 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		}()
 	}
 	if serve && s.cfg.NATSURL != "" {
-		node, err := cluster.Join(cluster.Options{URL: s.cfg.NATSURL, Creds: s.cfg.NATSCreds, CA: s.cfg.NATSCA,
-			Cert: s.cfg.NATSCert, Key: s.cfg.NATSKey, Replica: s.cfg.Replica, Logger: s.log})
+		link, err := joinReplicas(&s.cfg, s.log)
 		if err != nil {
 			return nil, &exitError{code: 2, err: fmt.Errorf("bad cluster configuration: %w", err)}
 		}
-		s.node = node
+		s.replicas = link
 	}
-	src, err := openSource(&s.cfg, s.log, s.node)
+	src, err := openSource(&s.cfg, s.log, s.replicas)
 	if err != nil {
 		return nil, namedAsGiven(err, fs)
 	}
@@ -154,12 +153,12 @@ func (s *setup) closeAudit() {
 }
 
 // openSource picks the template source: GitHub, a folder, or the examples.
-func openSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (templates.Source, error) {
+func openSource(cfg *config.Config, log *slog.Logger, link replicas) (templates.Source, error) {
 	switch {
 	case len(cfg.Sources) > 0:
-		return compositeSource(cfg, log, node)
+		return compositeSource(cfg, log, link)
 	case cfg.GitHubRepoURL != "":
-		src, err := githubSource(cfg, log, node)
+		src, err := githubSource(cfg, log, link)
 		if err != nil {
 			return nil, err
 		}
@@ -239,7 +238,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	if err != nil {
 		return err
 	}
-	defer s.node.Close()
+	if s.replicas != nil {
+		defer s.replicas.close()
+	}
 	defer s.closeTelemetry()
 	if n, set := procs(s.cfg.Procs, os.Getenv("GOMAXPROCS"), s.cfg.Transport, runtime.NumCPU()); set {
 		runtime.GOMAXPROCS(n)

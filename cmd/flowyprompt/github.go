@@ -12,7 +12,6 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/app"
-	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -20,15 +19,15 @@ import (
 
 // githubSource builds the GitHub source from the configuration, refusing
 // bad settings with what / why / how before any request is made. With a
-// node (serve --nats), the replicas share one catalog and one
+// link (serve --nats), the replicas share one catalog and one
 // revalidation per TTL through the cluster.
-func githubSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (*github.Source, error) {
+func githubSource(cfg *config.Config, log *slog.Logger, link replicas) (*github.Source, error) {
 	gc := github.Config{
 		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
 	}
-	if node != nil {
-		gc.Shared, gc.Replica = cluster.NewCatalog(node), node.ID()
+	if link != nil {
+		gc.Shared, gc.Replica = link.shared()
 	}
 	// NewSource validates gc (every problem, joined) before it does
 	// anything else, and that is its only failure.
@@ -43,7 +42,7 @@ func githubSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (*gi
 // namespace, in their order. Each GitHub source is a github.Source of its
 // own: its disk cache files and its shared catalog in the cluster are
 // keyed by repository, ref and path, so they never mix.
-func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (templates.Source, error) {
+func compositeSource(cfg *config.Config, log *slog.Logger, link replicas) (templates.Source, error) {
 	var members []templates.Member
 	var errs []error
 	for _, spec := range cfg.Sources {
@@ -63,7 +62,7 @@ func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (
 		case config.KindDir:
 			one.TemplatesDir = spec.Location
 		}
-		src, err := openSource(&one, log.With("source", spec.Name), node)
+		src, err := openSource(&one, log.With("source", spec.Name), link)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("source %s: %w", spec.Name, err))
 			continue

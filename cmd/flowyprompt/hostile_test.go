@@ -46,18 +46,26 @@ const (
 	declaredBody = 4 << 20
 )
 
-// built is the flowyprompt binary, built once per test binary.
-var built struct {
-	once sync.Once
+// builds are the flowyprompt binaries, each built once per test binary:
+// the full build ("") and the desktop build ("desktop", package
+// edition), by their -tags, in one temporary folder.
+var builds = struct {
 	dir  string
+	once sync.Once
+	err  error
+	tags map[string]*build
+}{tags: map[string]*build{"": {}, "desktop": {}}}
+
+type build struct {
+	once sync.Once
 	bin  string
 	err  error
 }
 
 func TestMain(m *testing.M) {
 	code := m.Run()
-	if built.dir != "" {
-		os.RemoveAll(built.dir)
+	if builds.dir != "" {
+		os.RemoveAll(builds.dir)
 	}
 	os.Exit(code)
 }
@@ -66,25 +74,33 @@ func TestMain(m *testing.M) {
 // use (the tests that run the CLI in-process never pay for it).
 func binary(t *testing.T) string {
 	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "flowyprompt-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.dir = dir
-		bin := filepath.Join(dir, "flowyprompt")
-		out, err := exec.Command("go", "build", "-o", bin, "github.com/flowyprompt/flowyprompt/cmd/flowyprompt").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
-			return
-		}
-		built.bin = bin
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
+	return binaryTagged(t, "")
+}
+
+// binaryTagged is binary built with -tags tags: "" or "desktop".
+func binaryTagged(t *testing.T, tags string) string {
+	t.Helper()
+	b, ok := builds.tags[tags]
+	if !ok {
+		t.Fatalf("no build with -tags %q", tags)
 	}
-	return built.bin
+	builds.once.Do(func() { builds.dir, builds.err = os.MkdirTemp("", "flowyprompt-bin-") })
+	if builds.err != nil {
+		t.Fatal(builds.err)
+	}
+	b.once.Do(func() {
+		bin := filepath.Join(builds.dir, "flowyprompt"+strings.ReplaceAll(tags, ",", "-"))
+		out, err := exec.Command("go", "build", "-tags", tags, "-o", bin, "github.com/flowyprompt/flowyprompt/cmd/flowyprompt").CombinedOutput()
+		if err != nil {
+			b.err = fmt.Errorf("go build -tags %q: %v\n%s", tags, err, out)
+			return
+		}
+		b.bin = bin
+	})
+	if b.err != nil {
+		t.Fatal(b.err)
+	}
+	return b.bin
 }
 
 // serverEnv is the whole environment of a server under test: a home of

@@ -11,9 +11,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/audit"
-	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -58,18 +56,18 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		KeepAlive:      keepAlive,
 		MaxSessions:    maxSessions,
 		MaxBodyBytes:   int64(cfg.MaxMessageSize),
-		Status:         catalogStatus(s.lib, s.node, s.src, s.audit),
+		Status:         catalogStatus(s.lib, s.replicas, s.src, s.audit),
 		Logger:         s.log,
 	}
-	if s.node != nil {
+	if s.replicas != nil {
 		// 2025-era sessions live on the replica that opened them; the
 		// others forward their requests to it, with the body cap the
 		// forwarding replica read them with.
-		router, err := cluster.NewRouter(s.node, cluster.RouterOptions{Logger: s.log, MaxBodyBytes: cfg.MaxMessageSize})
+		router, stop, err := s.replicas.router(s.log, cfg.MaxMessageSize)
 		if err != nil {
 			return fmt.Errorf("forwarding sessions between replicas: %w", err)
 		}
-		defer router.Close()
+		defer stop()
 		opts.Sessions = router
 	}
 	srv, err := httpserver.New(e, opts)
@@ -183,27 +181,11 @@ type auditStatus struct {
 	Dropped uint64 `json:"dropped_lines"`
 }
 
-// clusterStatus is /healthz's "cluster": the link and, for a GitHub
-// source, the shared catalog (its commit, who revalidated GitHub last and
-// when), so an operator sees that the replicas serve the same commit.
-type clusterStatus struct {
-	cluster.Health
-	Catalog *github.SharedStatus `json:"catalog,omitempty"`
-	// Catalogs are the shared catalogs of the GitHub sources of --source,
-	// by namespace: each repository is shared on its own.
-	Catalogs map[string]github.SharedStatus `json:"catalogs,omitempty"`
-}
-
-// sharer is a source whose catalog the cluster shares (github.Source).
-type sharer interface {
-	SharedStatus() (github.SharedStatus, bool)
-}
-
 // catalogStatus feeds /healthz from the template library: besides the
 // counts, each invalid file with its error code, so that an operator sees
 // what to fix without reading the log. With the audit log on, it also
 // says how many audit lines were dropped (al nil: the log is off).
-func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Source, al *audit.Log) func() any {
+func catalogStatus(lib *templates.Library, link replicas, src templates.Source, al *audit.Log) func() any {
 	return func() any {
 		c := lib.Catalog()
 		inv := c.Invalid()
@@ -229,28 +211,10 @@ func catalogStatus(lib *templates.Library, node *cluster.Node, src templates.Sou
 		if al != nil {
 			st["audit"] = auditStatus{Dropped: al.Dropped()}
 		}
-		if node != nil {
-			h := node.Health()
-			cs := clusterStatus{Health: h}
-			if gs, ok := src.(sharer); ok {
-				if shared, ok := gs.SharedStatus(); ok {
-					cs.Catalog = &shared
-				}
-			}
-			if comp, ok := src.(*templates.Composite); ok {
-				for _, m := range comp.Members() {
-					if gs, ok := m.Source.(sharer); ok {
-						if shared, ok := gs.SharedStatus(); ok {
-							if cs.Catalogs == nil {
-								cs.Catalogs = map[string]github.SharedStatus{}
-							}
-							cs.Catalogs[m.Namespace] = shared
-						}
-					}
-				}
-			}
+		if link != nil {
+			cs, connected := link.health(src)
 			st["cluster"] = cs
-			if !h.Connected && st["status"] == "ok" {
+			if !connected && st["status"] == "ok" {
 				// Serving alone: every answer is still right, but changes
 				// seen elsewhere do not arrive and sessions held elsewhere
 				// cannot be reached.

@@ -19,6 +19,7 @@ import (
 	"syscall"
 
 	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/edition"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
 )
 
@@ -219,9 +220,15 @@ func vcsRevision(info *debug.BuildInfo, ok bool) string {
 }
 
 // versionLine is what version prints: enough for a bug report to name
-// the exact build (a release's archive, a bundle's binary, a go install).
+// the exact build (a release's archive, a bundle's binary, a go install),
+// and, for the Claude Desktop bundle's, that it is the desktop build
+// (package edition), which leaves the team-server features out.
 func versionLine() string {
-	return fmt.Sprintf("flowyprompt %s (commit %s, %s, %s/%s)", version(), commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	build := ""
+	if edition.Desktop {
+		build = "desktop build, "
+	}
+	return fmt.Sprintf("flowyprompt %s (%scommit %s, %s, %s/%s)", version(), build, commit(), runtime.Version(), runtime.GOOS, runtime.GOARCH)
 }
 
 // cmdVersion prints the version. It parses flags only so that

@@ -236,6 +236,40 @@ func TestBinaryTelemetryStdioRefusesConsole(t *testing.T) {
 	}
 }
 
+// TestBinaryTelemetryGRPCNotSupported: this build speaks OTLP over HTTP
+// only. A user whose environment asks for gRPC gets one error line naming
+// the setting and the fix, and the prompts all the same; the collector
+// gets nothing, which the receiver shows once the server has exited (its
+// exit flushes whatever exporter there is).
+func TestBinaryTelemetryGRPCNotSupported(t *testing.T) {
+	recv := otlptest.New()
+	defer recv.Close()
+	cmd := exec.Command(binary(t), "serve")
+	cmd.Env = serverEnv(t, "OTEL_EXPORTER_OTLP_ENDPOINT="+recv.URL, "OTEL_EXPORTER_OTLP_PROTOCOL=grpc")
+	cmd.Stdin = strings.NewReader(initializeMsg + "\n" + `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"Commit_Message","arguments":{"diff":"x"}}}` + "\n")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("serve: %v\n%s", err, stderr.String())
+	}
+	if n := strings.Count(stdout.String(), "\n"); n != 2 || !strings.Contains(stdout.String(), `"id":2,"result"`) {
+		t.Errorf("answers %q, want initialize and the prompt", stdout.String())
+	}
+	var errs []string
+	for _, line := range strings.Split(stderr.String(), "\n") {
+		if strings.Contains(line, "level=ERROR") {
+			errs = append(errs, line)
+		}
+	}
+	if len(errs) != 1 || !strings.Contains(errs[0], "OTEL_EXPORTER_OTLP_PROTOCOL=grpc") || !strings.Contains(errs[0], "http/protobuf") ||
+		!strings.Contains(errs[0], "4318") {
+		t.Errorf("want one error line naming the setting, http/protobuf and the OTLP/HTTP port; got %q", errs)
+	}
+	if n := recv.Exports(); n != 0 {
+		t.Errorf("the collector got %d exports", n)
+	}
+}
+
 // postMCP sends one message to /mcp with headers and returns the body.
 func postMCP(t *testing.T, s *httpServer, body string, headers ...string) (*http.Response, string) {
 	t.Helper()

@@ -8,11 +8,11 @@ import (
 
 const module = "github.com/flowyprompt/flowyprompt"
 
-func deps(t *testing.T, pkg string) []string {
+func deps(t *testing.T, pkg string, tags ...string) []string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-deps", module+"/"+pkg).Output()
+	out, err := exec.Command("go", "list", "-deps", "-tags", strings.Join(tags, ","), module+"/"+pkg).Output()
 	if err != nil {
-		t.Fatalf("go list -deps %s: %v", pkg, err)
+		t.Fatalf("go list -deps -tags %q %s: %v", strings.Join(tags, ","), pkg, err)
 	}
 	return strings.Fields(string(out))
 }
@@ -43,6 +43,12 @@ func TestImportRules(t *testing.T) {
 		{"transport/sse", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 		{"transport/streamable", []string{module + "/templates", module + "/internal/app", module + "/render"}},
 		{"transport/httpserver", []string{module + "/templates", module + "/internal/app", module + "/render"}},
+		// The binary exports OTLP over HTTP only: the gRPC exporters (and
+		// autoexport, which links them) cost every platform's binary and
+		// the bundle. The registry's types serve the release command only.
+		{"cmd/flowyprompt", []string{"go.opentelemetry.io/contrib/exporters/autoexport",
+			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc", "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc",
+			"go.opentelemetry.io/otel/exporters/otlp/otlplog", "github.com/modelcontextprotocol/registry"}},
 	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {
@@ -50,6 +56,23 @@ func TestImportRules(t *testing.T) {
 				if matches(d, f) {
 					t.Errorf("%s imports %s (forbidden: %s)", r.pkg, d, f)
 				}
+			}
+		}
+	}
+}
+
+// TestDesktopBuild: the Claude Desktop bundle's binaries (go build -tags
+// desktop, package edition) link none of the team-server features'
+// libraries: no OpenTelemetry SDK or exporter, no Prometheus client, no
+// NATS client, no gRPC, no protobuf. Each platform's binary in the bundle
+// pays for what it links.
+func TestDesktopBuild(t *testing.T) {
+	forbidden := []string{"go.opentelemetry.io/otel/sdk", "go.opentelemetry.io/otel/exporters", "go.opentelemetry.io/contrib",
+		"github.com/prometheus", "github.com/nats-io", "google.golang.org/grpc", "google.golang.org/protobuf"}
+	for _, d := range deps(t, "cmd/flowyprompt", "desktop") {
+		for _, f := range forbidden {
+			if matches(d, f) {
+				t.Errorf("the desktop build of cmd/flowyprompt links %s (forbidden: %s)", d, f)
 			}
 		}
 	}

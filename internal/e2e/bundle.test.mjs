@@ -93,12 +93,12 @@ describe("Claude Desktop bundle (flowyprompt.mcpb)", { timeout: SUITE_MS }, () =
     assert.equal(png.readUInt32BE(20), 512);
   });
 
-  it("resolves to an executable in the bundle that prints its version and commit", async () => {
+  it("resolves to an executable in the bundle, the desktop build, that prints its version and commit", async () => {
     const config = await resolveConfig({});
     assert.ok(config.command.startsWith(dir + "/server/"), config.command);
     assert.ok(statSync(config.command).mode & 0o111, `${config.command} is not executable`);
     const { stdout } = await promisify(execFile)(config.command, ["version"], { timeout: STEP_MS });
-    assert.match(stdout, new RegExp(`^flowyprompt \\S+ \\(commit [0-9a-f]{12}(-dirty)?, go1\\.\\d+[^,]*, ${process.platform}/\\S+\\)\\n$`));
+    assert.match(stdout, new RegExp(`^flowyprompt \\S+ \\(desktop build, commit [0-9a-f]{12}(-dirty)?, go1\\.\\d+[^,]*, ${process.platform}/\\S+\\)\\n$`));
   });
 
   it("with a templates folder chosen, serves that folder", async () => {

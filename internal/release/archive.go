@@ -5,8 +5,6 @@ import (
 	"archive/zip"
 	"bytes"
 	"compress/gzip"
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -109,11 +107,11 @@ func sha256sums(out string, names []string) error {
 	names = slices.Sorted(slices.Values(names))
 	var b strings.Builder
 	for _, n := range names {
-		h := sha256.New()
-		if err := copyFile(h, filepath.Join(out, n)); err != nil {
+		sum, err := fileSHA256(filepath.Join(out, n))
+		if err != nil {
 			return fmt.Errorf("SHA256SUMS: %w", err)
 		}
-		fmt.Fprintf(&b, "%s  %s\n", hex.EncodeToString(h.Sum(nil)), n)
+		fmt.Fprintf(&b, "%s  %s\n", sum, n)
 	}
 	if err := os.WriteFile(filepath.Join(out, "SHA256SUMS"), []byte(b.String()), 0o644); err != nil {
 		return fmt.Errorf("SHA256SUMS: %w", err)

@@ -1,3 +1,5 @@
+//go:build !desktop
+
 package telemetry
 
 import (
@@ -27,6 +29,9 @@ const ErrorTypeTool = "tool_error"
 // buckets are the bucket boundaries, in seconds, the MCP conventions
 // advise for both histograms.
 var buckets = []float64{0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300}
+
+// propagator reads a request's _meta trace context.
+var propagator = propagation.TraceContext{}
 
 // serverKind is built once: an option is an interface value, and boxing
 // it allocates.

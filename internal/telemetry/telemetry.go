@@ -9,7 +9,14 @@
 // OTEL_SERVICE_NAME, OTEL_TRACES_SAMPLER, …). When none of them asks for an
 // exporter and no Prometheus listener is wanted, Setup installs nothing:
 // its Observer is nil, so the engine runs without a hook, and the global
-// providers stay OpenTelemetry's no-op ones.
+// providers stay OpenTelemetry's no-op ones. OTLP goes over HTTP only
+// (exporters.go): a request for gRPC is reported and that signal's OTLP
+// export left out.
+//
+// The desktop build (go build -tags desktop, see package edition) keeps
+// this file alone: sdk.go, exporters.go and observer.go, which link the
+// SDK, the exporters and the Prometheus client, are left out, and
+// desktop.go reports what the environment asked for instead.
 //
 // The engine reaches it through mcp.Observer only: package mcp never
 // imports OpenTelemetry.
@@ -20,26 +27,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
-	"net/http"
 	"os"
 	"strings"
-	"time"
-
-	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/contrib/exporters/autoexport"
-	"go.opentelemetry.io/otel"
-	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
-	"go.opentelemetry.io/otel/metric"
-	metricnoop "go.opentelemetry.io/otel/metric/noop"
-	"go.opentelemetry.io/otel/propagation"
-	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
-	"go.opentelemetry.io/otel/sdk/resource"
-	sdktrace "go.opentelemetry.io/otel/sdk/trace"
-	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
-	"go.opentelemetry.io/otel/trace"
-	tracenoop "go.opentelemetry.io/otel/trace/noop"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
@@ -57,9 +46,11 @@ type Options struct {
 	MetricsAddr    string
 	ServiceVersion string
 	Logger         *slog.Logger
-	// Getenv reads the OTEL_* variables (default os.Getenv). The SDK's
-	// exporters read the process environment themselves, so a Getenv that
-	// disagrees with it only serves tests of what is enabled.
+	// Getenv reads the OTEL_* variables that choose the exporters and the
+	// OTLP protocol (default os.Getenv). The exporters and the SDK read
+	// their own settings (endpoint, headers, sampler, intervals) from the
+	// process environment, so a Getenv that disagrees with it only serves
+	// tests of what is enabled.
 	Getenv func(string) string
 }
 
@@ -110,19 +101,9 @@ func wants(getenv func(string) string, signal string) bool {
 		getenv("OTEL_EXPORTER_OTLP_"+signal+"_ENDPOINT") != ""
 }
 
-// writesStdout reports whether a signal's exporter list names one that
-// writes to stdout.
-func writesStdout(getenv func(string) string, signal string) bool {
-	for _, e := range strings.Split(getenv("OTEL_"+signal+"_EXPORTER"), ",") {
-		if strings.TrimSpace(e) == "console" {
-			return true
-		}
-	}
-	return false
-}
-
 // Setup installs the exporters the environment asks for, and the
-// Prometheus listener when opts.MetricsAddr is set. With neither it
+// Prometheus listener when opts.MetricsAddr is set (install: sdk.go, or
+// desktop.go in the desktop build). With neither it
 // returns a Telemetry whose Observer is nil and whose Shutdown does
 // nothing.
 func Setup(ctx context.Context, opts Options) (_ *Telemetry, err error) {
@@ -135,123 +116,8 @@ func Setup(ctx context.Context, opts Options) (_ *Telemetry, err error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	traces, metrics := wants(getenv, "TRACES"), wants(getenv, "METRICS")
-	t := &Telemetry{}
 	if !traces && !metrics && opts.MetricsAddr == "" {
-		return t, nil
+		return &Telemetry{}, nil
 	}
-	if opts.Stdio {
-		for _, signal := range []string{"TRACES", "METRICS"} {
-			if writesStdout(getenv, signal) && wants(getenv, signal) {
-				return nil, fmt.Errorf("OTEL_%s_EXPORTER=console writes to stdout, which carries the protocol on the stdio transport: "+
-					"send telemetry to a collector (OTEL_EXPORTER_OTLP_ENDPOINT), or serve over HTTP", signal)
-			}
-		}
-	}
-	defer func() {
-		if err != nil {
-			_ = t.Shutdown(context.WithoutCancel(ctx))
-		}
-	}()
-	res, err := resource.Merge(resource.Default(), resource.NewSchemaless(
-		semconv.ServiceVersion(opts.ServiceVersion)))
-	if err != nil {
-		// A schema clash between the SDK's default resource and ours
-		// still leaves a usable resource.
-		log.Debug("telemetry resource", "err", err)
-	}
-	if name := getenv("OTEL_SERVICE_NAME"); name == "" && !strings.Contains(getenv("OTEL_RESOURCE_ATTRIBUTES"), "service.name=") {
-		res, _ = resource.Merge(res, resource.NewSchemaless(semconv.ServiceName("flowyprompt")))
-	}
-
-	var tracer trace.Tracer = tracenoop.NewTracerProvider().Tracer(ScopeName)
-	if traces {
-		exp, err := autoexport.NewSpanExporter(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("trace exporter: %w", err)
-		}
-		// The sampler comes from OTEL_TRACES_SAMPLER (parent-based,
-		// always on, by default).
-		tp := sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res))
-		t.shutdowns = append(t.shutdowns, tp.Shutdown)
-		// Global, so that the GitHub client's spans (package github)
-		// reach the same exporter.
-		otel.SetTracerProvider(tp)
-		tracer = tp.Tracer(ScopeName)
-	}
-
-	var meter metric.Meter = metricnoop.NewMeterProvider().Meter(ScopeName)
-	var readers []sdkmetric.Option
-	if metrics {
-		r, err := autoexport.NewMetricReader(ctx)
-		if err != nil {
-			return nil, fmt.Errorf("metric exporter: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(r))
-	}
-	if opts.MetricsAddr != "" {
-		reg := prometheus.NewRegistry()
-		exp, err := otelprom.New(otelprom.WithRegisterer(reg))
-		if err != nil {
-			return nil, fmt.Errorf("prometheus exporter: %w", err)
-		}
-		readers = append(readers, sdkmetric.WithReader(exp))
-		addr, stop, err := serveMetrics(opts.MetricsAddr, reg, log)
-		if err != nil {
-			// The reader is not attached to a provider yet: nothing to stop.
-			return nil, err
-		}
-		t.MetricsAddr = addr
-		t.shutdowns = append(t.shutdowns, stop)
-	}
-	if len(readers) > 0 {
-		mp := sdkmetric.NewMeterProvider(append(readers, sdkmetric.WithResource(res))...)
-		t.shutdowns = append(t.shutdowns, mp.Shutdown)
-		otel.SetMeterProvider(mp)
-		meter = mp.Meter(ScopeName)
-	}
-	obs, err := newObserver(tracer, meter, traces)
-	if err != nil {
-		return nil, err
-	}
-	t.Observer = obs
-	log.Info("telemetry on", "traces", traces, "metrics", metrics, "prometheus", t.MetricsAddr)
-	return t, nil
+	return install(ctx, opts, getenv, log, traces, metrics)
 }
-
-// serveMetrics starts the Prometheus listener. It binds before it
-// returns, so a taken port fails serve at once.
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (string, func(context.Context) error, error) {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		return "", nil, fmt.Errorf("--metrics-addr %q: %w", addr, err)
-	}
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	ln, err := net.Listen("tcp", net.JoinHostPort(host, port))
-	if err != nil {
-		return "", nil, fmt.Errorf("metrics listener: %w", err)
-	}
-	mux := http.NewServeMux()
-	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Warn("metrics listener stopped", "err", err)
-		}
-	}()
-	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	return ln.Addr().String(), func(ctx context.Context) error {
-		err := srv.Shutdown(ctx)
-		<-done
-		if err != nil {
-			return fmt.Errorf("metrics listener: %w", err)
-		}
-		return nil
-	}, nil
-}
-
-// propagator reads a request's _meta trace context.
-var propagator = propagation.TraceContext{}
