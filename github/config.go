@@ -35,10 +35,14 @@ type Config struct {
 	APIURL      string        // GITHUB_API_URL: default https://api.github.com, or https://HOST/api/v3 for an Enterprise RepoURL
 	TTL         time.Duration // CACHE_TTL_MS: how long a checked commit is trusted; default 15m
 	MaxFileSize int           // MAX_FILE_SIZE: larger template files are refused unread; default 102400
-	CacheDir    string        // default os.UserCacheDir()/flowyprompt; the cache file lives in CacheDir/github/
-	HTTPClient  *http.Client  // default: a client with a 30s timeout
-	Logger      *slog.Logger  // default slog.Default()
-	Now         func() time.Time
+	// VersionLookups is how many GitHub requests version lookups (older
+	// versions, histories) may make a minute (GITHUB_VERSION_LOOKUPS);
+	// default DefaultVersionLookups.
+	VersionLookups int
+	CacheDir       string       // default os.UserCacheDir()/flowyprompt; the cache file lives in CacheDir/github/
+	HTTPClient     *http.Client // default: a client with a 30s timeout
+	Logger         *slog.Logger // default slog.Default()
+	Now            func() time.Time
 	// Shared, when set, is the store through which the replicas of a
 	// cluster share one catalog and one revalidation per TTL (see # Cluster
 	// in the package documentation); nil: this process revalidates alone.
@@ -80,6 +84,7 @@ type settings struct {
 	path              string // "" is the repository root
 	ttl               time.Duration
 	maxFileSize       int
+	versionLookups    int
 	cacheDir          string
 	httpClient        *http.Client
 	logger            *slog.Logger
@@ -228,16 +233,17 @@ func hasKnownPrefix(token string) bool {
 
 func (c Config) resolve() (settings, error) {
 	s := settings{
-		token:       c.Token,
-		ref:         strings.TrimSpace(c.Ref),
-		ttl:         c.TTL,
-		maxFileSize: c.MaxFileSize,
-		cacheDir:    c.CacheDir,
-		httpClient:  c.HTTPClient,
-		logger:      c.Logger,
-		now:         c.Now,
-		shared:      c.Shared,
-		replica:     c.Replica,
+		token:          c.Token,
+		ref:            strings.TrimSpace(c.Ref),
+		ttl:            c.TTL,
+		maxFileSize:    c.MaxFileSize,
+		versionLookups: c.VersionLookups,
+		cacheDir:       c.CacheDir,
+		httpClient:     c.HTTPClient,
+		logger:         c.Logger,
+		now:            c.Now,
+		shared:         c.Shared,
+		replica:        c.Replica,
 	}
 	var errs []error
 	host, owner, repo, err := parseRepoURL(c.RepoURL)
@@ -309,6 +315,14 @@ func (c Config) resolve() (settings, error) {
 		errs = append(errs, configError(fmt.Sprintf("MAX_FILE_SIZE is %d", c.MaxFileSize),
 			"the template size limit must be positive",
 			"set MAX_FILE_SIZE to a positive number of bytes (102400 is 100 KB), or unset it"))
+	}
+	switch {
+	case s.versionLookups == 0:
+		s.versionLookups = DefaultVersionLookups
+	case s.versionLookups < 0:
+		errs = append(errs, configError(fmt.Sprintf("GITHUB_VERSION_LOOKUPS is %d", c.VersionLookups),
+			"the budget of version lookups must be positive",
+			fmt.Sprintf("set GITHUB_VERSION_LOOKUPS to a positive number of GitHub requests a minute (default %d), or unset it", DefaultVersionLookups)))
 	}
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{Timeout: DefaultHTTPTimeout}

@@ -26,6 +26,7 @@ func githubSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (*gi
 	gc := github.Config{
 		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
+		VersionLookups: cfg.VersionLookups,
 	}
 	if node != nil {
 		gc.Shared, gc.Replica = cluster.NewCatalog(node), node.ID()
