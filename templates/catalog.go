@@ -687,6 +687,10 @@ func (c *Catalog) invalidFile(name string) (Invalid, bool) {
 
 func describeSource(info SourceInfo) string {
 	switch {
+	case info.Kind == "directory":
+		// A folder's location is a path on the server's machine: not
+		// for clients to see (the operator's log names it).
+		return "the template folder"
 	case info.Kind == "" && info.Location == "":
 		return "the catalog"
 	case info.Location == "":

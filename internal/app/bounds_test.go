@@ -1,7 +1,9 @@
 package app_test
 
 import (
+	"context"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
 )
 
 // TestOversizedValues sends a value 40 times the 10,000-character limit
@@ -100,5 +103,50 @@ func TestFlowPromptBudget(t *testing.T) {
 		if !strings.Contains(string(m.Raw), w) {
 			t.Errorf("flow prompt lacks %q", w)
 		}
+	}
+}
+
+// TestErrorsHideTheFolder: what a client sees of a folder library names
+// its files relative to the folder, never the folder's path on the
+// server's machine: not found, versions unsupported (a folder in no Git
+// work tree), a save's location.
+func TestErrorsHideTheFolder(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv("GIT_CEILING_DIRECTORIES", filepath.Dir(dir))
+	writeTemplate(t, dir, "Local_Note", string(sourceTemplate("Local_Note", "local note")))
+	src := folder.New(dir, templates.BuildOptions{})
+	lib := templates.NewLibrary(src, slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	a := app.New(app.Options{Library: lib, Version: "test", AllowWrite: true, Writer: src})
+	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{})
+	t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		name   string
+		method string
+		params map[string]any
+		want   string
+	}{
+		{"a template not found", "tools/call", map[string]any{"name": "flowyprompt_get_template", "arguments": map[string]any{"name": "Nope"}},
+			"in the template folder"},
+		{"a prompt not found", mcp.MethodPromptsGet, map[string]any{"name": "Nope"}, "in the template folder"},
+		{"versions unsupported", "tools/call", map[string]any{"name": "flowyprompt_template_history", "arguments": map[string]any{"name": "Local_Note"}},
+			"VERSIONS_UNSUPPORTED"},
+		{"a save", "tools/call", map[string]any{"name": "flowyprompt_save_template",
+			"arguments": map[string]any{"template": string(sourceTemplate("Saved_Note", "saved")), "message": "Add a note"}}, "Saved_Note.json"},
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := c.Request(t, 10+i, tt.method, tt.params)
+			if !strings.Contains(string(m.Raw), tt.want) {
+				t.Errorf("answer lacks %q: %s", tt.want, m.Raw)
+			}
+			if strings.Contains(string(m.Raw), dir) {
+				t.Errorf("answer names the folder %s: %s", dir, m.Raw)
+			}
+		})
 	}
 }

@@ -158,7 +158,7 @@ func (d *Source) git(ctx context.Context, stdin string, read func(io.Reader) err
 	case rerr != nil:
 		return rerr
 	case werr != nil && ctx.Err() != nil:
-		return fmt.Errorf("git %s in %s: %w", args[0], d.dir, ctx.Err())
+		return fmt.Errorf("git %s in the template folder: %w", args[0], ctx.Err())
 	case werr != nil:
 		return &gitError{cmd: args[0], stderr: strings.TrimSpace(stderr.buf.String()), err: werr}
 	}
@@ -186,16 +186,15 @@ func (d *Source) gitStartFailed(err error) error {
 		return d.unsupported("git is not installed (not on PATH), and the folder's versions are read with it",
 			"install git on the server's machine, or omit version to use the current template", err)
 	}
-	return fmt.Errorf("run git in %s: %w", d.dir, err)
+	return fmt.Errorf("run git in the template folder: %w", err)
 }
 
 // unsupported is the VERSIONS_UNSUPPORTED fault of this folder.
 func (d *Source) unsupported(why, how string, err error) *fault.Error {
 	return &fault.Error{Code: fault.VersionsUnsupported,
-		What:    "cannot read the versions of the templates in folder " + d.dir,
-		Why:     "versions need a GitHub library or a folder in a Git work tree: " + why,
-		How:     how,
-		Details: map[string]any{"folder": d.dir}, Err: err}
+		What: "cannot read the versions of the templates in the template folder",
+		Why:  "versions need a GitHub library or a folder in a Git work tree: " + why,
+		How:  how, Err: err}
 }
 
 // repoPrefix checks that the folder is in a Git work tree, now (a folder
@@ -282,7 +281,7 @@ func (d *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 		return templates.Revisions{Revisions: []templates.Revision{}}, nil
 	}
 	if err != nil {
-		return templates.Revisions{}, fmt.Errorf("read the HEAD commit of %s: %w", d.dir, err)
+		return templates.Revisions{}, fmt.Errorf("read the HEAD commit of the template folder's repository: %w", err)
 	}
 	ref := strings.TrimSpace(string(head))
 	if revs, ok := d.gitRead.history(ref, p); ok {
@@ -397,7 +396,7 @@ func (d *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 			Details: map[string]any{"version": rev}, Err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resolve %q in %s: %w", rev, d.dir, err)
+		return nil, fmt.Errorf("resolve %q in the template folder's repository: %w", rev, err)
 	}
 	commit := strings.ToLower(strings.TrimSpace(string(out)))
 	var data []byte
