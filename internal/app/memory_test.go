@@ -13,7 +13,9 @@ import (
 // values first, whoever used them.
 func TestMemoryBounds(t *testing.T) {
 	t.Parallel()
-	size := func(session, value string) int { return len(session) + len("T") + len("v") + len(value) + memoryOverhead }
+	size := func(session, value string) int {
+		return len(session) + len("T") + len("v") + len(value) + memoryOverhead
+	}
 	type use struct{ session, value string }
 	tests := []struct {
 		name                     string
