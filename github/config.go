@@ -28,8 +28,12 @@ const (
 // Config says which repository to read and how. Zero fields take the
 // defaults named on each; negative durations and sizes are errors.
 type Config struct {
-	RepoURL     string        // GITHUB_REPO_URL: https://github.com/OWNER/REPO[.git], https://HOST/OWNER/REPO (Enterprise), or OWNER/REPO
-	Token       string        // GITHUB_PAT; optional for public repositories; never logged or stored
+	RepoURL string // GITHUB_REPO_URL: https://github.com/OWNER/REPO[.git], https://HOST/OWNER/REPO (Enterprise), or OWNER/REPO
+	Token   string // GITHUB_PAT; optional for public repositories; never logged or stored
+	// TokenVar names where Token came from, for messages ("check
+	// TEAM_PAT: …"); default "GITHUB_PAT". A --source repository's is its
+	// token-env= variable.
+	TokenVar    string
 	Ref         string        // GITHUB_REF: branch, tag or commit SHA; default the repository's default branch
 	Path        string        // GITHUB_TEMPLATES_PATH: folder holding the templates; default "templates"
 	APIURL      string        // GITHUB_API_URL: default https://api.github.com, or https://HOST/api/v3 for an Enterprise RepoURL
@@ -80,6 +84,7 @@ type settings struct {
 	api               *url.URL // the API root, with a trailing slash
 	apiURL            string   // api as text
 	token             string
+	tokenVar          string
 	ref               string
 	path              string // "" is the repository root
 	ttl               time.Duration
@@ -234,6 +239,7 @@ func hasKnownPrefix(token string) bool {
 func (c Config) resolve() (settings, error) {
 	s := settings{
 		token:          c.Token,
+		tokenVar:       c.TokenVar,
 		ref:            strings.TrimSpace(c.Ref),
 		ttl:            c.TTL,
 		maxFileSize:    c.MaxFileSize,
@@ -271,6 +277,9 @@ func (c Config) resolve() (settings, error) {
 		s.apiURL = s.api.String()
 	}
 
+	if s.tokenVar == "" {
+		s.tokenVar = "GITHUB_PAT"
+	}
 	if strings.ContainsFunc(c.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		errs = append(errs, configError("GITHUB_PAT contains whitespace or control characters",
 			"GitHub tokens never do, so the value was probably pasted with a line break or quotes",

@@ -144,3 +144,25 @@ func revisionsString(revs []templates.Revision) string {
 	}
 	return strings.Join(parts, ",")
 }
+
+// TestTokenVarNamed: a source whose token comes from a variable of its
+// own (a --source repository's token-env=) names that variable when its
+// token is refused on a refresh, long after start-up, never GITHUB_PAT.
+func TestTokenVarNamed(t *testing.T) {
+	h := newHarness(t, fakegithub.Library{})
+	h.fake.CommitFiles("one", map[string][]byte{"templates/Greeting.json": historyTemplate("a")})
+	s := h.source(func(c *Config) { c.TokenVar = "TEAM_PAT" })
+	ctx := ctxT(t)
+	if _, err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.SetToken("ghp_someoneElsesToken000000000000000000")
+	_, err := s.Refresh(ctx)
+	f := fault.As(err)
+	if f == nil || f.Code != fault.GitHubAuthFailed {
+		t.Fatalf("refresh with a revoked token: %v, want GITHUB_AUTH_FAILED", err)
+	}
+	if !strings.Contains(f.How, "check TEAM_PAT") || strings.Contains(f.How+f.Why+f.What, "GITHUB_PAT") {
+		t.Errorf("the error names the wrong variable: %s / %s", f.Why, f.How)
+	}
+}

@@ -36,11 +36,15 @@ type Config struct {
 
 	GitHubRepoURL string
 	GitHubToken   string
-	GitHubRef     string
-	GitHubPath    string
-	GitHubAPIURL  string
-	CacheTTL      time.Duration
-	CacheDir      string
+	// GitHubTokenVar names the variable GitHubToken came from, for
+	// messages; "" is GITHUB_PAT. Set for each --source repository to its
+	// token-env=.
+	GitHubTokenVar string
+	GitHubRef      string
+	GitHubPath     string
+	GitHubAPIURL   string
+	CacheTTL       time.Duration
+	CacheDir       string
 	// VersionLookups is how many GitHub requests each GitHub source's
 	// version lookups may make a minute.
 	VersionLookups int
