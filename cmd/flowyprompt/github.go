@@ -57,7 +57,7 @@ func compositeSource(cfg *config.Config, log *slog.Logger, node *cluster.Node) (
 			one.GitHubRepoURL, one.GitHubRef, one.GitHubToken = spec.Location, spec.Ref, string(spec.Token)
 			// Its messages name its own variable, also when a refresh
 			// fails long after start-up.
-			one.GitHubTokenVar = spec.TokenEnv
+			one.GitHubTokenVar = spec.TokenEnv + " (token-env= of --source " + spec.Name + ")"
 			if spec.TokenEnv == "" {
 				one.GitHubTokenVar = "a token variable named by token-env= in --source " + spec.Name
 			}
