@@ -39,6 +39,7 @@ type Client struct {
 	path        string
 	maxFileSize int
 	token       string // kept only to redact it
+	tokenVar    string // the variable messages name for the token
 	now         func() time.Time
 	logger      *slog.Logger
 	// download fetches archives from the host GitHub redirects to: the
@@ -85,7 +86,7 @@ func newClient(s settings) *Client {
 	g.UserAgent = "flowyprompt"
 	return &Client{
 		gh: g, owner: s.owner, repo: s.repo, webURL: s.webURL, apiURL: s.apiURL,
-		path: s.path, maxFileSize: s.maxFileSize, token: s.token, now: s.now, logger: s.logger,
+		path: s.path, maxFileSize: s.maxFileSize, token: s.token, tokenVar: s.tokenVar, now: s.now, logger: s.logger,
 		download: download, apiScheme: s.api.Scheme,
 	}
 }

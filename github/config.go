@@ -28,17 +28,25 @@ const (
 // Config says which repository to read and how. Zero fields take the
 // defaults named on each; negative durations and sizes are errors.
 type Config struct {
-	RepoURL     string        // GITHUB_REPO_URL: https://github.com/OWNER/REPO[.git], https://HOST/OWNER/REPO (Enterprise), or OWNER/REPO
-	Token       string        // GITHUB_PAT; optional for public repositories; never logged or stored
+	RepoURL string // GITHUB_REPO_URL: https://github.com/OWNER/REPO[.git], https://HOST/OWNER/REPO (Enterprise), or OWNER/REPO
+	Token   string // GITHUB_PAT; optional for public repositories; never logged or stored
+	// TokenVar names where Token came from, for messages ("check
+	// TEAM_PAT: …"); default "GITHUB_PAT". A --source repository's is its
+	// token-env= variable.
+	TokenVar    string
 	Ref         string        // GITHUB_REF: branch, tag or commit SHA; default the repository's default branch
 	Path        string        // GITHUB_TEMPLATES_PATH: folder holding the templates; default "templates"
 	APIURL      string        // GITHUB_API_URL: default https://api.github.com, or https://HOST/api/v3 for an Enterprise RepoURL
 	TTL         time.Duration // CACHE_TTL_MS: how long a checked commit is trusted; default 15m
 	MaxFileSize int           // MAX_FILE_SIZE: larger template files are refused unread; default 102400
-	CacheDir    string        // default os.UserCacheDir()/flowyprompt; the cache file lives in CacheDir/github/
-	HTTPClient  *http.Client  // default: a client with a 30s timeout
-	Logger      *slog.Logger  // default slog.Default()
-	Now         func() time.Time
+	// VersionLookups is how many GitHub requests version lookups (older
+	// versions, histories) may make a minute (GITHUB_VERSION_LOOKUPS);
+	// default DefaultVersionLookups.
+	VersionLookups int
+	CacheDir       string       // default os.UserCacheDir()/flowyprompt; the cache file lives in CacheDir/github/
+	HTTPClient     *http.Client // default: a client with a 30s timeout
+	Logger         *slog.Logger // default slog.Default()
+	Now            func() time.Time
 	// Shared, when set, is the store through which the replicas of a
 	// cluster share one catalog and one revalidation per TTL (see # Cluster
 	// in the package documentation); nil: this process revalidates alone.
@@ -76,10 +84,12 @@ type settings struct {
 	api               *url.URL // the API root, with a trailing slash
 	apiURL            string   // api as text
 	token             string
+	tokenVar          string
 	ref               string
 	path              string // "" is the repository root
 	ttl               time.Duration
 	maxFileSize       int
+	versionLookups    int
 	cacheDir          string
 	httpClient        *http.Client
 	logger            *slog.Logger
@@ -228,16 +238,18 @@ func hasKnownPrefix(token string) bool {
 
 func (c Config) resolve() (settings, error) {
 	s := settings{
-		token:       c.Token,
-		ref:         strings.TrimSpace(c.Ref),
-		ttl:         c.TTL,
-		maxFileSize: c.MaxFileSize,
-		cacheDir:    c.CacheDir,
-		httpClient:  c.HTTPClient,
-		logger:      c.Logger,
-		now:         c.Now,
-		shared:      c.Shared,
-		replica:     c.Replica,
+		token:          c.Token,
+		tokenVar:       c.TokenVar,
+		ref:            strings.TrimSpace(c.Ref),
+		ttl:            c.TTL,
+		maxFileSize:    c.MaxFileSize,
+		versionLookups: c.VersionLookups,
+		cacheDir:       c.CacheDir,
+		httpClient:     c.HTTPClient,
+		logger:         c.Logger,
+		now:            c.Now,
+		shared:         c.Shared,
+		replica:        c.Replica,
 	}
 	var errs []error
 	host, owner, repo, err := parseRepoURL(c.RepoURL)
@@ -265,6 +277,9 @@ func (c Config) resolve() (settings, error) {
 		s.apiURL = s.api.String()
 	}
 
+	if s.tokenVar == "" {
+		s.tokenVar = "GITHUB_PAT"
+	}
 	if strings.ContainsFunc(c.Token, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
 		errs = append(errs, configError("GITHUB_PAT contains whitespace or control characters",
 			"GitHub tokens never do, so the value was probably pasted with a line break or quotes",
@@ -309,6 +324,14 @@ func (c Config) resolve() (settings, error) {
 		errs = append(errs, configError(fmt.Sprintf("MAX_FILE_SIZE is %d", c.MaxFileSize),
 			"the template size limit must be positive",
 			"set MAX_FILE_SIZE to a positive number of bytes (102400 is 100 KB), or unset it"))
+	}
+	switch {
+	case s.versionLookups == 0:
+		s.versionLookups = DefaultVersionLookups
+	case s.versionLookups < 0:
+		errs = append(errs, configError(fmt.Sprintf("GITHUB_VERSION_LOOKUPS is %d", c.VersionLookups),
+			"the budget of version lookups must be positive",
+			fmt.Sprintf("set GITHUB_VERSION_LOOKUPS to a positive number of GitHub requests a minute (default %d), or unset it", DefaultVersionLookups)))
 	}
 	if s.httpClient == nil {
 		s.httpClient = &http.Client{Timeout: DefaultHTTPTimeout}

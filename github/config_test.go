@@ -162,19 +162,19 @@ func TestResolveDefaults(t *testing.T) {
 			name: "github.com",
 			cfg:  Config{RepoURL: "acme/prompts"},
 			want: settings{host: "github.com", owner: "acme", repo: "prompts", webURL: "https://github.com/acme/prompts",
-				apiURL: DefaultAPIURL, path: "templates", ttl: DefaultTTL, maxFileSize: DefaultMaxFileSize},
+				apiURL: DefaultAPIURL, path: "templates", ttl: DefaultTTL, maxFileSize: DefaultMaxFileSize, versionLookups: DefaultVersionLookups, tokenVar: "GITHUB_PAT"},
 		},
 		{
 			name: "enterprise host derives its API URL",
 			cfg:  Config{RepoURL: "https://ghe.example.com/team/prompts.git", Path: "/prompts/", Ref: " v1.0.0 "},
 			want: settings{host: "ghe.example.com", owner: "team", repo: "prompts", webURL: "https://ghe.example.com/team/prompts",
-				apiURL: "https://ghe.example.com/api/v3/", path: "prompts", ref: "v1.0.0", ttl: DefaultTTL, maxFileSize: DefaultMaxFileSize},
+				apiURL: "https://ghe.example.com/api/v3/", path: "prompts", ref: "v1.0.0", ttl: DefaultTTL, maxFileSize: DefaultMaxFileSize, versionLookups: DefaultVersionLookups, tokenVar: "GITHUB_PAT"},
 		},
 		{
 			name: "explicit API URL is used as given, with a trailing slash",
 			cfg:  Config{RepoURL: "https://ghe.example.com/team/prompts", APIURL: "http://127.0.0.1:9999", Path: "."},
 			want: settings{host: "ghe.example.com", owner: "team", repo: "prompts", webURL: "https://ghe.example.com/team/prompts",
-				apiURL: "http://127.0.0.1:9999/", path: "", ttl: DefaultTTL, maxFileSize: DefaultMaxFileSize},
+				apiURL: "http://127.0.0.1:9999/", path: "", ttl: DefaultTTL, maxFileSize: DefaultMaxFileSize, versionLookups: DefaultVersionLookups, tokenVar: "GITHUB_PAT"},
 		},
 	}
 	for _, tt := range tests {

@@ -51,10 +51,15 @@ type op struct {
 	name   string // the ref, SHA or path concerned
 }
 
-const (
-	tokenHow = "check GITHUB_PAT: a fine-grained token needs read access to the repository's Contents " +
+// tokenHow says what to check of the token, naming the variable this
+// source reads it from (GITHUB_PAT, or the token-env= of a --source).
+func (c *Client) tokenHow() string {
+	return "check " + c.tokenVar + ": a fine-grained token needs read access to the repository's Contents " +
 		"(contents:read; contents:write to save templates), a classic token needs the repo scope for a private repository; " +
-		"unset GITHUB_PAT for a public repository"
+		"unset " + c.tokenVar + " for a public repository"
+}
+
+const (
 	secondaryRetry = time.Minute // GitHub's advice when a secondary limit names no time
 )
 
@@ -155,13 +160,13 @@ func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...stri
 		if c.token == "" {
 			why = "GitHub answered 401: this request needs a token and none is configured"
 		}
-		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, tokenHow)
+		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, c.tokenHow())
 	case status == http.StatusForbidden:
 		why := "GitHub answered 403: the token is valid but not allowed to do this"
 		if ghMessage != "" {
 			why += " (" + ghMessage + ")"
 		}
-		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, tokenHow)
+		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, c.tokenHow())
 	case status == http.StatusNotFound, status == http.StatusUnprocessableEntity && o.target == targetRef:
 		if o.target == targetRef && status == http.StatusNotFound {
 			o.target = targetRepo
@@ -203,7 +208,7 @@ func (c *Client) rateLimited(mk func(string, error, string, string) *fault.Error
 	details["retryAfterSeconds"] = int(retry.Seconds())
 	how := "wait " + retry.String() + " and retry"
 	if c.token == "" {
-		how += "; unauthenticated requests get only 60 per hour: set GITHUB_PAT to get 5,000"
+		how += "; unauthenticated requests get only 60 per hour: set " + c.tokenVar + " to get 5,000"
 	}
 	f := mk(fault.GitHubRateLimited, ErrRateLimited, why, how)
 	f.RetryAfter = retry
@@ -238,7 +243,7 @@ func (c *Client) notFound(mk func(string, error, string, string) *fault.Error, o
 			"check GITHUB_REPO_URL and GITHUB_REF, and that the token may write to the repository"+access)
 	default:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+repo+" does not exist or is not visible",
-			"check GITHUB_REPO_URL"+access+": "+tokenHow)
+			"check GITHUB_REPO_URL"+access+": "+c.tokenHow())
 	}
 }
 

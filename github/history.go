@@ -97,10 +97,13 @@ type historyEntry struct {
 
 // FileHistory lists the commits that changed the file at p (a path in the
 // repository, as the catalog's entries name it), from the commit the
-// catalog was built from: one conditional request, a 304 when asked again
-// about the same commit. Versions are filled in from files already read
-// (FileAt), never fetched here: a version costs a request the first time
-// only, and a caller looking for one version stops at it.
+// catalog was built from: one conditional request the first time, none
+// afterwards while the catalog stays at that commit (a commit's history
+// never changes), and one request shared by callers asking at once.
+// Versions are filled in from files already read (FileAt), never fetched
+// here: a version costs a request the first time only, and a caller looking
+// for one version stops at it. Each request spends the source's budget of
+// version lookups (RATE_LIMITED when spent).
 func (s *Source) FileHistory(ctx context.Context, p string) (templates.Revisions, error) {
 	if err := s.checkHistoryPath(p); err != nil {
 		return templates.Revisions{}, err
@@ -113,6 +116,36 @@ func (s *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 	}
 	if ref == "" {
 		ref = "HEAD"
+	}
+	revs, ok := s.lookups.historyAt(ref, p)
+	if !ok {
+		v, err, _ := s.lookupGroup.Do("history\x00"+ref+"\x00"+p, func() (any, error) {
+			return s.listHistory(ctx, p, ref)
+		})
+		if err != nil {
+			return templates.Revisions{}, err
+		}
+		revs = v.(templates.Revisions)
+	}
+	// Also saves the files FileAt read since the last save: writing the
+	// whole cache after each of them would write it once per commit a
+	// version lookup walks.
+	s.persist()
+	out := make([]templates.Revision, len(revs.Revisions))
+	for i, r := range revs.Revisions {
+		if data, ok := s.cachedFileAt(p, r.Commit); ok {
+			r.Version = templates.DeclaredVersion(data)
+		}
+		out[i] = r
+	}
+	return templates.Revisions{Revisions: out, Truncated: revs.Truncated, Ref: ref}, nil
+}
+
+// listHistory asks GitHub for the history of p at ref, remembered when ref
+// is a commit.
+func (s *Source) listHistory(ctx context.Context, p, ref string) (templates.Revisions, error) {
+	if err := s.lookups.spend(s.now(), "list the commits of "+p); err != nil {
+		return templates.Revisions{}, err
 	}
 	key := cache.KeyFor(s.ns, cache.KindHistory, p, ref)
 	var old historyEntry
@@ -133,25 +166,21 @@ func (s *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 		}
 		s.cache.Put(cache.Entry{Key: key, ETag: newETag, Value: value, CachedAt: s.now()})
 	}
-	// Also saves the files FileAt read since the last save: writing the
-	// whole cache after each of them would write it once per commit a
-	// version lookup walks.
-	s.persist()
-	out := make([]templates.Revision, len(revs))
-	for i, r := range revs {
-		if data, ok := s.cachedFileAt(p, r.Commit); ok {
-			r.Version = templates.DeclaredVersion(data)
-		}
-		out[i] = r
+	out := templates.Revisions{Revisions: revs, Truncated: len(revs) >= HistoryPage, Ref: ref}
+	if IsCommitSHA(ref) {
+		s.lookups.rememberHistory(ref, p, out)
 	}
-	return templates.Revisions{Revisions: out, Truncated: len(out) >= HistoryPage, Ref: ref}, nil
+	return out, nil
 }
 
 // FileAt reads the file at p as of rev, a full commit SHA or a tag or
 // branch name. At a commit it is read once and then kept forever (a
 // commit's files never change), by blob SHA; a tag or branch may move, so
-// it costs one request each time, and only the bytes are kept. What it
-// reads reaches the disk cache with the next FileHistory or sync.
+// it costs one request each time, and only the bytes are kept. A rev
+// GitHub does not know is remembered as such while the catalog stays at
+// its commit, so asking again costs nothing; callers asking at once share
+// one request. Each request spends the source's budget of version lookups.
+// What it reads reaches the disk cache with the next FileHistory or sync.
 func (s *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 	if err := s.checkHistoryPath(p); err != nil {
 		return nil, err
@@ -163,15 +192,33 @@ func (s *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 			return data, nil
 		}
 	}
-	data, sha, err := s.client.contentsAt(ctx, p, rev)
+	s.mu.Lock()
+	at := s.commit
+	s.mu.Unlock()
+	if err := s.lookups.missingAt(at, p, rev); err != nil {
+		return nil, err
+	}
+	v, err, _ := s.lookupGroup.Do("file\x00"+at+"\x00"+p+"\x00"+rev, func() (any, error) {
+		if err := s.lookups.spend(s.now(), "read "+p+" at "+short(rev)); err != nil {
+			return nil, err
+		}
+		data, sha, err := s.client.contentsAt(ctx, p, rev)
+		if err != nil {
+			if fault.CodeOf(err) == fault.GitHubNotFound && at != "" {
+				s.lookups.rememberMissing(at, p, rev, err)
+			}
+			return nil, err
+		}
+		s.cache.Put(cache.Entry{Key: cache.KeyFor(s.ns, cache.KindHistoryBlob, sha, ""), Value: data})
+		if pinned {
+			s.cache.Put(cache.Entry{Key: cache.KeyFor(s.ns, cache.KindFileAt, p, rev), Value: []byte(sha)})
+		}
+		return data, nil
+	})
 	if err != nil {
 		return nil, err
 	}
-	s.cache.Put(cache.Entry{Key: cache.KeyFor(s.ns, cache.KindHistoryBlob, sha, ""), Value: data})
-	if pinned {
-		s.cache.Put(cache.Entry{Key: cache.KeyFor(s.ns, cache.KindFileAt, p, rev), Value: []byte(sha)})
-	}
-	return data, nil
+	return v.([]byte), nil
 }
 
 // cachedFileAt is the file at p as of commit when it was read before.

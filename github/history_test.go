@@ -15,8 +15,8 @@ func historyTemplate(version string) []byte {
 
 // TestFileHistory follows a template's history across a restart and a
 // push, counting requests: what was read is kept on disk (a version is
-// downloaded once), the list is revalidated with its ETag, and a push
-// gives a new list.
+// downloaded once), the list is read once per commit (after a restart,
+// revalidated with its ETag), and a push gives a new list.
 func TestFileHistory(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, fakegithub.Library{})
@@ -46,7 +46,7 @@ func TestFileHistory(t *testing.T) {
 		{"history names the version read", func(s *Source) (string, error) {
 			r, err := s.FileHistory(ctx, p)
 			return revisionsString(r.Revisions), err
-		}, "two@,one@1.0.0", 1, 0, 1},
+		}, "two@,one@1.0.0", 0, 0, 0}, // the history at this commit is remembered
 		{"a tag is read each time", func(s *Source) (string, error) {
 			h.fake.SetTag("v1", first)
 			b, err := s.FileAt(ctx, p, "v1")
@@ -145,4 +145,26 @@ func revisionsString(revs []templates.Revision) string {
 		parts = append(parts, r.Message+"@"+r.Version)
 	}
 	return strings.Join(parts, ",")
+}
+
+// TestTokenVarNamed: a source whose token comes from a variable of its
+// own (a --source repository's token-env=) names that variable when its
+// token is refused on a refresh, long after start-up, never GITHUB_PAT.
+func TestTokenVarNamed(t *testing.T) {
+	h := newHarness(t, fakegithub.Library{})
+	h.fake.CommitFiles("one", map[string][]byte{"templates/Greeting.json": historyTemplate("a")})
+	s := h.source(func(c *Config) { c.TokenVar = "TEAM_PAT" })
+	ctx := ctxT(t)
+	if _, err := s.Load(ctx); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.SetToken("ghp_someoneElsesToken000000000000000000")
+	_, err := s.Refresh(ctx)
+	f := fault.As(err)
+	if f == nil || f.Code != fault.GitHubAuthFailed {
+		t.Fatalf("refresh with a revoked token: %v, want GITHUB_AUTH_FAILED", err)
+	}
+	if !strings.Contains(f.How, "check TEAM_PAT") || strings.Contains(f.How+f.Why+f.What, "GITHUB_PAT") {
+		t.Errorf("the error names the wrong variable: %s / %s", f.Why, f.How)
+	}
 }

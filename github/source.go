@@ -64,13 +64,15 @@ type Source struct {
 	logger    *slog.Logger
 	now       func() time.Time
 
-	group      singleflight.Group
-	bgRunning  atomic.Bool
-	saveWarned atomic.Bool
-	noArchive  bool                                           // tests read every blob one by one
-	newTimer   func(time.Duration) (<-chan time.Time, func()) // tests replace it
-	bgDoneHook func()                                         // tests observe background syncs
-	listingMu  sync.Mutex                                     // serialises writes of the listing entry
+	group       singleflight.Group
+	lookupGroup singleflight.Group // version lookups asked at once share one request
+	lookups     *lookups           // their budget and what they remember
+	bgRunning   atomic.Bool
+	saveWarned  atomic.Bool
+	noArchive   bool                                           // tests read every blob one by one
+	newTimer    func(time.Duration) (<-chan time.Time, func()) // tests replace it
+	bgDoneHook  func()                                         // tests observe background syncs
+	listingMu   sync.Mutex                                     // serialises writes of the listing entry
 
 	mu         sync.Mutex
 	base       *templates.Catalog   // last good catalog, never marked stale
@@ -125,6 +127,7 @@ func NewSource(cfg Config) (*Source, error) {
 		logger:  st.logger,
 		now:     st.now,
 		subs:    map[int]func(*templates.Catalog){},
+		lookups: newLookups(st.versionLookups),
 		newTimer: func(d time.Duration) (<-chan time.Time, func()) {
 			t := time.NewTimer(d)
 			return t.C, func() { t.Stop() }

@@ -312,6 +312,11 @@ func undefinedPlaceholders(t *templates.Template, buf []string) []string {
 	return buf
 }
 
+// CheckValue refuses a value of the variable or argument name longer than
+// MaxValueLength, with the error Prompt gives for it: paths that pass
+// values on (a flow's arguments) check them before they are copied.
+func CheckValue(name, val string) error { return checkLength(name, val) }
+
 func checkLength(name, val string) error {
 	// A string of at most MaxValueLength bytes cannot hold more runes.
 	if len(val) <= MaxValueLength {

@@ -618,7 +618,14 @@ func nonNil(s []string) []string {
 // NotFound is the TEMPLATE_NOT_FOUND error for name, with "did you mean"
 // suggestions from c (which may be nil).
 func NotFound(name string, c *Catalog) *fault.Error {
-	sugg := c.Suggest(name, 3)
+	var sugg []string
+	if len(name) > 2*MaxNameLength+1 {
+		// Longer than any NAMESPACE/NAME: nothing is like it, and a client
+		// sending megabytes of name must not get them back.
+		name = truncate(name, 64)
+	} else {
+		sugg = c.Suggest(name, 3)
+	}
 	how := "list the available names with the flowyprompt_list_templates tool (or prompts/list); names are case-sensitive"
 	if len(sugg) > 0 {
 		how = fmt.Sprintf("did you mean %q? Otherwise %s", sugg[0], how)
@@ -680,6 +687,10 @@ func (c *Catalog) invalidFile(name string) (Invalid, bool) {
 
 func describeSource(info SourceInfo) string {
 	switch {
+	case info.Kind == "directory":
+		// A folder's location is a path on the server's machine: not
+		// for clients to see (the operator's log names it).
+		return "the template folder"
 	case info.Kind == "" && info.Location == "":
 		return "the catalog"
 	case info.Location == "":

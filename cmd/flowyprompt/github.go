@@ -25,6 +25,7 @@ func githubSource(cfg *config.Config, log *slog.Logger, link replicas) (*github.
 	gc := github.Config{
 		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
+		VersionLookups: cfg.VersionLookups, TokenVar: cfg.GitHubTokenVar,
 	}
 	if link != nil {
 		gc.Shared, gc.Replica = link.shared()
@@ -53,6 +54,12 @@ func compositeSource(cfg *config.Config, log *slog.Logger, link replicas) (templ
 		switch spec.Kind {
 		case config.KindGitHub:
 			one.GitHubRepoURL, one.GitHubRef, one.GitHubToken = spec.Location, spec.Ref, string(spec.Token)
+			// Its messages name its own variable, also when a refresh
+			// fails long after start-up.
+			one.GitHubTokenVar = spec.TokenEnv + " (token-env= of --source " + spec.Name + ")"
+			if spec.TokenEnv == "" {
+				one.GitHubTokenVar = "a token variable named by token-env= in --source " + spec.Name
+			}
 			if spec.Path != "" {
 				one.GitHubPath = spec.Path
 			}

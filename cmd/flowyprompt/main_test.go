@@ -268,7 +268,7 @@ func TestLinkLeadingOut(t *testing.T) {
 // help rows of TestCommands expect.
 var (
 	sourceFlagNames = []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
-		"log-format", "log-level", "max-file-size", "source", "templates"}
+		"github-version-lookups", "log-format", "log-level", "max-file-size", "source", "templates"}
 	writeFlagNames = []string{"allow-write", "write-allow"}
 )
 

@@ -240,6 +240,10 @@ func (a *App) flowPrompt(ctx context.Context, r *mcp.Request, cat *templates.Cat
 	for i, s := range f.Steps {
 		refs[i] = fmt.Sprintf("[your result of step %d, %s]", i+1, s.Name)
 	}
+	// The prompt as a whole stays within ResultBudget: each step has an
+	// equal share of what the opening message leaves, and a step's text
+	// longer than that is cut at a line, saying so.
+	room := (ResultBudget - flowReserve - runeCount(b.String())) / max(n, 1)
 	for i, s := range f.Steps {
 		head := fmt.Sprintf("## Step %d of %d: %s\n\n", i+1, n, s.Name)
 		e, ok := cat.Lookup(s.Template)
@@ -255,12 +259,24 @@ func (a *App) flowPrompt(ctx context.Context, r *mcp.Request, cat *templates.Cat
 			text = fmt.Sprintf("Use the template %s with these values. It cannot be filled in before the steps it depends on are done (%s).\n\n%s",
 				s.Template, err, describeValues(vars))
 		}
+		if len(text) > room && runeCount(text) > room {
+			total := runeCount(text)
+			text = cutPrompt(text, room)
+			text = fmt.Sprintf("⚠️ Truncated: this step's prompt has %d characters, more than its share of the flow's prompt; these are the first %d. "+
+				"Run the flow step by step with flowyprompt_start_flow to get each step whole.\n\n%s", total, runeCount(text), text)
+		}
 		msgs = append(msgs, mcp.PromptMessage{Role: "user", Content: mcp.TextContent(head + text)})
 	}
 	return &mcp.GetPromptResult{Description: f.Description, Messages: msgs}, nil
 }
 
-// describeValues lists a step's variables, one per line, in name order.
+// describedValue is the most of a value describeValues shows: enough
+// to recognise it, and a step's description never holds a long value
+// (one refused for its length would otherwise be copied into it).
+const describedValue = 200
+
+// describeValues lists a step's variables, one per line, in name order,
+// each value cut at describedValue characters.
 func describeValues(vars map[string]string) string {
 	names := make([]string, 0, len(vars))
 	for name := range vars {
@@ -269,7 +285,11 @@ func describeValues(vars map[string]string) string {
 	slices.Sort(names)
 	var b strings.Builder
 	for _, name := range names {
-		fmt.Fprintf(&b, "- %s: %s\n", name, vars[name])
+		v := vars[name]
+		if n := runeCount(v); n > describedValue {
+			v = fmt.Sprintf("%s (%d characters in all)", truncateRunes(v, describedValue), n)
+		}
+		fmt.Fprintf(&b, "- %s: %s\n", name, v)
 	}
 	return b.String()
 }

@@ -145,14 +145,15 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 		if !found {
 			f := templates.NotFound(name, cat)
 			f.Code = fault.ResourceNotFound
+			f.Details["uri"] = shownURI(uri)
 			return mcp.ResourceContents{}, f
 		}
 		return mcp.ResourceContents{URI: uri, MimeType: "application/json", Text: string(e.Raw)}, nil
 	}
 	if strings.Contains(uri, "://") && !strings.HasPrefix(uri, FileURIPrefix) {
-		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
+		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
 			Why: "this server serves template://NAME resources and template-file:///PATH files its templates list",
-			How: "list them with resources/list"}
+			How: "list them with resources/list", Details: map[string]any{"uri": shownURI(uri)}}
 	}
 	// A file: template-file:///PATH, or the bare path as a template lists it.
 	rel := strings.TrimPrefix(uri, FileURIPrefix)
@@ -161,9 +162,9 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 	// anything else (a .git directory, an .env file, notes), and clients
 	// over HTTP are not necessarily the folder's owner.
 	if !listed && !listedResource(cat, rel) {
-		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
+		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
 			Why: "files of the template source are served only when a template lists them in its resources",
-			How: "list the file in a template's resources, or use template://NAME resources"}
+			How: "list the file in a template's resources, or use template://NAME resources", Details: map[string]any{"uri": shownURI(uri)}}
 	}
 	rr, ok := a.lib.Source().(templates.ResourceReader)
 	if !ok {
@@ -178,6 +179,19 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 		return mcp.ResourceContents{URI: uri, MimeType: mimeType, Text: string(data)}, nil
 	}
 	return mcp.ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+// maxShownURI is the most of a URI an error quotes back: enough to
+// recognise it, and a client sending a megabyte of URI does not get it
+// back, twice.
+const maxShownURI = 256
+
+// shownURI is uri as errors quote it, cut at maxShownURI characters.
+func shownURI(uri string) string {
+	if len(uri) <= maxShownURI {
+		return uri
+	}
+	return truncateRunes(uri, maxShownURI)
 }
 
 // listedResource reports whether a template of cat lists the path p in its

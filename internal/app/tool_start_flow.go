@@ -8,6 +8,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -69,6 +70,9 @@ func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*tool
 // names them. done says what did not happen ("started", "rendered").
 func (a *App) flowArguments(ctx context.Context, r *mcp.Request, f *templates.Flow, args map[string]string,
 	retry mcp.Retry, done string) (map[string]string, error) {
+	if err := checkFlowValues(f, args, done); err != nil {
+		return nil, err
+	}
 	var missing []string
 	for _, arg := range f.Arguments {
 		if arg.Required && strings.TrimSpace(args[arg.Name]) == "" {
@@ -79,12 +83,32 @@ func (a *App) flowArguments(ctx context.Context, r *mcp.Request, f *templates.Fl
 		return args, nil
 	}
 	merged, err := a.askForMissing(ctx, r, flowInputs(f), args, missing, retry)
-	if err != nil || merged != nil {
-		return merged, err
+	if err != nil {
+		return nil, err
+	}
+	if merged != nil {
+		if err := checkFlowValues(f, merged, done); err != nil {
+			return nil, err
+		}
+		return merged, nil
 	}
 	return nil, &fault.Error{Code: fault.MissingRequiredVariable, What: fmt.Sprintf("flow %s was not %s", f.Name, done),
 		Why: "required arguments are missing: " + strings.Join(missing, ", "), How: "call again with those arguments",
 		Details: map[string]any{"missing": missing}}
+}
+
+// checkFlowValues refuses an argument of f longer than a value may be. A
+// value is copied into every step that refers to it, so it is checked
+// here, before any copy, and not only by the render of each step.
+func checkFlowValues(f *templates.Flow, args map[string]string, done string) error {
+	for _, arg := range f.Arguments {
+		if err := render.CheckValue(arg.Name, args[arg.Name]); err != nil {
+			g := *fault.As(err)
+			g.What = fmt.Sprintf("flow %s was not %s: %s", f.Name, done, g.What)
+			return &g
+		}
+	}
+	return nil
 }
 
 // flowInputs is a stand-in template whose variables are f's arguments and

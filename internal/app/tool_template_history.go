@@ -27,6 +27,8 @@ func (a *App) templateHistory(ctx context.Context, _ *mcp.Request, in toolArgs) 
 	if err != nil {
 		return nil, err
 	}
+	// One lookup: its git runs (a folder's) share one budget.
+	ctx = templates.WithLookup(ctx, 0)
 	revs, err := h.FileHistory(ctx, e.Path)
 	if err != nil {
 		return nil, err

@@ -263,7 +263,7 @@ func errorResult(err error) *mcp.CallToolResult {
 }
 
 // retryableCodes are the failures the same call may get past later.
-var retryableCodes = map[string]bool{fault.NetworkError: true, fault.GitHubRateLimited: true, fault.RequestTimeout: true,
+var retryableCodes = map[string]bool{fault.NetworkError: true, fault.GitHubRateLimited: true, fault.RateLimited: true, fault.RequestTimeout: true,
 	fault.Internal: true, fault.WriteConflict: true}
 
 func firstNonEmpty(s ...string) string {

@@ -60,6 +60,8 @@ func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string)
 	if err != nil {
 		return nil, nil, err
 	}
+	// One lookup: its git runs (a folder's) share one budget.
+	ctx = templates.WithLookup(ctx, 0)
 	var data []byte
 	at := &versionAt{Requested: version}
 	if version == e.Template.Metadata.Version {

@@ -1,10 +1,12 @@
 package app_test
 
 import (
+	"fmt"
 	"log/slog"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
@@ -46,8 +48,8 @@ func githubSource(t *testing.T, fake *fakegithub.Server) *github.Source {
 // through go-github against the fake, and counts what each call costs.
 // The first history is 1 request; asking for an old metadata.version reads
 // the file at each commit, newest first, until it matches (here 3 reads),
-// once: afterwards a version, the history and a commit SHA cost one
-// conditional request answered 304, or none.
+// once: afterwards the history of the served commit is remembered, and a
+// version read or a commit SHA costs nothing; a tag is read each time.
 func TestTemplateVersions(t *testing.T) {
 	t.Parallel()
 	fake, commits := versionsRepo(t)
@@ -72,19 +74,19 @@ func TestTemplateVersions(t *testing.T) {
 				shortSHA12(commits[2]) + " ", "v2.0.0 (served now) by", "v? by", "v? is a version not read yet"},
 			versions: []string{"2.0.0", "", ""}, list: 1, contents: 1, total: 2},
 		{name: "history again", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
-			versions: []string{"2.0.0", "", ""}, list: 1, notModified: 1, total: 1},
+			versions: []string{"2.0.0", "", ""}},
 		{name: "render an old metadata.version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
-			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}, list: 1, notModified: 1, contents: 2, total: 3},
+			want: []string{"hello one", "Version 1.0.0", shortID(commits[0])}, contents: 2, total: 2},
 		{name: "render it again", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "1.0.0"},
-			want: []string{"hello one"}, list: 1, notModified: 1, total: 1},
+			want: []string{"hello one"}},
 		{name: "history with the versions read", tool: "flowyprompt_template_history", args: map[string]any{"name": "Greeting"},
-			versions: []string{"2.0.0", "1.1.0", "1.0.0"}, list: 1, notModified: 1, total: 1},
+			versions: []string{"2.0.0", "1.1.0", "1.0.0"}},
 		{name: "get at a tag", tool: "flowyprompt_get_template", args: map[string]any{"name": "Greeting", "version": "greeting-first"},
-			want: []string{"Version 1.0.0", `asked for "greeting-first"`}, list: 1, notModified: 1, contents: 1, total: 2},
+			want: []string{"Version 1.0.0", `asked for "greeting-first"`}, contents: 1, total: 1},
 		{name: "render at a commit SHA", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": commits[1]},
 			want: []string{"hello one-one", "Version 1.1.0"}},
 		{name: "an unknown version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting", "version": "9.9.9"},
-			wantCode: "VERSION_NOT_FOUND", want: []string{"2.0.0 (", "1.1.0 (", "1.0.0 ("}, list: 1, notModified: 1, contents: 1, total: 2},
+			wantCode: "VERSION_NOT_FOUND", want: []string{"2.0.0 (", "1.1.0 (", "1.0.0 ("}, contents: 1, total: 1},
 		{name: "the current version", tool: "flowyprompt_render_template", args: map[string]any{"name": "Greeting"},
 			want: []string{"hello two"}},
 		{name: "the current metadata.version", tool: "flowyprompt_get_template", args: map[string]any{"name": "Greeting", "version": "2.0.0"},
@@ -260,5 +262,70 @@ func TestFolderVersions(t *testing.T) {
 			res := call(t, c, i+10, tt.tool, tt.args)
 			checkVersionsResult(t, res, tt.wantCode, tt.want, tt.versions)
 		})
+	}
+}
+
+// TestVersionLookupBudget: random versions cannot spend the GitHub
+// token's budget. 50 get_template calls with versions no commit declares
+// make at most the budget of GitHub requests (the clock stands still, so
+// none is refilled); once it is spent the answer is RATE_LIMITED, retryable,
+// with a retry time; and a version already found missing costs nothing.
+func TestVersionLookupBudget(t *testing.T) {
+	t.Parallel()
+	fake, _ := versionsRepo(t)
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	src, err := github.NewSource(github.Config{RepoURL: fake.RepoURL(), Ref: "main", APIURL: fake.URL(), TTL: time.Hour,
+		CacheDir: t.TempDir(), Logger: slog.New(slog.DiscardHandler), Now: func() time.Time { return now }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, _, _ := newEngine(t, src)
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	get := func(id int, version string) toolResult {
+		return call(t, c, id, "flowyprompt_get_template", map[string]any{"name": "Greeting", "version": version})
+	}
+	// A version asked twice: the second time costs no request.
+	if res := get(2, "0.0.1-missing"); res.StructuredContent["code"] != "VERSION_NOT_FOUND" {
+		t.Fatalf("unknown version: %v", res.StructuredContent)
+	}
+	fake.Reset()
+	if res := get(3, "0.0.1-missing"); res.StructuredContent["code"] != "VERSION_NOT_FOUND" {
+		t.Fatalf("unknown version again: %v", res.StructuredContent)
+	}
+	if n := fake.Total(); n != 0 {
+		t.Errorf("a version known missing cost %d GitHub requests, want 0", n)
+	}
+
+	fake.Reset()
+	codes := map[string]int{}
+	var limited toolResult
+	for i := range 50 {
+		res := get(10+i, fmt.Sprintf("9.%d.%d-random", i, i*7))
+		code, _ := res.StructuredContent["code"].(string)
+		codes[code]++
+		if code == "RATE_LIMITED" && limited.Content == nil {
+			limited = res
+		}
+		if code == "VERSION_NOT_FOUND" && codes["RATE_LIMITED"] > 0 {
+			t.Fatalf("call %d found its version missing after the budget was spent", i)
+		}
+	}
+	t.Logf("50 random versions: %d GitHub requests; answers %v", fake.Total(), codes)
+	if n := fake.Total(); n > github.DefaultVersionLookups {
+		t.Errorf("50 random versions cost %d GitHub requests, want at most %d", n, github.DefaultVersionLookups)
+	}
+	if codes["RATE_LIMITED"] == 0 || codes["VERSION_NOT_FOUND"]+codes["RATE_LIMITED"] != 50 {
+		t.Fatalf("answers %v; want VERSION_NOT_FOUND until the budget is spent, then RATE_LIMITED", codes)
+	}
+	sc := limited.StructuredContent
+	if sc["retryable"] != true || sc["retry_after"] == nil || sc["retry_after"].(float64) < 1 {
+		t.Errorf("RATE_LIMITED answer lacks retryable and retry_after: %v", sc)
+	}
+	for _, w := range []string{"20 GitHub requests a minute", "--github-version-lookups", "GITHUB_VERSION_LOOKUPS"} {
+		if !strings.Contains(limited.Content[0].Text, w) {
+			t.Errorf("RATE_LIMITED answer lacks %q:\n%s", w, limited.Content[0].Text)
+		}
 	}
 }

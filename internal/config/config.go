@@ -36,11 +36,18 @@ type Config struct {
 
 	GitHubRepoURL string
 	GitHubToken   string
-	GitHubRef     string
-	GitHubPath    string
-	GitHubAPIURL  string
-	CacheTTL      time.Duration
-	CacheDir      string
+	// GitHubTokenVar names the variable GitHubToken came from, for
+	// messages; "" is GITHUB_PAT. Set for each --source repository to its
+	// token-env=.
+	GitHubTokenVar string
+	GitHubRef      string
+	GitHubPath     string
+	GitHubAPIURL   string
+	CacheTTL       time.Duration
+	CacheDir       string
+	// VersionLookups is how many GitHub requests each GitHub source's
+	// version lookups may make a minute.
+	VersionLookups int
 
 	// Sources are the --source values (or FLOWYPROMPT_SOURCES), read by
 	// Check: several libraries served at once, each under its namespace.
@@ -127,6 +134,8 @@ func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.StringVar(&c.GitHubPath, "github-path", r.strOr("GITHUB_TEMPLATES_PATH", "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
 	fs.StringVar(&c.GitHubAPIURL, "github-api-url", r.str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
 	fs.DurationVar(&c.CacheTTL, "cache-ttl", r.millis("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
+	fs.IntVar(&c.VersionLookups, "github-version-lookups", r.positiveInt("GITHUB_VERSION_LOOKUPS", github.DefaultVersionLookups),
+		"GitHub `requests` a minute that each GitHub source may spend on older versions and histories; past it they answer RATE_LIMITED (env GITHUB_VERSION_LOOKUPS)")
 	fs.StringVar(&c.CacheDir, "cache-dir", r.str("FLOWYPROMPT_CACHE_DIR"), "disk cache `folder` (env FLOWYPROMPT_CACHE_DIR; default: the user cache directory)")
 	// -h prints each flag's default, here taken from the environment: a
 	// URL given with a token in it (refused when the source starts) must
@@ -209,7 +218,7 @@ func (r *envReader) positiveInt(name string, def int) int {
 	}
 	n, err := strconv.Atoi(v)
 	if err != nil || n <= 0 {
-		r.errs = append(r.errs, fmt.Errorf("%s=%q is not a positive integer: set it to a number of bytes, e.g. %d, or unset it", name, v, def))
+		r.errs = append(r.errs, fmt.Errorf("%s=%q is not a positive integer: set it to one, e.g. %d (the default), or unset it", name, v, def))
 		return def
 	}
 	return n
@@ -302,6 +311,9 @@ func (c *Config) Check() error {
 	var errs []error
 	if c.MaxFileSize <= 0 {
 		errs = append(errs, fmt.Errorf("--max-file-size must be positive (got %d): use e.g. 102400", c.MaxFileSize))
+	}
+	if c.VersionLookups < 0 {
+		errs = append(errs, fmt.Errorf("--github-version-lookups must be positive (got %d): use e.g. %d, the default", c.VersionLookups, github.DefaultVersionLookups))
 	}
 	if _, err := ParseLevel(c.LogLevel); err != nil {
 		// Named both ways: the value may come from either.

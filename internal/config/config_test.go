@@ -24,19 +24,19 @@ func flagNames(fs *flag.FlagSet) []string {
 // never refused over a setting it does not use.
 func TestRegisterGroups(t *testing.T) {
 	source := []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
-		"log-format", "log-level", "max-file-size", "source", "templates"}
+		"github-version-lookups", "log-format", "log-level", "max-file-size", "source", "templates"}
 	write := []string{"allow-write", "write-allow"}
 	all := append(append([]string{}, source...), write...)
 	slices.Sort(all)
-	bad := map[string]string{"MAX_FILE_SIZE": "big", "CACHE_TTL_MS": "soon", "WRITE_ENABLED": "maybe"}
+	bad := map[string]string{"MAX_FILE_SIZE": "big", "CACHE_TTL_MS": "soon", "WRITE_ENABLED": "maybe", "GITHUB_VERSION_LOOKUPS": "many"}
 	tests := []struct {
 		name     string
 		register func(*flag.FlagSet, *Config, Env) error
 		flags    []string
 		badVars  []string // the variables of bad the group complains about
 	}{
-		{"Register", Register, all, []string{"MAX_FILE_SIZE", "CACHE_TTL_MS", "WRITE_ENABLED"}},
-		{"RegisterSource", RegisterSource, source, []string{"MAX_FILE_SIZE", "CACHE_TTL_MS"}},
+		{"Register", Register, all, []string{"MAX_FILE_SIZE", "CACHE_TTL_MS", "WRITE_ENABLED", "GITHUB_VERSION_LOOKUPS"}},
+		{"RegisterSource", RegisterSource, source, []string{"MAX_FILE_SIZE", "CACHE_TTL_MS", "GITHUB_VERSION_LOOKUPS"}},
 		{"RegisterWrite", RegisterWrite, write, []string{"WRITE_ENABLED"}},
 		{"RegisterFileSize", RegisterFileSize, []string{"max-file-size"}, []string{"MAX_FILE_SIZE"}},
 	}
@@ -74,12 +74,14 @@ func TestRegisterDefaults(t *testing.T) {
 	}{
 		{"built-in defaults", nil, nil, func(c *Config) bool {
 			return c.MaxFileSize == 102400 && c.LogLevel == "info" && c.LogFormat == "text" &&
-				c.GitHubPath == "templates" && c.CacheTTL == 15*time.Minute && !c.AllowWrite && c.WritePatterns == "*"
+				c.GitHubPath == "templates" && c.CacheTTL == 15*time.Minute && !c.AllowWrite && c.WritePatterns == "*" &&
+				c.VersionLookups == 20
 		}},
 		{"from the environment", map[string]string{"MAX_FILE_SIZE": "2048", "LOG_LEVEL": "debug", "CACHE_TTL_MS": "1500",
-			"WRITE_ENABLED": "true", "WRITE_ALLOW": "team_*", "TEMPLATES_DIR": "/srv/prompts", "GITHUB_PAT": "secret"}, nil,
+			"WRITE_ENABLED": "true", "WRITE_ALLOW": "team_*", "TEMPLATES_DIR": "/srv/prompts", "GITHUB_PAT": "secret",
+			"GITHUB_VERSION_LOOKUPS": "5"}, nil,
 			func(c *Config) bool {
-				return c.MaxFileSize == 2048 && c.LogLevel == "debug" && c.CacheTTL == 1500*time.Millisecond &&
+				return c.VersionLookups == 5 && c.MaxFileSize == 2048 && c.LogLevel == "debug" && c.CacheTTL == 1500*time.Millisecond &&
 					c.AllowWrite && c.WritePatterns == "team_*" && c.TemplatesDir == "/srv/prompts" && c.GitHubToken == "secret"
 			}},
 		{"empty means unset", map[string]string{"LOG_LEVEL": "", "GITHUB_TEMPLATES_PATH": "", "WRITE_ALLOW": ""}, nil,
@@ -87,8 +89,8 @@ func TestRegisterDefaults(t *testing.T) {
 				return c.LogLevel == "info" && c.GitHubPath == "templates" && c.WritePatterns == "*"
 			}},
 		{"flags win", map[string]string{"MAX_FILE_SIZE": "2048", "WRITE_ENABLED": "true"},
-			[]string{"--max-file-size", "4096", "--allow-write=false"},
-			func(c *Config) bool { return c.MaxFileSize == 4096 && !c.AllowWrite }},
+			[]string{"--max-file-size", "4096", "--allow-write=false", "--github-version-lookups", "60"},
+			func(c *Config) bool { return c.MaxFileSize == 4096 && !c.AllowWrite && c.VersionLookups == 60 }},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

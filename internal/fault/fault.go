@@ -19,6 +19,7 @@ const (
 	InvalidTemplate         = "INVALID_TEMPLATE"
 	GitHubAuthFailed        = "GITHUB_AUTH_FAILED"
 	GitHubRateLimited       = "GITHUB_RATE_LIMITED"
+	RateLimited             = "RATE_LIMITED" // a budget of the server's own was spent
 	GitHubNotFound          = "GITHUB_NOT_FOUND"
 	NetworkError            = "NETWORK_ERROR"
 	WriteDisabled           = "WRITE_DISABLED"

@@ -16,6 +16,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/fsnotify/fsnotify"
+	"golang.org/x/sync/semaphore"
 )
 
 // Default timings of the directory watcher.
@@ -57,6 +58,14 @@ type Source struct {
 
 	// afterRebuild, when set (tests), runs after each watcher rebuild.
 	afterRebuild func(c *templates.Catalog, delivered bool, err error)
+
+	// The versions read from the folder's Git repository (history.go):
+	// git runs at once, bounded, and what they read.
+	gitRuns *semaphore.Weighted
+	gitRead gitCache
+	// gitStarted, when set (tests), is called as each git process is
+	// started, and what it returns once it has ended.
+	gitStarted func(args []string) (ended func())
 }
 
 // New returns a source for the folder dir. opts.Info defaults to kind
@@ -74,7 +83,7 @@ func New(dir string, opts templates.BuildOptions) *Source {
 		logger = slog.Default()
 	}
 	return &Source{dir: dir, opts: opts, logger: logger, debounce: dirDebounce, poll: dirPoll,
-		evalSymlinks: filepath.EvalSymlinks}
+		evalSymlinks: filepath.EvalSymlinks, gitRuns: semaphore.NewWeighted(maxGitRuns)}
 }
 
 // quietOptions are the build options without logging, for builds whose

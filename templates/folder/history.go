@@ -114,7 +114,21 @@ func (b *limitedBuffer) Write(p []byte) (int, error) {
 // giving stdin to it and its stdout to read. When read fails the command
 // is stopped, so a reader that stops early never leaves git blocked on a
 // full pipe.
+//
+// At most maxGitRuns run at once per folder (the others wait, within ctx),
+// and each spends one run of the version lookup ctx marks, if any
+// (templates.WithLookup).
 func (d *Source) git(ctx context.Context, stdin string, read func(io.Reader) error, args ...string) error {
+	if err := templates.SpendLookupRun(ctx, "git "+args[0]); err != nil {
+		return err
+	}
+	if err := d.gitRuns.Acquire(ctx, 1); err != nil {
+		return fmt.Errorf("wait to run git %s: %w", args[0], err)
+	}
+	defer d.gitRuns.Release(1)
+	if d.gitStarted != nil {
+		defer d.gitStarted(args)()
+	}
 	ctx, cancel := context.WithTimeout(ctx, gitTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", append(gitGlobalArgs[:len(gitGlobalArgs):len(gitGlobalArgs)], args...)...)
@@ -144,7 +158,7 @@ func (d *Source) git(ctx context.Context, stdin string, read func(io.Reader) err
 	case rerr != nil:
 		return rerr
 	case werr != nil && ctx.Err() != nil:
-		return fmt.Errorf("git %s in %s: %w", args[0], d.dir, ctx.Err())
+		return fmt.Errorf("git %s in the template folder: %w", args[0], ctx.Err())
 	case werr != nil:
 		return &gitError{cmd: args[0], stderr: strings.TrimSpace(stderr.buf.String()), err: werr}
 	}
@@ -172,16 +186,15 @@ func (d *Source) gitStartFailed(err error) error {
 		return d.unsupported("git is not installed (not on PATH), and the folder's versions are read with it",
 			"install git on the server's machine, or omit version to use the current template", err)
 	}
-	return fmt.Errorf("run git in %s: %w", d.dir, err)
+	return fmt.Errorf("run git in the template folder: %w", err)
 }
 
 // unsupported is the VERSIONS_UNSUPPORTED fault of this folder.
 func (d *Source) unsupported(why, how string, err error) *fault.Error {
 	return &fault.Error{Code: fault.VersionsUnsupported,
-		What:    "cannot read the versions of the templates in folder " + d.dir,
-		Why:     "versions need a GitHub library or a folder in a Git work tree: " + why,
-		How:     how,
-		Details: map[string]any{"folder": d.dir}, Err: err}
+		What: "cannot read the versions of the templates in the template folder",
+		Why:  "versions need a GitHub library or a folder in a Git work tree: " + why,
+		How:  how, Err: err}
 }
 
 // repoPrefix checks that the folder is in a Git work tree, now (a folder
@@ -252,7 +265,8 @@ func checkRev(rev string) error {
 // first from HEAD, at most templates.HistoryPage of them. Each revision's
 // Version is read too: the files are local, one git command reads them
 // all. A file never committed has no history; an uncommitted edit is not
-// a version.
+// a version. The history is kept per HEAD commit: asked again, it costs
+// the two git runs that find HEAD, and a new commit is seen at once.
 func (d *Source) FileHistory(ctx context.Context, p string) (templates.Revisions, error) {
 	if err := checkHistoryPath(p); err != nil {
 		return templates.Revisions{}, err
@@ -267,9 +281,12 @@ func (d *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 		return templates.Revisions{Revisions: []templates.Revision{}}, nil
 	}
 	if err != nil {
-		return templates.Revisions{}, fmt.Errorf("read the HEAD commit of %s: %w", d.dir, err)
+		return templates.Revisions{}, fmt.Errorf("read the HEAD commit of the template folder's repository: %w", err)
 	}
 	ref := strings.TrimSpace(string(head))
+	if revs, ok := d.gitRead.history(ref, p); ok {
+		return revs, nil
+	}
 	out, err := d.gitOutput(ctx, maxLogOutput, "log", "-z", "--no-color", "--format="+logFormat,
 		"-n", strconv.Itoa(templates.HistoryPage+1), ref, "--", p)
 	if err != nil {
@@ -288,6 +305,7 @@ func (d *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 		specs[i] = r.Commit + ":" + prefix + p
 	}
 	err = d.readBlobs(ctx, specs, func(i int, data []byte, err error) {
+		d.gitRead.putBlob(revs[i].Commit+":"+p, data, err)
 		if err == nil {
 			revs[i].Version = templates.DeclaredVersion(data)
 		}
@@ -295,7 +313,9 @@ func (d *Source) FileHistory(ctx context.Context, p string) (templates.Revisions
 	if err != nil {
 		return templates.Revisions{}, fmt.Errorf("read the versions of %s: %w", p, err)
 	}
-	return templates.Revisions{Revisions: revs, Truncated: truncated, Ref: ref}, nil
+	out2 := templates.Revisions{Revisions: revs, Truncated: truncated, Ref: ref}
+	d.gitRead.putHistory(ref, p, out2)
+	return out2, nil
 }
 
 // logFormat is one commit of git log -z: fields split by the unit
@@ -356,6 +376,13 @@ func (d *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 	if err := checkRev(rev); err != nil {
 		return nil, err
 	}
+	if isHex(rev) {
+		// A file at a full commit SHA never changes: read once (by a
+		// history, most often), it costs no git run again.
+		if it, ok := d.gitRead.blob(strings.ToLower(rev) + ":" + p); ok {
+			return d.fileAtResult(p, rev, strings.ToLower(rev), it.data, it.err)
+		}
+	}
 	prefix, err := d.repoPrefix(ctx)
 	if err != nil {
 		return nil, err
@@ -369,14 +396,21 @@ func (d *Source) FileAt(ctx context.Context, p, rev string) ([]byte, error) {
 			Details: map[string]any{"version": rev}, Err: err}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resolve %q in %s: %w", rev, d.dir, err)
+		return nil, fmt.Errorf("resolve %q in the template folder's repository: %w", rev, err)
 	}
-	commit := strings.TrimSpace(string(out))
+	commit := strings.ToLower(strings.TrimSpace(string(out)))
 	var data []byte
 	var ferr error
 	if err := d.readBlobs(ctx, []string{commit + ":" + prefix + p}, func(_ int, b []byte, err error) { data, ferr = b, err }); err != nil {
 		return nil, fmt.Errorf("read %s at %s: %w", p, rev, err)
 	}
+	d.gitRead.putBlob(commit+":"+p, data, ferr)
+	return d.fileAtResult(p, rev, commit, data, ferr)
+}
+
+// fileAtResult is FileAt's answer for the file at p as read at commit
+// (rev resolved): its bytes, or the fault saying why there are none.
+func (d *Source) fileAtResult(p, rev, commit string, data []byte, ferr error) ([]byte, error) {
 	var tl *tooLarge
 	switch {
 	case errors.Is(ferr, errNoFile):
@@ -402,16 +436,24 @@ type tooLarge struct{ size int64 }
 func (e *tooLarge) Error() string { return fmt.Sprintf("the file is %d bytes", e.size) }
 
 // readBlobs reads the objects named by specs ("COMMIT:PATH" from the top
-// of the work tree) with one git cat-file --batch, calling each with the
-// bytes of each in turn, or errNoFile, or a *tooLarge for a file over the
-// size limit, which is skipped over unread (never held in memory). The
-// error returned is the command's.
+// of the work tree), calling each once per spec with its bytes, or
+// errNoFile, or a *tooLarge for a file over the size limit. Two git runs:
+// cat-file --batch-check gives every object's type and size, then
+// cat-file --batch reads only the files within the limit, so a larger one
+// is never inflated, let alone held in memory. The error returned is the
+// commands'.
 func (d *Source) readBlobs(ctx context.Context, specs []string, each func(i int, data []byte, err error)) error {
 	if len(specs) == 0 {
 		return nil
 	}
 	limit := int64(d.maxSize())
-	return d.git(ctx, strings.Join(specs, "\n")+"\n", func(r io.Reader) error {
+	type wanted struct {
+		i    int
+		oid  string
+		size int64
+	}
+	var read []wanted
+	err := d.git(ctx, strings.Join(specs, "\n")+"\n", func(r io.Reader) error {
 		br := bufio.NewReader(r)
 		for i, spec := range specs {
 			header, err := br.ReadString('\n')
@@ -430,27 +472,42 @@ func (d *Source) readBlobs(ctx context.Context, specs []string, each func(i int,
 			switch {
 			case size < 0 && (strings.HasSuffix(header, " missing\n") || strings.HasSuffix(header, " ambiguous\n")):
 				each(i, nil, errNoFile)
-				continue
 			case size < 0:
 				return fmt.Errorf("unexpected git cat-file output %q", truncate(header, 80))
+			case f[1] != "blob":
+				each(i, nil, errNoFile)
+			case size > limit:
+				each(i, nil, &tooLarge{size: size})
+			default:
+				read = append(read, wanted{i: i, oid: f[0], size: size})
 			}
-			if f[1] != "blob" || size > limit {
-				// Skipped over, with the newline after it.
-				if _, err := io.CopyN(io.Discard, br, size+1); err != nil {
-					return fmt.Errorf("git cat-file stopped in %s: %w", spec, err)
-				}
-				if f[1] != "blob" {
-					each(i, nil, errNoFile)
-				} else {
-					each(i, nil, &tooLarge{size: size})
-				}
-				continue
+		}
+		return nil
+	}, "cat-file", "--batch-check")
+	if err != nil || len(read) == 0 {
+		return err
+	}
+	oids := make([]string, len(read))
+	for k, w := range read {
+		oids[k] = w.oid
+	}
+	return d.git(ctx, strings.Join(oids, "\n")+"\n", func(r io.Reader) error {
+		br := bufio.NewReader(r)
+		for _, w := range read {
+			header, err := br.ReadString('\n')
+			if err != nil {
+				return fmt.Errorf("git cat-file stopped at %s: %w", specs[w.i], err)
 			}
-			data := make([]byte, size+1)
+			// The object checked above, by its ID: the same size, unless
+			// the repository changed under us.
+			if f := strings.Fields(header); len(f) != 3 || f[0] != w.oid || f[2] != strconv.FormatInt(w.size, 10) {
+				return fmt.Errorf("unexpected git cat-file output %q for %s", truncate(header, 80), specs[w.i])
+			}
+			data := make([]byte, w.size+1)
 			if _, err := io.ReadFull(br, data); err != nil {
-				return fmt.Errorf("git cat-file stopped in %s: %w", spec, err)
+				return fmt.Errorf("git cat-file stopped in %s: %w", specs[w.i], err)
 			}
-			each(i, data[:size], nil)
+			each(w.i, data[:w.size], nil)
 		}
 		return nil
 	}, "cat-file", "--batch")

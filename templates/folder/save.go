@@ -27,7 +27,8 @@ import (
 // WRITE_CONFLICT. (A NAME.json holding an invalid template is replaced.)
 // The write goes through the folder's os.Root, as reads do, so a subfolder
 // swapped for a link cannot take it out of the folder.
-// message is unused: a folder has no history. It returns the path.
+// message is unused: a folder has no history. It returns the file's path
+// in the folder (slash-separated), never the folder's own path.
 func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ string) (string, error) {
 	if err := templates.ValidateName(name); err != nil {
 		return "", err
@@ -44,7 +45,9 @@ func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ s
 	if err := replaceFile(root, rel, "."+name+".", data); err != nil {
 		return "", d.writeFault(name, err)
 	}
-	return filepath.Join(d.dir, filepath.FromSlash(rel)), nil
+	// The file as the library names it: the folder's own path is the
+	// server's business, not the client's.
+	return rel, nil
 }
 
 // replaceFile writes data to a new temporary file beside rel, named prefix
@@ -103,7 +106,7 @@ func (d *Source) saveTarget(ctx context.Context, name string) (string, error) {
 	rel := name + ".json"
 	if other, ok := d.heldTemplate(rel, files); ok && other != name {
 		return "", &fault.Error{Code: fault.WriteConflict,
-			What:    fmt.Sprintf("could not save template %s in %s", name, d.dir),
+			What:    fmt.Sprintf("could not save template %s in the template folder", name),
 			Why:     fmt.Sprintf("%s holds template %q: writing %s there would delete it", rel, other, name),
 			How:     fmt.Sprintf("rename %s to %s.json (the name it declares), or save the template under another name", rel, other),
 			Details: map[string]any{"file": rel, "template": other}}
@@ -184,6 +187,6 @@ func declaredName(f templates.File) string {
 }
 
 func (d *Source) writeFault(name string, err error) error {
-	return &fault.Error{Code: fault.Internal, What: fmt.Sprintf("could not save template %s in %s", name, d.dir),
+	return &fault.Error{Code: fault.Internal, What: fmt.Sprintf("could not save template %s in the template folder", name),
 		Why: err.Error(), How: "check that the folder exists and the server may write to it", Err: err}
 }
