@@ -31,7 +31,7 @@ define cross
 	@for p in $(1); do \
 	  os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" = windows ] && ext=.exe; \
 	  echo "go build $(if $(3),-tags $(3) )$$os/$$arch"; \
-	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build -tags "$(3)" -trimpath -ldflags "-s -w $(LDFLAGS)" \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch $(GO) build $(if $(3),-tags $(3) )-trimpath -ldflags "-s -w $(LDFLAGS)" \
 	    -o $(2)/$$os-$$arch/flowyprompt$$ext ./cmd/flowyprompt || exit 1; \
 	done
 endef
@@ -108,8 +108,14 @@ unit:
 	$(HGO) vet ./...
 	$(HGO) test -race -count=1 ./...
 
-e2e-deps:
+# The real clients the end-to-end tests drive, pinned by the lock file:
+# installed again only when package.json or the lock file changed since
+# the last install (npm ci empties node_modules first, stamp included).
+E2E_STAMP   := $(E2E)/node_modules/.installed
+e2e-deps: $(E2E_STAMP)
+$(E2E_STAMP): $(E2E)/package.json $(E2E)/package-lock.json
 	cd $(E2E) && npm ci --no-audit --no-fund
+	touch $@
 
 e2e: test-bins bundle-host
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
