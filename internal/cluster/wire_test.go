@@ -176,19 +176,26 @@ func TestDecodeAnswer(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeAnswer(tc.h, []byte(tc.data))
-			if tc.wantMsg != "" {
-				if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("error %v, want a malformed frame: %s", err, tc.wantMsg)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got, equateEmpty); diff != "" {
-				t.Errorf("decoded (-want +got):\n%s", diff)
-			}
+			checkDecoded(t, got, err, tc.want, tc.wantMsg)
 		})
+	}
+}
+
+// checkDecoded holds a decoder's result to a table case: the frame
+// wanted, or a malformed-frame error saying wantMsg.
+func checkDecoded[T any](t *testing.T, got T, err error, want T, wantMsg string) {
+	t.Helper()
+	if wantMsg != "" {
+		if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), wantMsg) {
+			t.Fatalf("error %v, want a malformed frame: %s", err, wantMsg)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(want, got, equateEmpty); diff != "" {
+		t.Errorf("decoded (-want +got):\n%s", diff)
 	}
 }
 
@@ -210,18 +217,7 @@ func TestDecodeControl(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := decodeControl(tc.h, []byte(tc.data))
-			if tc.wantMsg != "" {
-				if !errors.Is(err, errMalformed) || !strings.Contains(err.Error(), tc.wantMsg) {
-					t.Fatalf("error %v, want a malformed frame: %s", err, tc.wantMsg)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			if diff := cmp.Diff(tc.want, got, equateEmpty); diff != "" {
-				t.Errorf("decoded (-want +got):\n%s", diff)
-			}
+			checkDecoded(t, got, err, tc.want, tc.wantMsg)
 		})
 	}
 }
