@@ -62,7 +62,10 @@ func TestMakeRelease(t *testing.T) {
 		t.Skip("no make")
 	}
 	root := filepath.Join("..", "..")
-	out, err := exec.Command("make", "-C", root, "-n", "release", "VERSION=v9.9.9-test", "COMMIT=abcdef123456").CombinedOutput()
+	// -B: every step, as on a fresh clone, whatever this checkout has
+	// installed or built already (npm ci runs only when its lock file
+	// changed).
+	out, err := exec.Command("make", "-C", root, "-n", "-B", "release", "VERSION=v9.9.9-test", "COMMIT=abcdef123456").CombinedOutput()
 	if err != nil {
 		t.Fatalf("make -n release: %v\n%s", err, out)
 	}
@@ -70,9 +73,11 @@ func TestMakeRelease(t *testing.T) {
 		"npm ci",
 		"for p in darwin/arm64 darwin/amd64 windows/amd64 linux/amd64 linux/arm64;",
 		`CGO_ENABLED=0 GOOS=$os GOARCH=$arch go build -trimpath -ldflags "-s -w -X main.buildVersion=v9.9.9-test -X main.buildCommit=abcdef123456"`,
+		`go build -tags desktop -trimpath`,
 		"internal/e2e/node_modules/.bin/mcpb validate bin/bundle/stage/manifest.json",
 		"internal/e2e/node_modules/.bin/mcpb pack bin/bundle/stage dist/flowyprompt.mcpb",
 		"-sum flowyprompt.mcpb -out dist README.md LICENSE",
+		"-bundle dist/flowyprompt.mcpb -out dist/server.json",
 	} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("make -n release does not run %q:\n%s", want, out)
