@@ -12,7 +12,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
-	"path"
 	"slices"
 	"strings"
 	"sync"
@@ -245,7 +244,7 @@ func (c *Client) treeFiles(ctx context.Context, sha string) (tmpl, other []TreeE
 			continue
 		}
 		te := TreeEntry{Path: p, SHA: e.GetSHA(), Size: e.GetSize()}
-		if path.Ext(p) == ".json" {
+		if templates.IsLibraryFile(p) {
 			tmpl = append(tmpl, te)
 		} else {
 			other = append(other, te)

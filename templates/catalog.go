@@ -134,8 +134,7 @@ func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 
 	var flowFiles []File
 	for _, f := range sorted {
-		base := path.Base(f.Path)
-		if !strings.HasSuffix(base, ".json") || strings.HasPrefix(base, ".") {
+		if !IsLibraryFile(f.Path) {
 			continue
 		}
 		if IsFlowPath(f.Path) {

@@ -138,6 +138,7 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 	}
 
 	t := fromDocument(doc.(map[string]any))
+	t.Format = FormatJSON
 	t.pack()
 	t.sections = compileSections(t)
 	t.turns = compileTurns(t, t.sections)

@@ -240,7 +240,7 @@ func (d *Source) readFiles(ctx context.Context, u *unchanged) ([]templates.File,
 				continue
 			}
 			for _, s := range sub {
-				if !s.IsDir() && strings.HasSuffix(s.Name(), ".json") && !templates.Hidden(s.Name()) {
+				if !s.IsDir() && templates.IsLibraryFile(s.Name()) && !templates.Hidden(s.Name()) {
 					if f, ok := d.readFile(root, name+"/"+s.Name(), u); ok {
 						files = append(files, f)
 					}
@@ -248,7 +248,7 @@ func (d *Source) readFiles(ctx context.Context, u *unchanged) ([]templates.File,
 			}
 			continue
 		}
-		if strings.HasSuffix(name, ".json") {
+		if templates.IsLibraryFile(name) {
 			if f, ok := d.readFile(root, name, u); ok {
 				files = append(files, f)
 			}
