@@ -138,7 +138,6 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 	}
 
 	t := fromDocument(doc.(map[string]any))
-	t.Format = FormatJSON
 	t.pack()
 	t.sections = compileSections(t)
 	t.turns = compileTurns(t, t.sections)
@@ -716,7 +715,7 @@ func topRank(key string) int {
 // encoding/json matches keys case-insensitively, so {"name":"a","NAME":"../x"}
 // would validate "a" and load "../x".
 func fromDocument(top map[string]any) *Template {
-	t := &Template{}
+	t := &Template{Format: FormatJSON}
 	md, _ := top["metadata"].(map[string]any)
 	t.Metadata = Metadata{
 		Name:        str(md, "name"),

@@ -79,6 +79,7 @@ func TestParseFixture(t *testing.T) {
 			{Name: "Shape", Content: `{"subject": "{{subject}}"}`, Format: "json", Order: ptr(2)},
 		},
 		Resources: []string{"template://Other_Template"},
+		Format:    FormatJSON,
 	}
 	if diff := cmp.Diff(want, *tpl, cmpopts.IgnoreUnexported(Template{})); diff != "" {
 		t.Errorf("template mismatch (-want +got):\n%s", diff)
