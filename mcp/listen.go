@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
@@ -42,6 +43,9 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 		ResourcesListChanged: p.Notifications.ResourcesListChanged && e.caps.Resources != nil,
 	}
 	if e.caps.Resources != nil {
+		if err := e.checkListened(ctx, r, p.Notifications.ResourceSubscriptions); err != nil {
+			return nil, err
+		}
 		agreed.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
 	}
 	ctx, end := context.WithCancelCause(ctx)
@@ -82,6 +86,28 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 	case <-e.stop:
 		return &listenEnd{id: r.ID}, nil
 	}
+}
+
+// checkListened refuses the resource subscriptions of a listen that the
+// stream would hold for nothing, or without bound: more than
+// MaxSubscriptions of them, a URI longer than MaxURILength, a resource
+// the server does not serve (which it will never announce an update of).
+func (e *Engine) checkListened(ctx context.Context, r *Request, uris []string) error {
+	const field = "params.notifications.resourceSubscriptions"
+	if limit := e.opts.MaxSubscriptions; len(uris) > limit {
+		return tooManyListened(field, len(uris), limit)
+	}
+	for i, u := range uris {
+		if err := checkURI(fmt.Sprintf("%s[%d]", field, i), u); err != nil {
+			return err
+		}
+	}
+	for _, u := range uris {
+		if err := e.srv.Resources.CheckResource(ctx, r, u); err != nil {
+			return withURI(err, u)
+		}
+	}
+	return nil
 }
 
 // send hands one message to the subscription's stream.
