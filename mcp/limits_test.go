@@ -193,6 +193,9 @@ func TestListenBounds(t *testing.T) {
 			t.Errorf("acknowledged subscriptions (-want +got):\n%s", diff)
 		}
 		wantListeners(t, e, 1)
+		if ack := listen(t, c, 2, []string{"test://n/1", "test://n/2", "test://n/1"}); !strings.Contains(string(ack.Params), `"resourceSubscriptions":["test://n/1","test://n/2"]`) {
+			t.Errorf("a URI asked for twice: acknowledged %s, want it once", ack.Params)
+		}
 		e.ResourceUpdated(uris[limit-1])
 		if n := c.Next(t); n.Method != mcp.NotificationResourceUpdated || !strings.Contains(string(n.Params), uris[limit-1]) {
 			t.Fatalf("got %s, want the update of the longest URI", n.Raw)

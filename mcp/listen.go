@@ -42,18 +42,17 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 		PromptsListChanged:   p.Notifications.PromptsListChanged && e.caps.Prompts != nil,
 		ResourcesListChanged: p.Notifications.ResourcesListChanged && e.caps.Resources != nil,
 	}
+	uris := make(map[string]bool)
 	if e.caps.Resources != nil {
-		if err := e.checkListened(ctx, r, p.Notifications.ResourceSubscriptions); err != nil {
+		list, err := e.listened(ctx, r, p.Notifications.ResourceSubscriptions, uris)
+		if err != nil {
 			return nil, err
 		}
-		agreed.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
+		agreed.ResourceSubscriptions = list
 	}
 	ctx, end := context.WithCancelCause(ctx)
 	defer end(errRequestDone)
-	l := &listener{r: r, filter: agreed, uris: make(map[string]bool), end: end}
-	for _, u := range agreed.ResourceSubscriptions {
-		l.uris[u] = true
-	}
+	l := &listener{r: r, filter: agreed, uris: uris, end: end}
 	ack, err := encodeTagged(NotificationSubscriptionsAcknowledged, r.ID, map[string]any{"notifications": agreed})
 	if err != nil {
 		return nil, err
@@ -88,26 +87,33 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 	}
 }
 
-// checkListened refuses the resource subscriptions of a listen that the
-// stream would hold for nothing, or without bound: more than
-// MaxSubscriptions of them, a URI longer than MaxURILength, a resource
-// the server does not serve (which it will never announce an update of).
-func (e *Engine) checkListened(ctx context.Context, r *Request, uris []string) error {
+// listened checks the resource subscriptions of a listen and returns
+// them once each, in the order asked, each also in set. It refuses what
+// the stream would hold for nothing, or without bound: a list of more than
+// MaxSubscriptions, a URI longer than MaxURILength, a resource the server
+// does not serve (whose update it will never announce).
+func (e *Engine) listened(ctx context.Context, r *Request, uris []string, set map[string]bool) ([]string, error) {
 	const field = "params.notifications.resourceSubscriptions"
 	if limit := e.opts.MaxSubscriptions; len(uris) > limit {
-		return tooManyListened(field, len(uris), limit)
+		return nil, tooManyListened(field, len(uris), limit)
 	}
 	for i, u := range uris {
 		if err := checkURI(fmt.Sprintf("%s[%d]", field, i), u); err != nil {
-			return err
+			return nil, err
 		}
 	}
+	var list []string
 	for _, u := range uris {
-		if err := e.srv.Resources.CheckResource(ctx, r, u); err != nil {
-			return withURI(err, u)
+		if set[u] {
+			continue
 		}
+		if err := e.srv.Resources.CheckResource(ctx, r, u); err != nil {
+			return nil, withURI(err, u)
+		}
+		set[u] = true
+		list = append(list, u)
 	}
-	return nil
+	return list, nil
 }
 
 // send hands one message to the subscription's stream.
