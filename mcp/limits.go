@@ -25,8 +25,8 @@ const (
 
 	// MaxURILength is the longest resource URI a subscription may name,
 	// in bytes. The resources a server serves have names and paths of a
-	// few dozen bytes; 2 KiB, the length browsers and proxies have long
-	// promised to carry, leaves room for any real one.
+	// few dozen bytes; 2 KiB leaves room for any real one many times over,
+	// while a client can no longer make a subscription cost a megabyte.
 	MaxURILength = 2 << 10
 
 	// MaxClientInfoField is the longest clientInfo name, title or version,
