@@ -16,7 +16,11 @@ type EngineOptions struct {
 	RequestTimeout        time.Duration // per-request deadline (default 5 min)
 	CallTimeout           time.Duration // wait for a client's answer to our request (default 10 min; never past the asking request's deadline)
 	IdleTimeout           time.Duration // close sessions idle this long; 0 never (HTTP sets it)
-	Logger                *slog.Logger
+	// MaxSubscriptions caps the resources one session, or one
+	// subscriptions/listen stream, may subscribe to (default
+	// DefaultMaxSubscriptions).
+	MaxSubscriptions int
+	Logger           *slog.Logger
 	// Observer, when set, sees every request and every 2025-era session
 	// end (see Observer); nil costs the request path nothing.
 	Observer Observer
@@ -28,6 +32,9 @@ func (o *EngineOptions) fill() {
 	}
 	if o.MaxInflightPerSession <= 0 {
 		o.MaxInflightPerSession = 256
+	}
+	if o.MaxSubscriptions <= 0 {
+		o.MaxSubscriptions = DefaultMaxSubscriptions
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 5 * time.Minute

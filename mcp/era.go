@@ -89,11 +89,18 @@ func peerOf(in *Inbound) (*Peer, Level, error) {
 			"revision "+v+" requires the client's capabilities on every request",
 			fmt.Sprintf(`add %q: {} to params._meta, with the capabilities the client has`, MetaClientCapabilities))
 	}
-	p := &Peer{ProtocolVersion: v}
-	_ = json.Unmarshal(m.ClientCapabilities, &p.Capabilities) // unknown shapes are simply not acted on
+	var info Implementation
 	if m.ClientInfo != nil {
-		p.Info = *m.ClientInfo
+		info = *m.ClientInfo
 	}
+	// Bounded as initialize's: a subscriptions/listen stream keeps its
+	// request's peer for as long as it lasts.
+	if err := checkPeer(fmt.Sprintf("params._meta[%q]", MetaClientInfo), info,
+		fmt.Sprintf("params._meta[%q]", MetaClientCapabilities), m.ClientCapabilities); err != nil {
+		return nil, levelNone, err
+	}
+	p := &Peer{ProtocolVersion: v, Info: info}
+	_ = json.Unmarshal(m.ClientCapabilities, &p.Capabilities) // unknown shapes are simply not acted on
 	level := levelNone
 	if m.LogLevel != nil {
 		l, ok := parseLevel(*m.LogLevel)

@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 )
@@ -41,15 +42,17 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 		PromptsListChanged:   p.Notifications.PromptsListChanged && e.caps.Prompts != nil,
 		ResourcesListChanged: p.Notifications.ResourcesListChanged && e.caps.Resources != nil,
 	}
+	uris := make(map[string]bool)
 	if e.caps.Resources != nil {
-		agreed.ResourceSubscriptions = p.Notifications.ResourceSubscriptions
+		list, err := e.listened(ctx, r, p.Notifications.ResourceSubscriptions, uris)
+		if err != nil {
+			return nil, err
+		}
+		agreed.ResourceSubscriptions = list
 	}
 	ctx, end := context.WithCancelCause(ctx)
 	defer end(errRequestDone)
-	l := &listener{r: r, filter: agreed, uris: make(map[string]bool), end: end}
-	for _, u := range agreed.ResourceSubscriptions {
-		l.uris[u] = true
-	}
+	l := &listener{r: r, filter: agreed, uris: uris, end: end}
 	ack, err := encodeTagged(NotificationSubscriptionsAcknowledged, r.ID, map[string]any{"notifications": agreed})
 	if err != nil {
 		return nil, err
@@ -82,6 +85,35 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 	case <-e.stop:
 		return &listenEnd{id: r.ID}, nil
 	}
+}
+
+// listened checks the resource subscriptions of a listen and returns
+// them once each, in the order asked, each also in set. It refuses what
+// the stream would hold for nothing, or without bound: a list of more than
+// MaxSubscriptions, a URI longer than MaxURILength, a resource the server
+// does not serve (whose update it will never announce).
+func (e *Engine) listened(ctx context.Context, r *Request, uris []string, set map[string]bool) ([]string, error) {
+	const field = "params.notifications.resourceSubscriptions"
+	if limit := e.opts.MaxSubscriptions; len(uris) > limit {
+		return nil, tooManyListened(field, len(uris), limit)
+	}
+	for i, u := range uris {
+		if err := checkURI(fmt.Sprintf("%s[%d]", field, i), u); err != nil {
+			return nil, err
+		}
+	}
+	var list []string
+	for _, u := range uris {
+		if set[u] {
+			continue
+		}
+		if err := e.srv.Resources.CheckResource(ctx, r, u); err != nil {
+			return nil, withURI(err, u)
+		}
+		set[u] = true
+		list = append(list, u)
+	}
+	return list, nil
 }
 
 // send hands one message to the subscription's stream.

@@ -293,6 +293,8 @@ func FuzzParseInbound(f *testing.F) {
 	f.Add([]byte(`{"jsonrpc":"2.0","id":"x","method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":7}}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"_meta":null}}`))
 	f.Add([]byte(`{"jsonrpc":"2.0","id":2,"method":"resources/read","params":{"uri":"x://y","_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":[]}}}`))
+	f.Add([]byte(`{"jsonrpc":"2.0","id":3,"method":"server/discover","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+		`"io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"` + strings.Repeat("n", mcp.MaxClientInfoField+1) + `"}}}}`))
 	e, _ := testServer(f, mcp.EngineOptions{})
 	codes := map[string]bool{mcp.CodeInvalidParams: true, mcp.CodeUnsupportedVersion: true, mcp.CodeMethodNotFound: true, mcp.CodeInvalidRequest: true}
 	f.Fuzz(func(t *testing.T, data []byte) {

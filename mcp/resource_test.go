@@ -27,6 +27,10 @@ func (m missingResources) ReadResource(_ context.Context, _ *mcp.Request, uri st
 	return nil, &fault.Error{Code: fault.ResourceNotFound, What: "unknown resource " + uri, Details: m.details}
 }
 
+func (m missingResources) CheckResource(_ context.Context, _ *mcp.Request, uri string) error {
+	return &fault.Error{Code: fault.ResourceNotFound, What: "unknown resource " + uri, Details: m.details}
+}
+
 // TestResourceNotFoundNamesURI: a resource-not-found error carries the uri
 // asked for at the top of error.data, in both eras (the 2025 revisions'
 // -32002 and the modern -32602), whether or not the provider named it.

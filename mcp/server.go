@@ -33,12 +33,23 @@ type ToolProvider interface {
 }
 
 // ResourceProvider serves resources/list, read and templates/list.
-// Subscriptions are kept by the session; providers only announce updates
-// through Engine.ResourceUpdated.
+// Subscriptions are kept by the session (resources/subscribe) or the
+// subscriptions/listen stream; providers only announce updates through
+// Engine.ResourceUpdated.
+//
+// CheckResource reports whether ReadResource would find uri, without
+// reading it: nil when it would, else the error ReadResource would give
+// (a fault.ResourceNotFound for a uri it does not serve). The engine asks
+// it before it keeps a subscription, so that a client can make the server
+// hold only URIs of resources it serves. It is called once per URI
+// subscribed to, up to EngineOptions.MaxSubscriptions times for one
+// request, so it must be cheap: a lookup in what the provider holds, at
+// most a file's metadata, never its content.
 type ResourceProvider interface {
 	ListResources(ctx context.Context, r *Request) ([]Resource, error)
 	ListResourceTemplates(ctx context.Context, r *Request) ([]ResourceTemplate, error)
 	ReadResource(ctx context.Context, r *Request, uri string) (*ReadResourceResult, error)
+	CheckResource(ctx context.Context, r *Request, uri string) error
 }
 
 // CompletionProvider serves completion/complete.
@@ -234,16 +245,27 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 			}
 			return res, nil
 		})}
-		t[MethodResourcesSubscribe] = method{era: eraLegacy, handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
+		// A session keeps only subscriptions to resources that are there,
+		// of a bounded length and number: each is held for the session's
+		// life.
+		t[MethodResourcesSubscribe] = method{era: eraLegacy, handle: typed(func(ctx context.Context, r *Request, p *ReadResourceParams) (any, error) {
 			if p.URI == "" {
 				return nil, protocolError(CodeInvalidParams, "resources/subscribe needs a uri",
 					"params.uri is missing or empty", "pass a uri from resources/list")
 			}
-			r.s.subscribe(p.URI, true)
+			if err := checkURI("params.uri", p.URI); err != nil {
+				return nil, err
+			}
+			if err := s.Resources.CheckResource(ctx, r, p.URI); err != nil {
+				return nil, withURI(err, p.URI)
+			}
+			if err := r.s.subscribe(p.URI); err != nil {
+				return nil, err
+			}
 			return emptyObject, nil
 		})}
 		t[MethodResourcesUnsubscribe] = method{era: eraLegacy, handle: typed(func(_ context.Context, r *Request, p *ReadResourceParams) (any, error) {
-			r.s.subscribe(p.URI, false)
+			r.s.unsubscribe(p.URI)
 			return emptyObject, nil
 		})}
 	}

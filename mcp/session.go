@@ -270,6 +270,11 @@ func (s *Session) initialize(f frame, rt Route) {
 		s.replyError(f.id, rt, err)
 		return
 	}
+	if err := checkPeer("params.clientInfo", p.ClientInfo, "params.capabilities", p.Capabilities); err != nil {
+		s.state.Store(stateNew)
+		s.replyError(f.id, rt, err)
+		return
+	}
 	var caps ClientCapabilities
 	if len(p.Capabilities) > 0 {
 		_ = json.Unmarshal(p.Capabilities, &caps) // unknown shapes are simply not acted on
@@ -348,17 +353,30 @@ func (s *Session) Subscribed(uri string) bool {
 	return ok
 }
 
-func (s *Session) subscribe(uri string, on bool) {
+// subscribe keeps a subscription to uri, unless the session already has
+// its maximum (EngineOptions.MaxSubscriptions) of others; subscribing
+// again to one it has is no new one.
+func (s *Session) subscribe(uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !on {
-		delete(s.subs, uri)
-		return
+	if _, ok := s.subs[uri]; ok {
+		return nil
+	}
+	if limit := s.engine.opts.MaxSubscriptions; len(s.subs) >= limit {
+		return tooManySubscriptions(limit)
 	}
 	if s.subs == nil {
 		s.subs = make(map[string]struct{})
 	}
 	s.subs[uri] = struct{}{}
+	return nil
+}
+
+// unsubscribe forgets the subscription to uri, if there is one.
+func (s *Session) unsubscribe(uri string) {
+	s.mu.Lock()
+	delete(s.subs, uri)
+	s.mu.Unlock()
 }
 
 // notify sends a notification that belongs to the request whose route is

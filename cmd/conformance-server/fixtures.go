@@ -638,9 +638,7 @@ func (fx *fixtures) ReadResource(_ context.Context, _ *mcp.Request, uri string) 
 	default:
 		m := templateURI.FindStringSubmatch(uri)
 		if m == nil {
-			return nil, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
-				Why: "it is neither a listed resource nor an instance of " + uriTemplate,
-				How: "pick a uri from resources/list or fill in a template from resources/templates/list"}
+			return nil, unknownResource(uri)
 		}
 		body, err := json.Marshal(struct {
 			ID           string `json:"id"`
@@ -653,6 +651,23 @@ func (fx *fixtures) ReadResource(_ context.Context, _ *mcp.Request, uri string) 
 		c = mcp.ResourceContents{URI: uri, MimeType: "application/json", Text: string(body)}
 	}
 	return &mcp.ReadResourceResult{Contents: []mcp.ResourceContents{c}}, nil
+}
+
+// CheckResource implements mcp.ResourceProvider: the listed resources and
+// any instance of the template are there.
+func (fx *fixtures) CheckResource(_ context.Context, _ *mcp.Request, uri string) error {
+	switch {
+	case uri == uriStaticText, uri == uriStaticBinary, uri == uriWatched, templateURI.MatchString(uri):
+		return nil
+	}
+	return unknownResource(uri)
+}
+
+// unknownResource is the fault for a uri the fixtures do not serve.
+func unknownResource(uri string) error {
+	return &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", uri),
+		Why: "it is neither a listed resource nor an instance of " + uriTemplate,
+		How: "pick a uri from resources/list or fill in a template from resources/templates/list"}
 }
 
 // touchWatched changes the watched resource and returns its uri, for the

@@ -255,7 +255,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	a := newApp(s)
 	returnLoadGarbage(s.lib)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
-		RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log,
+		MaxSubscriptions: s.cfg.MaxSubscriptions, RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log,
 		Observer: observers(ctx, s, stderr)})
 	defer s.closeAudit() // when serving fails; a clean stop has closed it already
 	defer a.Attach(e)()

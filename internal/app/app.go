@@ -55,6 +55,9 @@ type App struct {
 	// every prompt that lists it.
 	missingFor *templates.Catalog
 	missing    map[string]bool
+	// listed holds the files listedFor's templates list (listedFiles).
+	listedFor *templates.Catalog
+	listed    []string
 }
 
 // New builds the app.

@@ -136,6 +136,47 @@ func (a *App) ReadResource(ctx context.Context, _ *mcp.Request, uri string) (*mc
 // resourceContents reads uri as cat has it. listed says that a template of
 // cat lists the resource, so it need not be looked for.
 func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri string, listed bool) (mcp.ResourceContents, error) {
+	res, err := a.locate(cat, uri, listed)
+	if err != nil {
+		return mcp.ResourceContents{}, err
+	}
+	if res.entry != nil {
+		return mcp.ResourceContents{URI: res.uri, MimeType: "application/json", Text: string(res.entry.Raw)}, nil
+	}
+	data, mimeType, err := res.rr.ReadResource(ctx, res.rel)
+	if err != nil {
+		return mcp.ResourceContents{}, err
+	}
+	if isText(mimeType, data) {
+		return mcp.ResourceContents{URI: res.uri, MimeType: mimeType, Text: string(data)}, nil
+	}
+	return mcp.ResourceContents{URI: res.uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}, nil
+}
+
+// CheckResource reports whether ReadResource would serve uri, without
+// reading it: a template is looked up in the catalog, a file among those
+// the templates list and then by its source, as resources/list does.
+func (a *App) CheckResource(ctx context.Context, _ *mcp.Request, uri string) error {
+	res, err := a.locate(a.lib.Catalog(), uri, false)
+	if err != nil || res.entry != nil {
+		return err
+	}
+	return templates.CheckResource(ctx, res.rr, res.rel)
+}
+
+// located is where a resource URI leads: a template of the catalog, or a
+// file its source reads.
+type located struct {
+	uri   string           // the URI as served
+	entry *templates.Entry // the template, for template://NAME
+	rr    templates.ResourceReader
+	rel   string // the file's path in the source, for a file
+}
+
+// locate finds what uri names in cat, reading nothing, or the
+// resource-not-found fault. listed says that a template of cat lists the
+// resource, so it need not be looked for among the listed files.
+func (a *App) locate(cat *templates.Catalog, uri string, listed bool) (located, error) {
 	if name, ok := strings.CutPrefix(uri, TemplateURIPrefix); ok {
 		// A client expanding template://{name} by RFC 6570 escapes the
 		// '/' of NAMESPACE/NAME; no name holds a '%', so unescaping it
@@ -146,12 +187,12 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 			f := templates.NotFound(name, cat)
 			f.Code = fault.ResourceNotFound
 			f.Details["uri"] = shownURI(uri)
-			return mcp.ResourceContents{}, f
+			return located{}, f
 		}
-		return mcp.ResourceContents{URI: uri, MimeType: "application/json", Text: string(e.Raw)}, nil
+		return located{uri: uri, entry: e}, nil
 	}
 	if strings.Contains(uri, "://") && !strings.HasPrefix(uri, FileURIPrefix) {
-		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
+		return located{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
 			Why: "this server serves template://NAME resources and template-file:///PATH files its templates list",
 			How: "list them with resources/list", Details: map[string]any{"uri": shownURI(uri)}}
 	}
@@ -161,24 +202,17 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 	// Only files a template lists are served: the template folder may hold
 	// anything else (a .git directory, an .env file, notes), and clients
 	// over HTTP are not necessarily the folder's owner.
-	if !listed && !listedResource(cat, rel) {
-		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
+	if !listed && !a.listedResource(cat, rel) {
+		return located{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
 			Why: "files of the template source are served only when a template lists them in its resources",
 			How: "list the file in a template's resources, or use template://NAME resources", Details: map[string]any{"uri": shownURI(uri)}}
 	}
 	rr, ok := a.lib.Source().(templates.ResourceReader)
 	if !ok {
-		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", uri),
+		return located{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", shownURI(uri)),
 			Why: "this template source cannot serve files other than templates", How: "use template://NAME resources"}
 	}
-	data, mimeType, err := rr.ReadResource(ctx, rel)
-	if err != nil {
-		return mcp.ResourceContents{}, err
-	}
-	if isText(mimeType, data) {
-		return mcp.ResourceContents{URI: uri, MimeType: mimeType, Text: string(data)}, nil
-	}
-	return mcp.ResourceContents{URI: uri, MimeType: mimeType, Blob: base64.StdEncoding.EncodeToString(data)}, nil
+	return located{uri: uri, rr: rr, rel: rel}, nil
 }
 
 // maxShownURI is the most of a URI an error quotes back: enough to
@@ -195,9 +229,16 @@ func shownURI(uri string) string {
 }
 
 // listedResource reports whether a template of cat lists the path p in its
-// resources (compared as cleaned slash paths).
-func listedResource(cat *templates.Catalog, p string) bool {
-	_, found := slices.BinarySearch(listedFiles(cat), path.Clean(p))
+// resources (compared as cleaned slash paths). The list is made once per
+// catalog: a subscriptions/listen may ask about a thousand files at once.
+func (a *App) listedResource(cat *templates.Catalog, p string) bool {
+	a.mu.Lock()
+	if a.listedFor != cat {
+		a.listedFor, a.listed = cat, listedFiles(cat)
+	}
+	listed := a.listed
+	a.mu.Unlock()
+	_, found := slices.BinarySearch(listed, path.Clean(p))
 	return found
 }
 

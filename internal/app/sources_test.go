@@ -287,11 +287,17 @@ func TestSeveralSourcesFlows(t *testing.T) {
 func TestFlowChangeAnnounced(t *testing.T) {
 	t.Parallel()
 	dir := flowDir(t)
-	c := watchedDirClient(t, dir)
-	// Subscribed to the flows' names as templates: a flow's change must
+	// Templates named as the flows, subscribed to: a flow's change must
 	// not be sent as an update of the template of the same name.
-	c.Request(t, 1, "resources/subscribe", map[string]string{"uri": "template://post"})
-	c.Request(t, 2, "resources/subscribe", map[string]string{"uri": "template://second"})
+	for _, name := range []string{"post", "second"} {
+		writeTemplate(t, dir, name, fmt.Sprintf(`{"metadata":{"name":%q,"description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"r","content":"x"}]}`, name))
+	}
+	c := watchedDirClient(t, dir)
+	for i, uri := range []string{"template://post", "template://second"} {
+		if m := c.Request(t, i+1, "resources/subscribe", map[string]string{"uri": uri}); m.Error != nil {
+			t.Fatalf("subscribe %s: %s", uri, m.Raw)
+		}
+	}
 
 	second := filepath.Join(dir, "flows", "second.json")
 	write := func(p, body string) func() error { return func() error { return os.WriteFile(p, []byte(body), 0o644) } }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/mcp"
 
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
@@ -68,6 +69,9 @@ type Config struct {
 	KeepAlive   time.Duration
 	IdleTimeout time.Duration
 	MaxSessions int
+	// MaxSubscriptions caps the resources one session, or one
+	// subscriptions/listen stream, may subscribe to.
+	MaxSubscriptions int
 	// MetricsAddr is the HOST:PORT of the Prometheus /metrics listener
 	// ("": none).
 	MetricsAddr string
@@ -288,6 +292,15 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions`; more are refused with 503 (0: no cap)")
+	c.MaxSubscriptions = mcp.DefaultMaxSubscriptions
+	fs.Func("max-subscriptions", fmt.Sprintf("most `resources` one session or subscriptions/listen stream may subscribe to; more are refused (default %d)", mcp.DefaultMaxSubscriptions), func(v string) error {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%q is not a positive number of subscriptions: use e.g. %d, the default", v, mcp.DefaultMaxSubscriptions)
+		}
+		c.MaxSubscriptions = n
+		return nil
+	})
 	size := 4 << 20
 	if v := str("MCP_MAX_MESSAGE_SIZE"); v != "" {
 		n, err := strconv.Atoi(v)
