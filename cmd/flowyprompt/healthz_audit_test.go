@@ -31,7 +31,7 @@ func TestHealthzAuditDropped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, err := json.Marshal(catalogStatus(lib, nil, src, tt.al)())
+			raw, err := json.Marshal(catalogStatus(lib, nil, src, tt.al)(true))
 			if err != nil {
 				t.Fatal(err)
 			}

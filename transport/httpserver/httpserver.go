@@ -88,8 +88,12 @@ type Options struct {
 	// client accepts one (see streamable.Options.PreferStreams).
 	PreferStreams bool
 	// Status adds to /healthz: its value's JSON object members are merged
-	// into the report (templates, invalid, source, stale, ...).
-	Status func() any
+	// into the report (templates, invalid, source, stale, ...). detail is
+	// true for a request that carries the access token, which may see
+	// paths and messages; anyone who reaches the listener may ask without
+	// it (load balancers do), and a server without a token has nobody to
+	// show them to: counts and codes only.
+	Status func(detail bool) any
 	// Sessions, when set, makes 2025-era sessions reachable from every
 	// replica behind a load balancer: a request for a session another
 	// replica holds is forwarded to it (see SessionRouter).
@@ -581,7 +585,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	report := map[string]any{}
 	if s.opts.Status != nil {
-		if raw, err := json.Marshal(s.opts.Status()); err == nil {
+		detail := s.hasToken && s.tokenOK(r)
+		if raw, err := json.Marshal(s.opts.Status(detail)); err == nil {
 			var extra map[string]any
 			// "null" decodes without error into a nil map, which the
 			// writes below would panic on.
@@ -600,6 +605,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	sseN, mcpN := s.Sessions()
 	report["sessions"] = map[string]int{"total": s.e.SessionCount(), "sse": sseN, "mcp": mcpN}
+	// Legacy SSE clients dropped for letting their stream's buffer fill.
+	report["dropped_streams"] = s.sse.Dropped()
 	body, err := json.Marshal(report)
 	if err != nil {
 		httpx.WriteError(w, r, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,
