@@ -64,6 +64,12 @@ func TestHostAndOrigin(t *testing.T) {
 		{name: "configured origin", host: "127.0.0.1:" + p, origin: "https://inspector.example.com", want: 200},
 		{name: "configured origin, other scheme", host: "127.0.0.1:" + p, origin: "http://inspector.example.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
 		{name: "public URL origin", host: "127.0.0.1:" + p, origin: "https://public.example.com", want: 200},
+		{name: "user information before a loopback host", host: "127.0.0.1:" + p, origin: "http://evil.com@localhost", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "user and password before a loopback host", host: "127.0.0.1:" + p, origin: "http://evil.com:x@127.0.0.1:6274", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "user information before a configured origin", host: "127.0.0.1:" + p, origin: "https://evil@inspector.example.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "fragment", host: "127.0.0.1:" + p, origin: "http://localhost#@evil.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "path", host: "127.0.0.1:" + p, origin: "http://localhost/evil.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "query", host: "127.0.0.1:" + p, origin: "http://localhost?evil.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,6 +97,9 @@ func TestHostAndOrigin(t *testing.T) {
 				if tc.origin != "" && tc.want == 200 && r.header.Get("Access-Control-Allow-Origin") != tc.origin {
 					t.Errorf("%s: Access-Control-Allow-Origin = %q", path, r.header.Get("Access-Control-Allow-Origin"))
 				}
+				if tc.want != 200 && r.header.Get("Access-Control-Allow-Origin") != "" {
+					t.Errorf("%s: refused, yet Access-Control-Allow-Origin = %q", path, r.header.Get("Access-Control-Allow-Origin"))
+				}
 			}
 		})
 	}
@@ -102,6 +111,12 @@ func TestAnyHostAndOrigin(t *testing.T) {
 	r := c.do(t, http.MethodGet, "/healthz", "", "Host", "anything.example", "Origin", "https://elsewhere.example")
 	if r.status != 200 {
 		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	// "*" allows every origin, not what is no origin at all.
+	r = c.do(t, http.MethodGet, "/healthz", "", "Origin", "http://evil.com@localhost")
+	if r.status != http.StatusForbidden || errData(t, r.body).Code != "FORBIDDEN_ORIGIN" || r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("an origin with user information under --allowed-origins '*': %d, Access-Control-Allow-Origin %q: %s",
+			r.status, r.header.Get("Access-Control-Allow-Origin"), r.body)
 	}
 }
 
