@@ -45,6 +45,8 @@ const (
 	DefaultMaxSessions       = 10000
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 30 * time.Second
+	// MaxHeaderBytes bounds a request's head; a larger one gets 431.
+	MaxHeaderBytes = 64 << 10
 )
 
 // Options configure the server; zero values take the defaults.
@@ -240,7 +242,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		Handler:           s.handler,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.setHosts(listenPort(opts.Addr))
