@@ -274,7 +274,12 @@ func publicStatus(c *templates.Catalog, inv []templates.Invalid, status string, 
 		"conflicts": c.Conflicts(),
 	}
 	if s := c.Stale(); s != nil {
-		st["stale"] = templates.Staleness{Since: s.Since, Code: s.Code, RetryAfter: s.RetryAfter}
+		// Its reason is a message, which may name the folder.
+		stale := map[string]any{"since": s.Since, "code": s.Code}
+		if s.RetryAfter > 0 {
+			stale["retry_after"] = s.RetryAfter
+		}
+		st["stale"] = stale
 	}
 	if al != nil {
 		st["audit"] = auditStatus{Dropped: al.Dropped()}
