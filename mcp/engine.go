@@ -12,7 +12,7 @@ import (
 // EngineOptions tune the engine; zero values take the defaults.
 type EngineOptions struct {
 	MaxMessageSize        int           // bytes per inbound message (default 4 MiB)
-	MaxInflightPerSession int           // requests a session may have in flight (default 256)
+	MaxInflightPerSession int           // requests a session may have in flight (default DefaultMaxInflightPerSession)
 	RequestTimeout        time.Duration // per-request deadline (default 5 min)
 	CallTimeout           time.Duration // wait for a client's answer to our request (default 10 min; never past the asking request's deadline)
 	IdleTimeout           time.Duration // close sessions idle this long; 0 never (HTTP sets it)
@@ -26,12 +26,16 @@ type EngineOptions struct {
 	Observer Observer
 }
 
+// DefaultMaxInflightPerSession is how many requests a session may have
+// in flight by default; past it, Deliver blocks the transport's reader.
+const DefaultMaxInflightPerSession = 256
+
 func (o *EngineOptions) fill() {
 	if o.MaxMessageSize <= 0 {
 		o.MaxMessageSize = DefaultMaxMessageSize
 	}
 	if o.MaxInflightPerSession <= 0 {
-		o.MaxInflightPerSession = 256
+		o.MaxInflightPerSession = DefaultMaxInflightPerSession
 	}
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = DefaultMaxSubscriptions

@@ -115,7 +115,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(catalogStatus(lib, link, src, nil)())
+	raw, err := json.Marshal(catalogStatus(lib, link, src, nil)(true))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -92,7 +92,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	}
 	s.log = s.cfg.Logger(stderr)
 	if serve {
-		tel, terr := telemetry.Setup(ctx, telemetry.Options{Stdio: s.cfg.Transport != "http", MetricsAddr: s.cfg.MetricsAddr,
+		tel, terr := telemetry.Setup(ctx, telemetry.Options{Stdio: s.cfg.Transport != "http", MetricsAddr: s.cfg.MetricsAddr, AllowedHosts: s.cfg.AllowedHosts,
 			ServiceVersion: version(), Logger: s.log})
 		if terr != nil {
 			return nil, &exitError{code: 2, err: fmt.Errorf("bad telemetry configuration: %w", terr)}

@@ -5,10 +5,13 @@ import (
 	"encoding/json"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/google/go-cmp/cmp"
 )
 
 // TestHealthzAuditDropped: with the audit log on, /healthz says how many
@@ -31,7 +34,7 @@ func TestHealthzAuditDropped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, err := json.Marshal(catalogStatus(lib, nil, src, tt.al)())
+			raw, err := json.Marshal(catalogStatus(lib, nil, src, tt.al)(true))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -43,5 +46,31 @@ func TestHealthzAuditDropped(t *testing.T) {
 				t.Errorf("audit = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestHealthzPublicStale: a stale catalog, in the report for a request
+// without the token, says since when and its code, never its reason,
+// which may name the folder.
+func TestHealthzPublicStale(t *testing.T) {
+	lib := templates.NewLibrary(templates.Embedded(), slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	const reason = "open /home/someone/prompts: permission denied"
+	c := lib.Catalog().WithStale(&templates.Staleness{Since: time.Unix(0, 0).UTC(), Reason: reason, Code: "NETWORK_ERROR"})
+	raw, err := json.Marshal(publicStatus(c, nil, "stale", nil, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var st struct {
+		Stale map[string]any `json:"stale"`
+	}
+	if err := json.Unmarshal(raw, &st); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]any{"since": "1970-01-01T00:00:00Z", "code": "NETWORK_ERROR"}
+	if diff := cmp.Diff(want, st.Stale); diff != "" || strings.Contains(string(raw), "/home/someone") {
+		t.Errorf("public stale (-want +got):\n%s\nreport: %s", diff, raw)
 	}
 }

@@ -15,10 +15,14 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
-// TestBinaryHealthzListsInvalidFiles: /healthz names each file left out of
-// the library with its error code, not only how many there are.
+// TestBinaryHealthzListsInvalidFiles: /healthz asked with the access
+// token names each file left out of the library with its error code and
+// message, not only how many there are; asked without it, as anyone who
+// reaches the listener may, it counts them by code and shows no path (the
+// folder's, or a file's) and no message.
 func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
 	t.Parallel()
+	const token = "h3althz-t0ken"
 	dir := t.TempDir()
 	good, err := os.ReadFile(filepath.Join("..", "..", "templates", "examples", "Bug_Triage.json"))
 	if err != nil {
@@ -34,8 +38,8 @@ func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	s := startHTTP(t, 0, "TEMPLATES_DIR="+dir)
-	report := s.health(t)
+	s := startHTTP(t, 0, "TEMPLATES_DIR="+dir, "MCP_AUTH_TOKEN="+token)
+	report := s.healthWith(t, token)
 	if report["templates"] != float64(1) || report["invalid"] != float64(2) {
 		t.Errorf("templates %v, invalid %v; want 1 and 2", report["templates"], report["invalid"])
 	}
@@ -57,6 +61,26 @@ func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("invalid_files (-want +got):\n%s", diff)
+	}
+	if loc, _ := report["source"].(map[string]any)["location"].(string); loc != dir {
+		t.Errorf("source.location = %q, want the folder %q", loc, dir)
+	}
+
+	for _, sent := range []string{"", "wr0ng"} {
+		report := s.healthWith(t, sent)
+		raw, _ := json.Marshal(report)
+		for _, secret := range []string{dir, "broken.json", "huge.json", "invalid_files", "message", "location"} {
+			if strings.Contains(string(raw), secret) {
+				t.Errorf("/healthz with token %q shows %q: %s", sent, secret, raw)
+			}
+		}
+		codes := map[string]any{"INVALID_TEMPLATE": float64(1), "TEMPLATE_TOO_LARGE": float64(1)}
+		if diff := cmp.Diff(codes, report["invalid_codes"]); diff != "" || report["invalid"] != float64(2) || report["templates"] != float64(1) {
+			t.Errorf("/healthz with token %q: templates %v, invalid %v, invalid_codes (-want +got):\n%s", sent, report["templates"], report["invalid"], diff)
+		}
+		if kind := report["source"].(map[string]any)["kind"]; kind != "directory" {
+			t.Errorf("/healthz with token %q: source.kind %v, want directory", sent, kind)
+		}
 	}
 }
 

@@ -171,7 +171,20 @@ var client = &http.Client{Timeout: 15 * time.Second, Transport: &http.Transport{
 // health returns the /healthz report, which must be a 200.
 func (s *httpServer) health(t *testing.T) map[string]any {
 	t.Helper()
-	res, err := client.Get("http://" + s.addr + "/healthz")
+	return s.healthWith(t, "")
+}
+
+// healthWith is health asked with the access token ("": none).
+func (s *httpServer) healthWith(t *testing.T, token string) map[string]any {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, "http://"+s.addr+"/healthz", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	res, err := client.Do(req)
 	if err != nil {
 		s.fatalf(t, "GET /healthz: %v", err)
 	}

@@ -181,20 +181,40 @@ type auditStatus struct {
 	Dropped uint64 `json:"dropped_lines"`
 }
 
-// catalogStatus feeds /healthz from the template library: besides the
-// counts, each invalid file with its error code, so that an operator sees
-// what to fix without reading the log. With the audit log on, it also
-// says how many audit lines were dropped (al nil: the log is off).
-func catalogStatus(lib *templates.Library, link replicas, src templates.Source, al *audit.Log) func() any {
-	return func() any {
+// catalogStatus feeds /healthz from the template library. For a request
+// with the access token (detail), besides the counts, each invalid file
+// with its error code and message, so that an operator sees what to fix
+// without reading the log; for any other, publicStatus. With the audit log
+// on, it also says how many audit lines were dropped (al nil: the log is
+// off).
+func catalogStatus(lib *templates.Library, link replicas, src templates.Source, al *audit.Log) func(detail bool) any {
+	return func(detail bool) any {
 		c := lib.Catalog()
 		inv := c.Invalid()
+		var cluster any
+		connected := true
+		if link != nil {
+			cluster, connected = link.health(src, detail)
+		}
+		status := "ok"
+		switch {
+		case c.Stale() != nil:
+			status = "stale"
+		case !connected:
+			// Serving alone: every answer is still right, but changes
+			// seen elsewhere do not arrive and sessions held elsewhere
+			// cannot be reached.
+			status = "degraded"
+		}
+		if !detail {
+			return publicStatus(c, inv, status, cluster, al)
+		}
 		files := make([]invalidFile, 0, len(inv))
 		for _, i := range inv {
 			files = append(files, invalidFile{Path: i.Path, Code: fault.CodeOf(i.Err), Message: i.Err.Error(), Kept: i.Kept})
 		}
 		st := map[string]any{
-			"status":        "ok",
+			"status":        status,
 			"templates":     c.Len(),
 			"invalid":       len(inv),
 			"invalid_files": files,
@@ -205,24 +225,69 @@ func catalogStatus(lib *templates.Library, link replicas, src templates.Source, 
 			// under its namespace, the bare name by the first.
 			"conflicts": c.Conflicts(),
 		}
-		if c.Stale() != nil {
-			st["status"] = "stale"
-		}
 		if al != nil {
 			st["audit"] = auditStatus{Dropped: al.Dropped()}
 		}
-		if link != nil {
-			cs, connected := link.health(src)
-			st["cluster"] = cs
-			if !connected && st["status"] == "ok" {
-				// Serving alone: every answer is still right, but changes
-				// seen elsewhere do not arrive and sessions held elsewhere
-				// cannot be reached.
-				st["status"] = "degraded"
-			}
+		if cluster != nil {
+			st["cluster"] = cluster
 		}
 		return st
 	}
+}
+
+// sourceKind is a source as publicStatus shows it: its kind, and its
+// members' namespaces and kinds, without a folder, repository or error.
+type sourceKind struct {
+	Kind      string       `json:"kind"`
+	Namespace string       `json:"namespace,omitempty"`
+	Members   []sourceKind `json:"members,omitempty"`
+}
+
+func publicSource(info templates.SourceInfo) sourceKind {
+	out := sourceKind{Kind: info.Kind, Namespace: info.Namespace}
+	for _, m := range info.Members {
+		out.Members = append(out.Members, publicSource(m))
+	}
+	return out
+}
+
+// publicStatus is /healthz for a request without the access token, which
+// anyone who reaches the listener may send: counts and codes, never a
+// path (a folder's names its owner's home) or a message (which may quote
+// one). The source says its kind (and its members'), the invalid files their codes, a
+// stale catalog since when and its code, the cluster (replicas.health)
+// its link and replicas.
+func publicStatus(c *templates.Catalog, inv []templates.Invalid, status string, cluster any, al *audit.Log) map[string]any {
+	codes := map[string]int{}
+	for _, i := range inv {
+		codes[fault.CodeOf(i.Err)]++
+	}
+	st := map[string]any{
+		"status":        status,
+		"templates":     c.Len(),
+		"invalid":       len(inv),
+		"invalid_codes": codes,
+		"source":        publicSource(c.Info()),
+		"loaded_at":     c.LoadedAt(),
+		"stale":         nil,
+		// Names and namespaces, which every client's lists show anyway.
+		"conflicts": c.Conflicts(),
+	}
+	if s := c.Stale(); s != nil {
+		// Its reason is a message, which may name the folder.
+		stale := map[string]any{"since": s.Since, "code": s.Code}
+		if s.RetryAfter > 0 {
+			stale["retry_after"] = s.RetryAfter
+		}
+		st["stale"] = stale
+	}
+	if al != nil {
+		st["audit"] = auditStatus{Dropped: al.Dropped()}
+	}
+	if cluster != nil {
+		st["cluster"] = cluster
+	}
+	return st
 }
 
 // isLoopback reports whether a listen host keeps the server on this

@@ -22,8 +22,9 @@ type replicas interface {
 	// replica reads them with); stop closes it.
 	router(log *slog.Logger, maxBody int) (r httpserver.SessionRouter, stop func(), err error)
 	// health is /healthz's "cluster" (the link and the shared catalogs
-	// of src), and whether the link is up.
-	health(src templates.Source) (status any, connected bool)
+	// of src; without detail, the link and the replicas only), and
+	// whether the link is up.
+	health(src templates.Source, detail bool) (status any, connected bool)
 	// close leaves the cluster.
 	close()
 }

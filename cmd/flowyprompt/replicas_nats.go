@@ -42,8 +42,13 @@ func (r natsReplicas) router(log *slog.Logger, maxBody int) (httpserver.SessionR
 
 func (r natsReplicas) close() { r.node.Close() }
 
-func (r natsReplicas) health(src templates.Source) (any, bool) {
+func (r natsReplicas) health(src templates.Source, detail bool) (any, bool) {
 	h := r.node.Health()
+	if !detail {
+		// The server's address and the link's last error are for the
+		// operator.
+		return map[string]any{"replica": h.Replica, "connected": h.Connected, "since": h.Since, "replicas": h.Replicas}, h.Connected
+	}
 	cs := clusterStatus{Health: h}
 	if gs, ok := src.(sharer); ok {
 		if shared, ok := gs.SharedStatus(); ok {

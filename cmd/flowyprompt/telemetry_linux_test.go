@@ -333,6 +333,20 @@ func TestBinaryTelemetryHTTP(t *testing.T) {
 	if !strings.Contains(scrape, "mcp_server_operation_duration") || !strings.Contains(scrape, `mcp_method_name="prompts/get"`) {
 		t.Errorf("/metrics has no mcp_server_operation_duration series for prompts/get:\n%s", scrape)
 	}
+	// A page whose name is rebound to 127.0.0.1 reads nothing.
+	req, err := http.NewRequest(http.MethodGet, "http://"+metricsAddr+"/metrics", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = "rebound.example.com:" + metricsAddr[strings.LastIndexByte(metricsAddr, ':')+1:]
+	foreign, err := client.Do(req)
+	if err != nil {
+		t.Fatalf("GET /metrics for a foreign Host: %v", err)
+	}
+	foreign.Body.Close()
+	if foreign.StatusCode != http.StatusForbidden {
+		t.Errorf("GET /metrics for a foreign Host: %s, want 403", foreign.Status)
+	}
 
 	s.Stop() // SIGTERM: the spans and metrics must be flushed before exit
 	if err := s.ExitErr(); err != nil {

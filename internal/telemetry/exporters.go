@@ -141,7 +141,7 @@ func spanExporters(ctx context.Context, getenv func(string) string, u *unsupport
 // prometheus one starts its listener, whose stop it appends to stops.
 // On an error it returns those built so far, for the caller to stop.
 func metricReaders(ctx context.Context, getenv func(string) string, u *unsupported, log *slog.Logger,
-	stops *[]func(context.Context) error) ([]sdkmetric.Reader, error) {
+	allowedHosts []string, stops *[]func(context.Context) error) ([]sdkmetric.Reader, error) {
 	names, err := exportersOf(getenv, "METRICS")
 	if err != nil {
 		return nil, err
@@ -174,7 +174,7 @@ func metricReaders(ctx context.Context, getenv func(string) string, u *unsupport
 			if port == "" {
 				port = "9464"
 			}
-			r, _, stop, err := prometheusReader(net.JoinHostPort(host, port), log)
+			r, _, stop, err := prometheusReader(net.JoinHostPort(host, port), allowedHosts, log)
 			if err != nil {
 				return readers, fmt.Errorf("OTEL_METRICS_EXPORTER=prometheus: %w", err)
 			}
@@ -186,14 +186,15 @@ func metricReaders(ctx context.Context, getenv func(string) string, u *unsupport
 }
 
 // prometheusReader is a reader for a registry of its own, served on addr
-// at /metrics; it returns the bound address and the listener's stop.
-func prometheusReader(addr string, log *slog.Logger) (sdkmetric.Reader, string, func(context.Context) error, error) {
+// at /metrics to the Host values allowedHosts adds to the loopback names;
+// it returns the bound address and the listener's stop.
+func prometheusReader(addr string, allowedHosts []string, log *slog.Logger) (sdkmetric.Reader, string, func(context.Context) error, error) {
 	reg := prometheus.NewRegistry()
 	exp, err := otelprom.New(otelprom.WithRegisterer(reg))
 	if err != nil {
 		return nil, "", nil, fmt.Errorf("prometheus exporter: %w", err)
 	}
-	bound, stop, err := serveMetrics(addr, reg, log)
+	bound, stop, err := serveMetrics(addr, reg, allowedHosts, log)
 	if err != nil {
 		// The reader is not attached to a provider yet: nothing to stop.
 		return nil, "", nil, err

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"go.opentelemetry.io/otel"
@@ -96,7 +97,7 @@ func install(ctx context.Context, opts Options, getenv func(string) string, log 
 	if metrics {
 		// A reader's listener is stopped by Shutdown, even when the
 		// provider never comes to be.
-		if readers, err = metricReaders(ctx, getenv, &u, log, &t.shutdowns); err != nil {
+		if readers, err = metricReaders(ctx, getenv, &u, log, opts.AllowedHosts, &t.shutdowns); err != nil {
 			return nil, err
 		}
 		metrics = len(readers) > 0
@@ -109,7 +110,7 @@ func install(ctx context.Context, opts Options, getenv func(string) string, log 
 		if host == "" {
 			host = "127.0.0.1"
 		}
-		r, addr, stop, err := prometheusReader(net.JoinHostPort(host, port), log)
+		r, addr, stop, err := prometheusReader(net.JoinHostPort(host, port), opts.AllowedHosts, log)
 		if err != nil {
 			return nil, err
 		}
@@ -142,15 +143,20 @@ func install(ctx context.Context, opts Options, getenv func(string) string, log 
 }
 
 // serveMetrics starts the Prometheus listener. It binds before it
-// returns, so a taken port fails serve at once.
-func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (string, func(context.Context) error, error) {
+// returns, so a taken port fails serve at once. It answers the Host
+// values the MCP listener would on its port (hostguard): the loopback
+// names, its own address, and allowedHosts.
+func serveMetrics(addr string, reg *prometheus.Registry, allowedHosts []string, log *slog.Logger) (string, func(context.Context) error, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("metrics listener: %w", err)
 	}
+	host, _, _ := net.SplitHostPort(addr)
+	_, port, _ := net.SplitHostPort(ln.Addr().String())
+	hosts := hostguard.New(hostguard.Config{ListenHost: host, Port: port, Allowed: allowedHosts})
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}))
-	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
+	srv := &http.Server{Handler: hostChecked(hosts, port, mux, log), ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -167,6 +173,24 @@ func serveMetrics(addr string, reg *prometheus.Registry, log *slog.Logger) (stri
 		}
 		return nil
 	}, nil
+}
+
+// hostChecked refuses, with 403 and what to do instead, a request whose
+// Host is not on hosts: a page whose name is rebound to this machine
+// reads nothing.
+func hostChecked(hosts *hostguard.Hosts, port string, next http.Handler, log *slog.Logger) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !hosts.Allowed(r.Host) {
+			log.Warn("refused a metrics request for a foreign Host", "host", r.Host)
+			w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+			w.Header().Set("X-Content-Type-Options", "nosniff")
+			w.WriteHeader(http.StatusForbidden)
+			fmt.Fprintf(w, "Host %q is not allowed: requests must name this listener by an allowed host, which protects it from DNS rebinding by web pages; "+
+				"scrape http://127.0.0.1:%s/metrics, or add the name with --allowed-hosts\n", r.Host, port)
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // writesStdout reports whether a signal's exporter list names one that

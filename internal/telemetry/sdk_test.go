@@ -4,6 +4,9 @@ package telemetry
 
 import (
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"strings"
 	"testing"
 
@@ -30,6 +33,52 @@ func TestMetricsListenerLoopback(t *testing.T) {
 	defer tel.Shutdown(context.Background())
 	if !strings.HasPrefix(tel.MetricsAddr, "127.0.0.1:") || tel.Observer == nil {
 		t.Errorf("listener %q, observer %v: want loopback and a hook", tel.MetricsAddr, tel.Observer)
+	}
+}
+
+// TestMetricsListenerChecksHost: the Prometheus listener answers the Host
+// values the MCP listener would on its port, so that a web page whose name
+// is rebound to 127.0.0.1 cannot read the metrics; a refusal says what to
+// do instead.
+func TestMetricsListenerChecksHost(t *testing.T) {
+	tel, err := Setup(context.Background(), Options{MetricsAddr: "127.0.0.1:0", AllowedHosts: []string{"metrics.internal"}, Getenv: envOf()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tel.Shutdown(context.Background())
+	_, port, _ := net.SplitHostPort(tel.MetricsAddr)
+	tests := []struct {
+		host string
+		want int
+	}{
+		{"127.0.0.1:" + port, http.StatusOK},
+		{"localhost:" + port, http.StatusOK},
+		{"[::1]:" + port, http.StatusOK},
+		{"metrics.internal", http.StatusOK},
+		{"metrics.internal:9464", http.StatusOK},
+		{"evil.example.com:" + port, http.StatusForbidden},
+		{"evil.example.com", http.StatusForbidden},
+		{"localhost:1", http.StatusForbidden},
+	}
+	c := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	for _, tc := range tests {
+		req, err := http.NewRequest(http.MethodGet, "http://"+tel.MetricsAddr+"/metrics", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = tc.host
+		res, err := c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(res.Body)
+		res.Body.Close()
+		if res.StatusCode != tc.want {
+			t.Errorf("Host %s: %d %s, want %d", tc.host, res.StatusCode, body, tc.want)
+		}
+		if tc.want == http.StatusForbidden && (!strings.Contains(string(body), "--allowed-hosts") || !strings.Contains(string(body), "DNS rebinding")) {
+			t.Errorf("Host %s: the refusal says %q; want why and how", tc.host, body)
+		}
 	}
 }
 

@@ -43,7 +43,12 @@ type Options struct {
 	Stdio bool
 	// MetricsAddr, when set, is the HOST:PORT of a Prometheus listener
 	// serving /metrics; an empty host means loopback.
-	MetricsAddr    string
+	MetricsAddr string
+	// AllowedHosts are the Host values a Prometheus listener answers
+	// besides the loopback names with its port and its own address
+	// (--allowed-hosts, as the MCP listener): a web page rebound to
+	// 127.0.0.1 cannot read the metrics.
+	AllowedHosts   []string
 	ServiceVersion string
 	Logger         *slog.Logger
 	// Getenv reads the OTEL_* variables that choose the exporters and the

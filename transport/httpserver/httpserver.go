@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
@@ -44,6 +45,8 @@ const (
 	DefaultMaxSessions       = 10000
 	DefaultReadHeaderTimeout = 10 * time.Second
 	DefaultIdleTimeout       = 30 * time.Second
+	// MaxHeaderBytes bounds a request's head; a larger one gets 431.
+	MaxHeaderBytes = 64 << 10
 )
 
 // Options configure the server; zero values take the defaults.
@@ -88,8 +91,12 @@ type Options struct {
 	// client accepts one (see streamable.Options.PreferStreams).
 	PreferStreams bool
 	// Status adds to /healthz: its value's JSON object members are merged
-	// into the report (templates, invalid, source, stale, ...).
-	Status func() any
+	// into the report (templates, invalid, source, stale, ...). detail is
+	// true for a request that carries the access token, which may see
+	// paths and messages; anyone who reaches the listener may ask without
+	// it (load balancers do), and a server without a token has nobody to
+	// show them to: counts and codes only.
+	Status func(detail bool) any
 	// Sessions, when set, makes 2025-era sessions reachable from every
 	// replica behind a load balancer: a request for a session another
 	// replica holds is forwarded to it (see SessionRouter).
@@ -133,8 +140,7 @@ type Server struct {
 	ln     net.Listener
 	public *url.URL
 
-	hosts     atomic.Pointer[hostList]
-	anyHost   bool
+	hosts     atomic.Pointer[hostguard.Hosts]
 	origins   map[string]bool
 	anyOrigin bool
 	tokenSum  [sha256.Size]byte
@@ -190,23 +196,18 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		s.public = u
 		s.origins[u.Scheme+"://"+strings.ToLower(u.Host)] = true
 	}
-	for _, h := range opts.AllowedHosts {
-		if strings.TrimSpace(h) == "*" {
-			s.anyHost = true
-		}
-	}
 	for _, o := range opts.AllowedOrigins {
-		o = strings.TrimRight(strings.ToLower(strings.TrimSpace(o)), "/")
+		o = strings.TrimSpace(o)
 		switch {
 		case o == "":
 		case o == "*":
 			s.anyOrigin = true
 		default:
-			u, err := url.Parse(o)
-			if err != nil || u.Scheme == "" || u.Host == "" || (u.Path != "" && u.Path != "/") {
-				return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port], e.g. https://inspector.example.com", o)
+			origin, err := hostguard.ParseOrigin(o)
+			if err != nil {
+				return nil, fmt.Errorf("allowed origin %q: want scheme://host[:port], e.g. https://inspector.example.com: %w", o, err)
 			}
-			s.origins[u.Scheme+"://"+u.Host] = true
+			s.origins[origin] = true
 		}
 	}
 	if opts.AuthToken != "" {
@@ -241,7 +242,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		Handler:           s.handler,
 		ReadHeaderTimeout: opts.ReadHeaderTimeout,
 		IdleTimeout:       opts.IdleTimeout,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	s.setHosts(listenPort(opts.Addr))
@@ -309,13 +310,6 @@ func (s *Server) Sessions() (sseSessions, mcpSessions int) {
 	return s.sse.Sessions(), s.mcp.Sessions()
 }
 
-// hostList is the Host allow list: names allowed on any port, and exact
-// name:port pairs.
-type hostList struct {
-	anyPort map[string]bool
-	exact   map[string]bool
-}
-
 func listenPort(addr string) string {
 	_, port, _ := net.SplitHostPort(addr)
 	return port
@@ -325,66 +319,26 @@ func listenPort(addr string) string {
 // names, the listen address itself when it is a specific address, the
 // public URL's host, and the configured extras.
 func (s *Server) setHosts(port string) {
-	l := &hostList{anyPort: map[string]bool{}, exact: map[string]bool{}}
-	names := []string{"localhost", "127.0.0.1", "::1"}
-	if h := strings.ToLower(s.listenHost); h != "" {
-		if ip := net.ParseIP(h); ip == nil || !ip.IsUnspecified() {
-			names = append(names, h)
-		}
-	}
-	if port != "" && port != "0" {
-		for _, n := range names {
-			l.exact[net.JoinHostPort(n, port)] = true
-			if port == "80" {
-				l.anyPort[n] = true
-			}
-		}
-	}
-	if s.public != nil {
-		l.exact[strings.ToLower(s.public.Host)] = true
-		if s.public.Port() == "" {
-			l.exact[strings.ToLower(s.public.Hostname())] = true
-		}
-	}
-	for _, h := range s.opts.AllowedHosts {
-		h = strings.ToLower(strings.TrimSpace(h))
-		if h == "" || h == "*" {
-			continue
-		}
-		if name, p, err := net.SplitHostPort(h); err == nil {
-			l.exact[net.JoinHostPort(name, p)] = true
-		} else {
-			l.anyPort[strings.Trim(h, "[]")] = true
-		}
-	}
-	s.hosts.Store(l)
-}
-
-func (s *Server) hostAllowed(host string) bool {
-	if s.anyHost {
-		return true
-	}
-	host = strings.ToLower(host)
-	l := s.hosts.Load()
-	if name, port, err := net.SplitHostPort(host); err == nil {
-		return l.exact[net.JoinHostPort(name, port)] || l.anyPort[name]
-	}
-	return l.exact[host] || l.anyPort[strings.Trim(host, "[]")]
+	s.hosts.Store(hostguard.New(hostguard.Config{ListenHost: s.listenHost, Port: port, Public: s.public, Allowed: s.opts.AllowedHosts}))
 }
 
 // originAllowed: no Origin is a non-browser client; a browser page is
-// allowed when it is served from this machine or listed.
+// allowed when it is served from this machine or listed. A value that is
+// not an origin (hostguard.ParseOrigin: user information, a path, a
+// fragment, "null") is refused whatever the lists say, so it is never
+// echoed back either.
 func (s *Server) originAllowed(origin string) bool {
-	if origin == "" || s.anyOrigin {
+	if origin == "" {
 		return true
 	}
-	u, err := url.Parse(strings.ToLower(origin))
-	if err != nil || u.Host == "" || (u.Scheme != "http" && u.Scheme != "https") {
-		return false // includes "null": sandboxed frames and file:// pages
+	o, err := hostguard.ParseOrigin(origin)
+	if err != nil {
+		return false
 	}
-	if s.origins[u.Scheme+"://"+u.Host] {
+	if s.anyOrigin || s.origins[o] {
 		return true
 	}
+	u, _ := url.Parse(o)
 	switch u.Hostname() {
 	case "localhost", "127.0.0.1", "::1":
 		return true
@@ -431,7 +385,7 @@ func (s *Server) guard(next http.Handler) http.Handler {
 					"duration", time.Since(start))
 			}()
 		}
-		if !s.hostAllowed(r.Host) {
+		if !s.hosts.Load().Allowed(r.Host) {
 			s.log.Warn("refused a request for a foreign Host", "host", r.Host, "path", r.URL.Path)
 			httpx.WriteError(w, r, http.StatusForbidden, &fault.Error{Code: mcp.CodeForbiddenHost,
 				What: fmt.Sprintf("Host %q is not allowed", r.Host),
@@ -581,7 +535,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	report := map[string]any{}
 	if s.opts.Status != nil {
-		if raw, err := json.Marshal(s.opts.Status()); err == nil {
+		detail := s.hasToken && s.tokenOK(r)
+		if raw, err := json.Marshal(s.opts.Status(detail)); err == nil {
 			var extra map[string]any
 			// "null" decodes without error into a nil map, which the
 			// writes below would panic on.
@@ -600,6 +555,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	sseN, mcpN := s.Sessions()
 	report["sessions"] = map[string]int{"total": s.e.SessionCount(), "sse": sseN, "mcp": mcpN}
+	// Legacy SSE clients dropped for letting their stream's buffer fill.
+	report["dropped_streams"] = s.sse.Dropped()
 	body, err := json.Marshal(report)
 	if err != nil {
 		httpx.WriteError(w, r, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,

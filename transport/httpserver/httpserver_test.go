@@ -64,6 +64,12 @@ func TestHostAndOrigin(t *testing.T) {
 		{name: "configured origin", host: "127.0.0.1:" + p, origin: "https://inspector.example.com", want: 200},
 		{name: "configured origin, other scheme", host: "127.0.0.1:" + p, origin: "http://inspector.example.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
 		{name: "public URL origin", host: "127.0.0.1:" + p, origin: "https://public.example.com", want: 200},
+		{name: "user information before a loopback host", host: "127.0.0.1:" + p, origin: "http://evil.com@localhost", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "user and password before a loopback host", host: "127.0.0.1:" + p, origin: "http://evil.com:x@127.0.0.1:6274", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "user information before a configured origin", host: "127.0.0.1:" + p, origin: "https://evil@inspector.example.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "fragment", host: "127.0.0.1:" + p, origin: "http://localhost#@evil.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "path", host: "127.0.0.1:" + p, origin: "http://localhost/evil.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
+		{name: "query", host: "127.0.0.1:" + p, origin: "http://localhost?evil.com", want: 403, wantCode: "FORBIDDEN_ORIGIN"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -91,6 +97,9 @@ func TestHostAndOrigin(t *testing.T) {
 				if tc.origin != "" && tc.want == 200 && r.header.Get("Access-Control-Allow-Origin") != tc.origin {
 					t.Errorf("%s: Access-Control-Allow-Origin = %q", path, r.header.Get("Access-Control-Allow-Origin"))
 				}
+				if tc.want != 200 && r.header.Get("Access-Control-Allow-Origin") != "" {
+					t.Errorf("%s: refused, yet Access-Control-Allow-Origin = %q", path, r.header.Get("Access-Control-Allow-Origin"))
+				}
 			}
 		})
 	}
@@ -102,6 +111,12 @@ func TestAnyHostAndOrigin(t *testing.T) {
 	r := c.do(t, http.MethodGet, "/healthz", "", "Host", "anything.example", "Origin", "https://elsewhere.example")
 	if r.status != 200 {
 		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	// "*" allows every origin, not what is no origin at all.
+	r = c.do(t, http.MethodGet, "/healthz", "", "Origin", "http://evil.com@localhost")
+	if r.status != http.StatusForbidden || errData(t, r.body).Code != "FORBIDDEN_ORIGIN" || r.header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("an origin with user information under --allowed-origins '*': %d, Access-Control-Allow-Origin %q: %s",
+			r.status, r.header.Get("Access-Control-Allow-Origin"), r.body)
 	}
 }
 
@@ -232,7 +247,7 @@ func TestBodyCap(t *testing.T) {
 
 func TestHealthz(t *testing.T) {
 	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
-	_, c := start(t, e, httpserver.Options{Status: func() any {
+	_, c := start(t, e, httpserver.Options{Status: func(bool) any {
 		return map[string]any{"templates": 13, "invalid": 1, "source": map[string]string{"kind": "embedded"}, "stale": nil}
 	}})
 	c.openMCP(t)
@@ -247,12 +262,13 @@ func TestHealthz(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"status":    "ok",
-		"templates": float64(13),
-		"invalid":   float64(1),
-		"source":    map[string]any{"kind": "embedded"},
-		"stale":     nil,
-		"sessions":  map[string]any{"total": float64(2), "sse": float64(1), "mcp": float64(1)},
+		"status":          "ok",
+		"templates":       float64(13),
+		"invalid":         float64(1),
+		"source":          map[string]any{"kind": "embedded"},
+		"stale":           nil,
+		"sessions":        map[string]any{"total": float64(2), "sse": float64(1), "mcp": float64(1)},
+		"dropped_streams": float64(0),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("healthz (-want +got):\n%s", diff)
@@ -451,12 +467,12 @@ func TestShutdownBounded(t *testing.T) {
 func TestHealthzOddStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		status func() any
+		status func(bool) any
 	}{
-		{"nil", func() any { return nil }},
-		{"nil map", func() any { return map[string]any(nil) }},
-		{"nil pointer", func() any { return (*struct{ N int })(nil) }},
-		{"scalar", func() any { return 42 }},
+		{"nil", func(bool) any { return nil }},
+		{"nil map", func(bool) any { return map[string]any(nil) }},
+		{"nil pointer", func(bool) any { return (*struct{ N int })(nil) }},
+		{"scalar", func(bool) any { return 42 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
@@ -469,10 +485,44 @@ func TestHealthzOddStatus(t *testing.T) {
 			if err := json.Unmarshal([]byte(r.body), &got); err != nil {
 				t.Fatal(err)
 			}
-			want := map[string]any{"status": "ok",
+			want := map[string]any{"status": "ok", "dropped_streams": float64(0),
 				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0)}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("healthz (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestHealthzDetailNeedsToken: /healthz asks Status for the detailed
+// report only for a request carrying the access token; without a token
+// configured, nobody can show one, and every request gets counts only.
+func TestHealthzDetailNeedsToken(t *testing.T) {
+	tests := []struct {
+		name   string
+		token  string // the server's
+		header []string
+		detail bool
+	}{
+		{name: "no token configured", detail: false},
+		{name: "no token configured, one sent anyway", header: []string{"Authorization", "Bearer x"}, detail: false},
+		{name: "token configured, none sent", token: "s3cret", detail: false},
+		{name: "token configured, a wrong one sent", token: "s3cret", header: []string{"Authorization", "Bearer s3cre"}, detail: false},
+		{name: "token configured and sent", token: "s3cret", header: []string{"Authorization", "Bearer s3cret"}, detail: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+			_, c := start(t, e, httpserver.Options{AuthToken: tc.token, Status: func(detail bool) any {
+				return map[string]bool{"detail": detail}
+			}})
+			r := c.do(t, http.MethodGet, "/healthz", "", tc.header...)
+			var got struct{ Detail bool }
+			if err := json.Unmarshal([]byte(r.body), &got); r.status != http.StatusOK || err != nil {
+				t.Fatalf("healthz: %d %s (%v)", r.status, r.body, err)
+			}
+			if got.Detail != tc.detail {
+				t.Errorf("detail = %v, want %v", got.Detail, tc.detail)
 			}
 		})
 	}

@@ -10,10 +10,13 @@
 //   - POST /sse is the seed's fallback: one request answered in the body.
 //
 // The stream is served by r3labs/sse's server, one stream per session,
-// with its replay log off and a buffer as large as what a session's outbox
-// may hand over at once. Every write to the client carries a deadline, so
-// a client that stops reading is dropped, and a stream whose buffer still
-// fills up ends its session rather than stalling it.
+// with its replay log off. What a stream holds for its client, published
+// and not yet written, is bounded in bytes (BufferBytes) as well as in
+// events: a client that lets it fill is dropped at once, its session
+// ended and its connection cut, rather than stalling the session or
+// holding the buffer for the write timeout. Every write to the client
+// also carries a deadline, so a client that stops reading while its
+// buffer has room is dropped too.
 package sse
 
 import (
@@ -24,6 +27,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -57,7 +61,22 @@ type Handler struct {
 
 	mu    sync.Mutex
 	conns map[string]*conn
+
+	dropped atomic.Uint64 // streams dropped for not reading (Dropped)
 }
+
+// BufferBytes bounds what one stream holds for its client: the events
+// published and not yet written to its connection, counted as their data
+// plus eventCost each. A stream that would hold more belongs to a client
+// that does not read fast enough, which is dropped. One event always fits
+// an empty buffer, so an answer larger than the bound still reaches a
+// client that reads; BufferBytes is well above the largest answer the
+// result budgets allow anyway.
+const BufferBytes = 1 << 20
+
+// eventCost is what one event costs besides its data: the *r3sse.Event
+// and its place in the stream's channels.
+const eventCost = 192
 
 // New returns the legacy SSE handler feeding e.
 func New(e *mcp.Engine, opts Options) *Handler {
@@ -69,6 +88,8 @@ func New(e *mcp.Engine, opts Options) *Handler {
 	// its allowance of other messages at once (see mcp's outboxLimit); a
 	// buffer of that size takes any burst a client that reads can cause,
 	// so a full one means a client that does not.
+	// BufferBytes bounds the bytes; this bounds the events, whose slots
+	// each stream allocates up front.
 	h.events.BufferSize = e.Options().MaxInflightPerSession + 64
 	// The replay log would keep every event of a session for good.
 	h.events.AutoReplay = false
@@ -113,6 +134,10 @@ func (h *Handler) Sessions() int {
 	return len(h.conns)
 }
 
+// Dropped returns how many streams were dropped because their client let
+// the buffer fill (BufferBytes), since the handler was made.
+func (h *Handler) Dropped() uint64 { return h.dropped.Load() }
+
 // conn is one GET /sse stream and the session behind it; it is the
 // session's mcp.Sink.
 type conn struct {
@@ -126,6 +151,20 @@ type conn struct {
 
 	mu   sync.Mutex
 	keep *time.Timer // the next keep-alive comment; nil when stopped
+
+	// bmu orders publishing an event with accounting for it, so that
+	// sizes is in the order the events reach the writer.
+	bmu sync.Mutex
+	// held is the bytes of the events published and not yet written;
+	// sizes the cost of each of them, oldest first.
+	held  int
+	sizes []int
+	// w is the stream's writer while its handler runs (nil before and
+	// after): drop cuts the connection through it.
+	w *deadlineWriter
+	// dropped is set once the client is dropped: nothing more is
+	// published or written.
+	dropped bool
 }
 
 var (
@@ -155,8 +194,8 @@ func (c *conn) Send(msgs []mcp.Outgoing) error {
 // whose writer would only pass it on (publishing never blocks). A stream
 // that cannot take it ends the session, as in Send.
 func (c *conn) Push(m mcp.Outgoing) bool {
-	if (m.Kind == mcp.KindMessage || m.Kind == mcp.KindResponse) && !c.publish(m.Data) {
-		c.s.Close()
+	if m.Kind == mcp.KindMessage || m.Kind == mcp.KindResponse {
+		c.publish(m.Data) // a stream that cannot take it is dropped
 	}
 	return true
 }
@@ -165,7 +204,62 @@ func (c *conn) Push(m mcp.Outgoing) bool {
 func (c *conn) Resumable() bool { return false }
 
 func (c *conn) publish(data []byte) bool {
-	return c.h.events.TryPublish(c.id, &r3sse.Event{Event: eventMessage, Data: httpx.OneLine(data)})
+	return c.send(&r3sse.Event{Event: eventMessage, Data: httpx.OneLine(data)})
+}
+
+// send publishes ev unless the stream's buffer cannot take it. A stream
+// whose buffer is full, in bytes or in events, belongs to a client that
+// does not read: send drops it, which ends the session, cuts the
+// connection, and lets go of everything the stream held, and returns
+// false.
+func (c *conn) send(ev *r3sse.Event) bool {
+	size := cap(ev.Data) + len(ev.Comment) + eventCost
+	c.bmu.Lock()
+	ok := !c.dropped && (c.held == 0 || c.held+size <= BufferBytes) && c.h.events.TryPublish(c.id, ev)
+	if ok {
+		c.held += size
+		c.sizes = append(c.sizes, size)
+	}
+	c.bmu.Unlock()
+	if !ok {
+		c.drop()
+	}
+	return ok
+}
+
+// written accounts for the oldest event published: the events server has
+// written it to the connection.
+func (c *conn) written() {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	if len(c.sizes) > 0 {
+		c.held -= c.sizes[0]
+		c.sizes = c.sizes[1:]
+	}
+}
+
+// drop ends a stream whose client lets its buffer fill. A write to the
+// client may be blocked, for up to the write timeout, on a client that
+// does not read: the connection's write deadline is moved to now, so the
+// write fails at once and the events server returns, and the stream with
+// what it held is gone. The session ends (in a goroutine of its own: the
+// caller may be the session's writer, which closing waits for).
+func (c *conn) drop() {
+	c.bmu.Lock()
+	first := !c.dropped
+	c.dropped = true
+	if first && c.w != nil {
+		c.w.cut()
+	}
+	held := c.held
+	c.bmu.Unlock()
+	if !first {
+		return
+	}
+	c.h.dropped.Add(1)
+	c.h.log.Info("dropped a legacy SSE client that does not read its stream", "session", c.id,
+		"held_bytes", held, "buffer_bytes", BufferBytes)
+	c.s.Close()
 }
 
 // Close ends the stream when the session ends first (idle expiry,
@@ -195,15 +289,18 @@ func (c *conn) startKeepAlive() {
 
 func (c *conn) ping() {
 	c.mu.Lock()
+	stopped := c.keep == nil
+	c.mu.Unlock()
+	// Not under the lock: a stream that cannot take the ping is dropped,
+	// and ending its session stops this timer.
+	if stopped || !c.send(&r3sse.Event{Comment: commentPing}) {
+		return
+	}
+	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.keep == nil {
-		return
+	if c.keep != nil {
+		c.keep.Reset(c.h.opts.KeepAlive)
 	}
-	if !c.h.events.TryPublish(c.id, &r3sse.Event{Comment: commentPing}) {
-		go c.s.Close() // outside the lock: closing the session stops this timer
-		return
-	}
-	c.keep.Reset(c.h.opts.KeepAlive)
 }
 
 func (c *conn) stopKeepAlive() {
@@ -224,8 +321,19 @@ func (h *Handler) lookup(id string) *conn {
 		return nil
 	}
 	h.mu.Lock()
-	defer h.mu.Unlock()
-	return h.conns[id]
+	c := h.conns[id]
+	h.mu.Unlock()
+	if c == nil {
+		return nil
+	}
+	select {
+	case <-c.s.Done():
+		// A dropped client's stream may still be winding down: its
+		// session is over all the same.
+		return nil
+	default:
+		return c
+	}
 }
 
 // subscribed sends the endpoint event once the stream's client is
@@ -235,8 +343,7 @@ func (h *Handler) subscribed(id string, _ *r3sse.Subscriber) {
 	if c == nil {
 		return
 	}
-	if !h.events.TryPublish(id, &r3sse.Event{Event: eventEndpoint, Data: []byte(c.endpoint)}) {
-		c.s.Close()
+	if !c.send(&r3sse.Event{Event: eventEndpoint, Data: []byte(c.endpoint)}) {
 		return
 	}
 	// Only now: nothing may come before the endpoint event.
@@ -276,7 +383,18 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	u.RawQuery = "stream=" + c.id
 	sr := r.WithContext(ctx)
 	sr.URL = &u
-	h.events.ServeHTTP(&deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout}, sr)
+	dw := &deadlineWriter{ResponseWriter: w, rc: http.NewResponseController(w), timeout: h.opts.WriteTimeout, c: c}
+	c.bmu.Lock()
+	c.w = dw
+	cut := c.dropped // dropped before the stream was served
+	c.bmu.Unlock()
+	if !cut {
+		h.events.ServeHTTP(dw, sr)
+	}
+	// The writer is the handler's: nothing may use it once it returns.
+	c.bmu.Lock()
+	c.w = nil
+	c.bmu.Unlock()
 
 	// Over: the client left (or a write failed, which cancels the
 	// request), or the session ended and cancelled it. Only now, with the
@@ -294,15 +412,30 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 // deadlineWriter arms a write deadline before the first write of each
 // event, so a client that stops reading is dropped instead of holding the
 // stream's writer forever: the failed write cancels the request, and the
-// stream ends.
+// stream ends. It also tells its conn when an event has been written, for
+// the accounting of the stream's buffer.
+//
+// The events server writes each event with one or more writes and then
+// flushes; its first flush, of the response head alone, follows no write.
+// So a flush after writes is the end of one event, in the order published.
 type deadlineWriter struct {
 	http.ResponseWriter
 	rc      *http.ResponseController
 	timeout time.Duration
-	armed   bool
+	c       *conn
+	armed   bool // written since the last flush
+	// gone is set by cut: every write fails from then on, without
+	// touching the connection's deadline again.
+	gone atomic.Bool
 }
 
+// errDropped is what writes to a dropped client's stream return.
+var errDropped = errors.New("the client was dropped: it let its stream's buffer fill")
+
 func (d *deadlineWriter) Write(p []byte) (int, error) {
+	if d.gone.Load() {
+		return 0, errDropped
+	}
 	if !d.armed {
 		_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
 		d.armed = true
@@ -313,11 +446,26 @@ func (d *deadlineWriter) Write(p []byte) (int, error) {
 // Flush sends the event written so far (the events server flushes after
 // each event).
 func (d *deadlineWriter) Flush() {
+	if d.gone.Load() {
+		return
+	}
+	event := d.armed
 	if !d.armed {
 		_ = d.rc.SetWriteDeadline(time.Now().Add(d.timeout))
 	}
 	_ = d.rc.Flush()
 	d.armed = false
+	if event {
+		d.c.written()
+	}
+}
+
+// cut makes the write in progress, if any, fail now and every later one
+// at once. It may be called from any goroutine while the handler runs: a
+// connection's deadline may be set concurrently with a write.
+func (d *deadlineWriter) cut() {
+	d.gone.Store(true)
+	_ = d.rc.SetWriteDeadline(time.Now())
 }
 
 // Unwrap lets http.ResponseController reach the connection.

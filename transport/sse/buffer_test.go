@@ -1,0 +1,100 @@
+package sse_test
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"regexp"
+	"runtime"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
+	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
+	"github.com/flowyprompt/flowyprompt/transport/sse"
+)
+
+// TestFullBufferDropsAtOnce: a client that stops reading while its
+// stream is sent more than sse.BufferBytes is dropped as the buffer
+// fills, not after the write timeout (an hour here): its session ends,
+// its message endpoint answers 404, its connection is cut, the drop is
+// counted, and nothing of the stream stays behind. With the buffer
+// counted in events, the messages below fit it, and the client would be
+// held for the hour.
+func TestFullBufferDropsAtOnce(t *testing.T) {
+	tests := []struct {
+		name string
+		blob int // bytes of each notification
+	}{
+		{name: "messages far smaller than the buffer", blob: 64 << 10},
+		{name: "messages larger than the buffer", blob: 2 * sse.BufferBytes},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			e := newEngine(t, mcp.EngineOptions{})
+			h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{WriteTimeout: time.Hour, KeepAlive: -1}})
+			base := runtime.NumGoroutine()
+
+			conn, id := stalledStream(t, ts.Listener.Addr().String())
+			defer conn.Close()
+			endpoint := ts.URL + "/sse/message?session_id=" + id
+			handshakeRaw(t, c, endpoint)
+			blob := strings.Repeat("x", tc.blob)
+			// Whatever the socket buffers take, this is more: 64 MiB.
+			sent := 0
+			for ; sent < 64<<20 && e.Session(id) != nil; sent += tc.blob {
+				e.Notify("notifications/test", map[string]string{"blob": blob})
+			}
+			transporttest.Settle(t, wait, "the stalled session ended", func() bool { return e.Session(id) == nil })
+			t.Logf("dropped after %d MiB of notifications", sent>>20)
+			if code, body := post(t, c, endpoint, `{"jsonrpc":"2.0","id":9,"method":"ping"}`); code != http.StatusNotFound || !strings.Contains(body, mcp.CodeSessionNotFound) {
+				t.Errorf("a message for the dropped session: %d %s, want 404 %s", code, body, mcp.CodeSessionNotFound)
+			}
+			// The connection was cut: reading it now finds its end (after
+			// what the socket buffers held) long before the write timeout.
+			_ = conn.SetReadDeadline(time.Now().Add(wait))
+			if _, err := io.Copy(io.Discard, conn); err != nil && !errors.Is(err, syscall.ECONNRESET) {
+				t.Errorf("reading the dropped stream: %v, want its end", err)
+			}
+			transporttest.Settle(t, wait, "the stream removed", func() bool { return h.Sessions() == 0 })
+			if got := h.Dropped(); got != 1 {
+				t.Errorf("Dropped() = %d, want 1", got)
+			}
+			conn.Close()
+			c.Transport.(*http.Transport).CloseIdleConnections()
+			transporttest.GoroutinesBackTo(t, wait, base, 3)
+		})
+	}
+}
+
+// stalledStream opens GET /sse on a raw connection, reads up to the endpoint event and returns the connection,
+// never read again by the caller, and the session's id.
+func stalledStream(t *testing.T, addr string) (*net.TCPConn, string) {
+	t.Helper()
+	d, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn := d.(*net.TCPConn)
+	fmt.Fprintf(conn, "GET /sse HTTP/1.1\r\nHost: %s\r\nAccept: text/event-stream\r\n\r\n", addr)
+	_ = conn.SetReadDeadline(time.Now().Add(wait))
+	var buf []byte
+	tmp := make([]byte, 512)
+	for {
+		n, err := conn.Read(tmp)
+		if err != nil {
+			t.Fatalf("reading the endpoint event: %v (read %q)", err, buf)
+		}
+		buf = append(buf, tmp[:n]...)
+		if m := sessionIDRE.FindSubmatch(buf); m != nil {
+			return conn, string(m[1])
+		}
+	}
+}
+
+var sessionIDRE = regexp.MustCompile(`session_id=([0-9a-f]{32})`)
