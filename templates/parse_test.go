@@ -382,7 +382,7 @@ func TestParseProblems(t *testing.T) {
 			name:   "array example a JSON array of objects",
 			mutate: typed("array", "examples", []any{`[{"a": 1}]`}),
 			want: []Problem{{"/variables/0/examples/0",
-				`"[{\"a\": 1}]" does not fit the variable's type array (item 0 of the JSON array is an object, not a string): write a list: a JSON array of strings, or one item per line, e.g. ["first", "second"]`}},
+				`"[{\"a\": 1}]" does not fit the variable's type array (item 0 of the JSON array is an object, not a string): write a list of strings (a JSON array, or one item per line), e.g. ["first", "second"]`}},
 		},
 		{
 			name:   "array default item outside its enum",

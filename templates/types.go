@@ -76,7 +76,7 @@ func TypeForm(typ string) (form, example string) {
 	case TypeInteger:
 		return "a whole number", "3"
 	case TypeArray:
-		return "a list: a JSON array of strings, or one item per line", `["first", "second"]`
+		return "a list of strings (a JSON array, or one item per line)", `["first", "second"]`
 	}
 	return "", ""
 }
