@@ -2,6 +2,7 @@ package testrun
 
 import (
 	"bytes"
+	"context"
 	"encoding/xml"
 	"testing"
 
@@ -132,5 +133,26 @@ func TestWriteJUnit(t *testing.T) {
 	}
 	if c := doc.Suites[2]; c.Cases[0].Name != "(template file)" || c.Failures != 1 {
 		t.Errorf("suite C: %+v", c)
+	}
+}
+
+// The built-in examples' tests hold, so every change to an example is
+// checked by its own tests.
+func TestEmbeddedExamplesPass(t *testing.T) {
+	c, err := templates.Embedded().Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var results []Result
+	for _, e := range c.Templates() {
+		results = append(results, Run(e.Template)...)
+	}
+	for _, r := range results {
+		if r.Status != Pass {
+			t.Errorf("%s", r.Line())
+		}
+	}
+	if n := Count(results).Passed; n < 6 {
+		t.Errorf("%d examples' tests passed, want at least 6: were tests removed from the examples?", n)
 	}
 }
