@@ -91,7 +91,7 @@ func FuzzQuickCheckAgreesWithGojsonschema(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"Code_Review","arguments":{"code":"x","language":"Go"}}`, `{"limit":20,"cursor":"dDox","tag":"git"}`,
 		`{"query":"commit message","limit":5}`, `{"template":"{}","file_name":"a.json"}`, `{"template":"x","message":"m"}`,
-		`{"name":"a-b_c"}`, `{"limit":1e2}`, `{"limit":-0}`, `{"name":"\u00e9"}`, `{}`, `null`, `{"a":null}`,
+		`{"name":"X","arguments":{"a":1.5,"b":true,"c":["x"],"d":1e999}}`, `{"name":"a-b_c"}`, `{"limit":1e2}`, `{"limit":-0}`, `{"name":"\u00e9"}`, `{}`, `null`, `{"a":null}`,
 	} {
 		f.Add(s)
 	}
