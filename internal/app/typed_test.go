@@ -189,3 +189,32 @@ func TestTypedElicitationForm(t *testing.T) {
 		t.Fatalf("answered form: %s", m.Raw)
 	}
 }
+
+// The get and list tools name a variable's type, so a model knows what
+// to pass; a string variable's entry reads as before.
+func TestTypedToolDescriptions(t *testing.T) {
+	t.Parallel()
+	c := typedClient(t, nil)
+	get := call(t, c, 1, "flowyprompt_get_template", map[string]any{"name": "Typed"})
+	for _, s := range []string{
+		"- `strict` (boolean: true or false, optional): Strict mode Default: \"false\".",
+		"- `count` (integer: a whole number, required): How many",
+		"- `files` (array: a list of strings (a JSON array, or one item per line), required): Files to read",
+	} {
+		if !strings.Contains(get.Content[0].Text, s) {
+			t.Errorf("get_template lacks %q:\n%s", s, get.Content[0].Text)
+		}
+	}
+	list := call(t, c, 2, "flowyprompt_list_templates", map[string]any{})
+	if s := "Arguments: strict (boolean, default \"false\"), count (integer, required), ratio (number, default \"0.5\"), files (array, required)"; !strings.Contains(list.Content[0].Text, s) {
+		t.Errorf("list_templates lacks %q:\n%s", s, list.Content[0].Text)
+	}
+	args := list.StructuredContent["templates"].([]any)[0].(map[string]any)["arguments"].([]any)
+	var types []any
+	for _, a := range args {
+		types = append(types, a.(map[string]any)["type"])
+	}
+	if !cmp.Equal(types, []any{"boolean", "integer", "number", "array"}) {
+		t.Errorf("list_templates' argument types: %v", types)
+	}
+}
