@@ -113,6 +113,7 @@ func TestTestCommand(t *testing.T) {
 		args   []string
 		code   int
 		stdout []string
+		stderr []string
 	}{
 		{name: "a library with an invalid file", args: []string{"test", "--templates", dir}, code: 1, stdout: []string{
 			`FAIL team/Broken.json: not a valid template: /tests/2/arguments/whom: argument "whom" names no variable of the template (did you mean "who"?); its variables are who, loud, names`,
@@ -121,6 +122,7 @@ func TestTestCommand(t *testing.T) {
 			`error   /tests/2: test "wrong" fails: the text does not contain "Hello Ada!"`, "1 invalid"}},
 		{name: "the examples", args: []string{"test"}, stdout: []string{"PASS Commit_Message/conventional by default", " passed, 0 failed\n"}},
 		{name: "arguments", args: []string{"test", "extra"}, code: 2},
+		{name: "help", args: []string{"test", "-h"}, stderr: []string{"Usage: flowyprompt test [--junit FILE] [flags]", "-junit FILE", "-templates"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -131,6 +133,11 @@ func TestTestCommand(t *testing.T) {
 			for _, s := range tt.stdout {
 				if !strings.Contains(stdout, s) {
 					t.Errorf("stdout lacks %q:\n%s", s, stdout)
+				}
+			}
+			for _, s := range tt.stderr {
+				if !strings.Contains(stderr, s) {
+					t.Errorf("stderr lacks %q:\n%s", s, stderr)
 				}
 			}
 		})
