@@ -23,7 +23,10 @@ const MaxValueLength = 10000
 // results. A conversation template's messages are not part of it:
 // Conversation renders them.
 //
-// Values: an empty string counts as not given, for required and optional
+// Values: each is checked against its variable's type (ParseValue; a
+// value that does not parse is INVALID_ARGUMENT), and a plain placeholder
+// puts it as it was written, except a list, whose items it puts one per
+// line. An empty string counts as not given, for required and optional
 // variables alike, because clients (the TypeScript SDK among them) send ""
 // for fields the user left untouched. A missing required variable is a
 // MISSING_REQUIRED_VARIABLE error naming every missing one; a missing
@@ -76,7 +79,7 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 			if err := checkLength(v.Name, val); err != nil && tooLong == nil {
 				tooLong = err
 			}
-			if len(v.Enum) > 0 && outside == nil && !slices.Contains(v.Enum, val) {
+			if outside == nil && (v.Type == templates.TypeString || v.Type == "") && len(v.Enum) > 0 && !slices.Contains(v.Enum, val) {
 				outside = enumError(t, v, val)
 			}
 		case v.Required:
@@ -85,6 +88,13 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 			val = *v.Default
 		default:
 			val = ""
+		}
+		if val != "" && outside == nil {
+			// A typed value is checked, and a list put one item a line.
+			var err error
+			if val, err = typedValue(t, v, val); err != nil {
+				outside = err
+			}
 		}
 		values = append(values, val)
 	}

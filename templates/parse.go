@@ -364,11 +364,13 @@ func documentName(doc any, file string) string {
 // Known keys. Unknown keys are warnings, not errors: a template written for
 // a newer server should still load in an older one.
 var (
-	knownTop      = []string{"$schema", "metadata", "variables", "results", "messages", "resources"}
+	knownTop      = []string{"$schema", "metadata", "variables", "results", "messages", "resources", "tests"}
 	knownMetadata = []string{"name", "description", "version", "author", "tags", "category", "lastUpdated"}
 	knownVariable = []string{"name", "type", "description", "required", "default", "enum", "examples"}
 	knownResult   = []string{"name", "content", "format", "order"}
 	knownMessage  = []string{"role", "content"}
+	knownTest     = []string{"name", "arguments", "expect"}
+	knownExpect   = []string{"contains", "notContains", "equals"}
 )
 
 func unknownFields(doc any, name string) []Warning {
@@ -417,6 +419,14 @@ func unknownFields(doc any, name string) []Warning {
 	if msgs, ok := top["messages"].([]any); ok {
 		for i, r := range msgs {
 			check(r, knownMessage, "/messages/"+strconv.Itoa(i))
+		}
+	}
+	if tests, ok := top["tests"].([]any); ok {
+		for i, r := range tests {
+			check(r, knownTest, "/tests/"+strconv.Itoa(i))
+			if m, ok := r.(map[string]any); ok {
+				check(m["expect"], knownExpect, "/tests/"+strconv.Itoa(i)+"/expect")
+			}
 		}
 	}
 	return out
@@ -506,9 +516,13 @@ func describe(e gojsonschema.ResultError) Problem {
 			msg += ": give \"results\" (the sections of the prompt), \"messages\" (the turns of a conversation) or both"
 		}
 	case "invalid_type":
-		msg = fmt.Sprintf("must be %s, not %s", article(fmt.Sprint(d["expected"])), fmt.Sprint(d["given"]))
-	case "const":
-		msg = fmt.Sprintf("must be %v (the only supported type)", d["allowed"])
+		expected := fmt.Sprint(d["expected"])
+		if list, ok := strings.CutPrefix(expected, "["); ok {
+			// A value of several types: "[string,boolean,number]".
+			types := strings.Split(strings.TrimSuffix(list, "]"), ",")
+			expected = strings.Join(types[:len(types)-1], ", ") + " or " + types[len(types)-1]
+		}
+		msg = fmt.Sprintf("must be %s, not %s", article(expected), fmt.Sprint(d["given"]))
 	case "enum":
 		msg = fmt.Sprintf("must be one of %v", d["allowed"])
 	case "array_min_items":
@@ -594,12 +608,11 @@ func codeProblems(doc any) []Problem {
 					first[name] = i
 				}
 			}
+			out = append(out, typeProblems(m, ptr)...)
 			enum, _ := m["enum"].([]any)
-			if def, ok := m["default"].(string); ok && len(enum) > 0 && !slices.Contains(enum, any(def)) {
-				out = append(out, Problem{
-					Pointer: ptr + "/default",
-					Message: fmt.Sprintf("default %q is not one of the variable's enum values", def),
-				})
+			typ, _ := m["type"].(string)
+			if msg := enumProblem(typ, m["default"], enum); msg != "" {
+				out = append(out, Problem{Pointer: ptr + "/default", Message: msg})
 			}
 		}
 	}
@@ -622,6 +635,7 @@ func codeProblems(doc any) []Problem {
 			}
 		}
 	}
+	out = append(out, testProblems(top)...)
 	if res, ok := top["resources"].([]any); ok {
 		for i, r := range res {
 			if s, ok := r.(string); ok {
@@ -734,11 +748,11 @@ func fromDocument(top map[string]any) *Template {
 			Name:        str(m, "name"),
 			Type:        str(m, "type"),
 			Description: str(m, "description"),
-			Enum:        strs(m, "enum"),
-			Examples:    strs(m, "examples"),
+			Enum:        texts(m, "enum"),
+			Examples:    texts(m, "examples"),
 		}
 		vr.Required, _ = m["required"].(bool)
-		if d, ok := m["default"].(string); ok {
+		if d, ok := ValueText(m["default"]); ok {
 			vr.Default = &d
 		}
 		t.Variables = append(t.Variables, vr)
@@ -763,6 +777,7 @@ func fromDocument(top map[string]any) *Template {
 		}
 	}
 	t.Resources = strs(top, "resources")
+	t.Tests = testsFrom(top)
 	return t
 }
 
@@ -825,11 +840,30 @@ func (t *Template) eachString(f func(*string)) {
 	for i := range t.Resources {
 		f(&t.Resources[i])
 	}
+	for i := range t.Tests {
+		t.Tests[i].eachString(f)
+	}
 }
 
 func str(m map[string]any, key string) string {
 	s, _ := m[key].(string)
 	return s
+}
+
+// texts is m[key], an array of JSON values, in the string form values
+// travel in (ValueText).
+func texts(m map[string]any, key string) []string {
+	a, ok := m[key].([]any)
+	if !ok {
+		return nil
+	}
+	out := make([]string, 0, len(a))
+	for _, v := range a {
+		if s, ok := ValueText(v); ok {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func strs(m map[string]any, key string) []string {

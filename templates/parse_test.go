@@ -225,6 +225,17 @@ func TestParseProblems(t *testing.T) {
 			m["results"] = []any{map[string]any{"name": "S", "content": "{{x}}"}}
 		}
 	}
+	// typed is a variable x of type typ with the given keys and values.
+	typed := func(typ string, kv ...any) func(map[string]any) {
+		v := map[string]any{"name": "x", "type": typ, "description": "d"}
+		for i := 0; i+1 < len(kv); i += 2 {
+			v[kv[i].(string)] = kv[i+1]
+		}
+		return func(m map[string]any) {
+			m["variables"] = []any{v}
+			m["results"] = []any{map[string]any{"name": "S", "content": "{{x}}"}}
+		}
+	}
 	result := func(key string, val any) func(map[string]any) {
 		r := map[string]any{"name": "S", "content": "c"}
 		if val == nil {
@@ -340,9 +351,79 @@ func TestParseProblems(t *testing.T) {
 			want:   []Problem{{"/variables/0/name", `"company-name" is not a valid variable name: use only letters, digits and '_', e.g. "company_name", and write its placeholder as {{company_name}} (a placeholder written {{company-name}} is not one: it stays as written)`}},
 		},
 		{
-			name:   "variable type number",
-			mutate: variable("type", "number"),
-			want:   []Problem{{"/variables/0/type", `must be "string" (the only supported type)`}},
+			name:   "variable type unknown",
+			mutate: variable("type", "int"),
+			want:   []Problem{{"/variables/0/type", `must be one of "string", "boolean", "number", "integer", "array"`}},
+		},
+		{
+			name:   "boolean default not a boolean",
+			mutate: typed("boolean", "default", "yes"),
+			want: []Problem{{"/variables/0/default",
+				`"yes" does not fit the variable's type boolean (not true or false): write true or false, e.g. true`}},
+		},
+		{
+			name:   "integer default a fraction",
+			mutate: typed("integer", "default", 2.5),
+			want: []Problem{{"/variables/0/default",
+				`"2.5" does not fit the variable's type integer (not a whole number): write a whole number, e.g. 3`}},
+		},
+		{
+			name:   "number enum value not a number",
+			mutate: typed("number", "enum", []any{"0.5", "half"}),
+			want: []Problem{{"/variables/0/enum/1",
+				`"half" does not fit the variable's type number (not a number): write a number, e.g. 0.5`}},
+		},
+		{
+			name:   "number default outside its enum, compared as numbers",
+			mutate: typed("number", "default", "2", "enum", []any{1.0, "1.5"}),
+			want:   []Problem{{"/variables/0/default", `default "2" is not one of the variable's enum values`}},
+		},
+		{
+			name:   "array example a JSON array of objects",
+			mutate: typed("array", "examples", []any{`[{"a": 1}]`}),
+			want: []Problem{{"/variables/0/examples/0",
+				`"[{\"a\": 1}]" does not fit the variable's type array (item 0 of the JSON array is an object, not a string): write a list of strings (a JSON array, or one item per line), e.g. ["first", "second"]`}},
+		},
+		{
+			name:   "array default item outside its enum",
+			mutate: typed("array", "default", []any{"go", "cobol"}, "enum", []any{"go", "rust"}),
+			want:   []Problem{{"/variables/0/default", `item "cobol" of the default is not one of the variable's enum values`}},
+		},
+		{
+			name:   "array enum value a list",
+			mutate: typed("array", "enum", []any{[]any{"a"}}),
+			want:   []Problem{{"/variables/0/enum/0", "must be a string, boolean or number, not array"}},
+		},
+		{
+			name:   "string example a boolean",
+			mutate: typed("string", "examples", []any{true}),
+			want: []Problem{{"/variables/0/examples/0",
+				"true is not a string, and the variable's type is string: write it in quotes, or give the variable the type it has"}},
+		},
+		{
+			name: "test arguments naming no variable, not fitting the type; a duplicate name",
+			mutate: func(m map[string]any) {
+				typed("boolean")(m)
+				m["tests"] = []any{
+					map[string]any{"name": "a", "arguments": map[string]any{"X": "true", "x": "maybe"}},
+					map[string]any{"name": "a"},
+				}
+			},
+			want: []Problem{
+				{"/tests/0/arguments/X", `argument "X" names no variable of the template (did you mean "x"?); its variables are x`},
+				{"/tests/0/arguments/x", `"maybe" does not fit the variable's type boolean (not true or false): write true or false, e.g. true`},
+				{"/tests/1/name", `duplicate test name "a" (first used at /tests/0): each test of a template needs its own name`},
+			},
+		},
+		{
+			name: "test without a name, expect not an object",
+			mutate: func(m map[string]any) {
+				m["tests"] = []any{map[string]any{"expect": "hello"}}
+			},
+			want: []Problem{
+				{"/tests/0/expect", "must be an object, not string"},
+				{"/tests/0/name", `required field "name" is missing`},
+			},
 		},
 		{
 			name:   "variable type missing",
@@ -362,7 +443,8 @@ func TestParseProblems(t *testing.T) {
 		{
 			name:   "variable default a number",
 			mutate: variable("default", 5),
-			want:   []Problem{{"/variables/0/default", "must be a string, not integer"}},
+			want: []Problem{{"/variables/0/default",
+				"5 is not a string, and the variable's type is string: write it in quotes, or give the variable the type it has"}},
 		},
 		{
 			name: "variable default not in enum",
@@ -449,7 +531,7 @@ func TestParseProblems(t *testing.T) {
 				{"/metadata/version", `required field "version" is missing`},
 				{"/variables/1/name", `duplicate variable name "v" (first defined at /variables/0)`},
 				{"/variables/2/name", `"bad-name" is not a valid variable name: use only letters, digits and '_', e.g. "bad_name", and write its placeholder as {{bad_name}} (a placeholder written {{bad-name}} is not one: it stays as written)`},
-				{"/variables/2/type", `must be "string" (the only supported type)`},
+				{"/variables/2/type", `must be one of "string", "boolean", "number", "integer", "array"`},
 				{"/variables/3/name", `duplicate variable name "v" (first defined at /variables/0)`},
 				{"/variables/4/name", `duplicate variable name "v" (first defined at /variables/0)`},
 				{"/variables/5/name", `duplicate variable name "v" (first defined at /variables/0)`},

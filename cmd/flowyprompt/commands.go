@@ -631,6 +631,13 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 					rep.Valid, rep.Code = false, fault.ResourceNotFound
 					rep.Errors = append(rep.Errors, ps...)
 				}
+				if ps := testProblems(t); len(ps) > 0 {
+					if rep.Valid {
+						rep.Code = fault.TestFailed
+					}
+					rep.Valid = false
+					rep.Errors = append(rep.Errors, ps...)
+				}
 			}
 		}
 		if rep.Valid {

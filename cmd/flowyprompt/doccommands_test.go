@@ -216,6 +216,7 @@ var docSetups = map[string]docSetup{
 				"flowyprompt validate templates/*.json":                   {"templates/Incident_Update.json: ok"},
 				"TEMPLATES_DIR=./templates flowyprompt render Incident_U": {text, "# Incident communication"},
 				"TEMPLATES_DIR=./templates flowyprompt list":              {"Incident_Update"},
+				"flowyprompt test --templates ./templates":                {"PASS Incident_Update/resolved\n1 passed, 0 failed\n"},
 			}
 		},
 	},

@@ -56,6 +56,7 @@ Usage:
   flowyprompt list      [flags]              list the templates
   flowyprompt render    NAME [--arg k=v ...]  render a template to stdout
   flowyprompt validate  PATH...              check template files or folders (exit 1 if any is invalid)
+  flowyprompt test      [flags]              run the templates' tests (exit 1 if any fails)
   flowyprompt call      TOOL ['{json}']       run one MCP tool and print its result
   flowyprompt check     [flags]              check the configuration and the template source
   flowyprompt version                        print the version
@@ -137,6 +138,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdRender(ctx, rest, stdout, stderr, lookup)
 	case "validate":
 		return cmdValidate(ctx, rest, stdout, stderr, lookup)
+	case "test":
+		return cmdTest(ctx, rest, stdout, stderr, lookup)
 	case "call":
 		return cmdCall(ctx, rest, stdout, stderr, lookup)
 	case "check":
@@ -253,6 +256,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"list":     {"List the templates with their arguments (* marks a required one).", "flowyprompt list --templates ./prompts"},
 	"render":   {"Render a template with its arguments and print the prompt on stdout.", "flowyprompt render Commit_Message --arg diff=@change.diff --arg style=plain"},
 	"validate": {"Check template files, or the *.json files in folders, without serving them; exit 1 if any is invalid.", "flowyprompt validate ./prompts"},
+	"test":     {"Render every test of the templates' \"tests\" and check what each expects; print PASS or FAIL for each and the counts; exit 1 if any fails.", "flowyprompt test --templates ./prompts --junit report.xml"},
 	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},
 	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached, a template is invalid or a file a template lists is missing.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
 	"version":  {"Print the version, the commit it was built from, the Go version and the platform.", "flowyprompt version"},

@@ -100,8 +100,8 @@ func TestExchangesGolden(t *testing.T) {
 		{"render_template missing", "tools/call", map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Code_Review"}}},
 		{"render_template unknown argument", "tools/call", map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Code_Review",
 			"arguments": map[string]string{"code": "x", "colour": "red"}}}},
-		{"render_template non-string value", "tools/call", map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Code_Review",
-			"arguments": map[string]any{"code": 42}}}},
+		{"render_template object value", "tools/call", map[string]any{"name": "flowyprompt_render_template", "arguments": map[string]any{"name": "Code_Review",
+			"arguments": map[string]any{"code": map[string]any{"x": 42}}}}},
 		{"validate valid", "tools/call", map[string]any{"name": "flowyprompt_validate_template", "arguments": map[string]any{"template": validTemplate}}},
 		{"validate invalid", "tools/call", map[string]any{"name": "flowyprompt_validate_template", "arguments": map[string]any{"template": invalidTemplate}}},
 		{"validate not json", "tools/call", map[string]any{"name": "flowyprompt_validate_template", "arguments": map[string]any{"template": "{nope"}}},
@@ -123,7 +123,7 @@ const validTemplate = `{"metadata":{"name":"Hello","description":"Greets someone
 "results":[{"name":"Greeting","content":"Say hello to {{who}}."}]}`
 
 const invalidTemplate = `{"metadata":{"name":"bad name!","version":"one"},
-"variables":[{"name":"who","type":"number","description":""}],
+"variables":[{"name":"who","type":"int","description":""}],
 "results":[]}`
 
 func mustJSON(t *testing.T, v any) json.RawMessage {

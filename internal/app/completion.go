@@ -5,14 +5,15 @@ import (
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
 )
 
 // maxCompletions is the MCP limit on values in one completion answer.
 const maxCompletions = 100
 
-// Complete suggests values for a prompt argument: the variable's enum and
-// examples that match what was typed, then its default, then values this
-// session used before.
+// Complete suggests values for a prompt argument: true and false for a
+// boolean, the variable's enum and examples that match what was typed,
+// then its default, then values this session used before.
 func (a *App) Complete(_ context.Context, r *mcp.Request, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
 	empty := &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}
 	if p.Ref.Type != "ref/prompt" {
@@ -34,6 +35,9 @@ func (a *App) Complete(_ context.Context, r *mcp.Request, p *mcp.CompleteParams)
 		return empty, nil
 	}
 	var cands []string
+	if v.Type == templates.TypeBoolean {
+		cands = append(cands, "true", "false")
+	}
 	cands = append(cands, v.Enum...)
 	cands = append(cands, v.Examples...)
 	if v.Default != nil && *v.Default != "" {

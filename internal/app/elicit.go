@@ -60,23 +60,50 @@ func elicitForm(t *templates.Template, missing []string) map[string]any {
 		if !ok {
 			continue
 		}
-		p := map[string]any{"type": "string", "title": title(v.Name), "description": v.Description}
-		// An enum field is MCP's EnumSchema, which has no minLength; a free
-		// text field needs one so an empty answer does not count as given.
-		if len(v.Enum) > 0 {
-			p["enum"] = v.Enum
-		} else {
-			p["minLength"] = 1
-		}
-		if v.Default != nil && *v.Default != "" {
-			p["default"] = *v.Default
-		}
-		props[name] = p
+		props[name] = formField(v)
 	}
 	return map[string]any{
 		"message":         fmt.Sprintf("The %s needs: %s.", describeAsked(t.Metadata.Name), strings.Join(missing, ", ")),
 		"requestedSchema": map[string]any{"type": "object", "properties": props, "required": missing},
 	}
+}
+
+// formField is the form's field for v: a checkbox for a boolean, a
+// number field for a number or an integer (forms take only those
+// primitives, strings and enums), else a text field, whose description
+// says how to write a list.
+func formField(v *templates.Variable) map[string]any {
+	p := map[string]any{"type": "string", "title": title(v.Name), "description": v.Description}
+	var def any
+	if v.Default != nil && *v.Default != "" {
+		def = *v.Default
+	}
+	switch v.Type {
+	case templates.TypeBoolean, templates.TypeNumber, templates.TypeInteger:
+		p["type"] = v.Type
+		if def != nil {
+			if parsed, err := templates.ParseTyped(v.Type, *v.Default); err == nil {
+				def = parsed
+			}
+		}
+	case templates.TypeArray:
+		form, _ := templates.TypeForm(v.Type)
+		p["description"] = v.Description + " (" + form + ")"
+	}
+	switch {
+	case p["type"] != "string":
+	case len(v.Enum) > 0 && v.Type != templates.TypeArray:
+		// An enum field is MCP's EnumSchema, which has no minLength.
+		p["enum"] = v.Enum
+	default:
+		// A free text field needs one, so an empty answer does not count
+		// as given.
+		p["minLength"] = 1
+	}
+	if def != nil {
+		p["default"] = def
+	}
+	return p
 }
 
 // describeAsked names what a form asks values for: a template, or a flow
@@ -102,7 +129,9 @@ func merge(t *templates.Template, args map[string]string, missing []string, res 
 		merged[k] = v
 	}
 	for k, v := range res.Content {
-		if s, ok := v.(string); ok {
+		// A form's checkbox or number field answers with a JSON value:
+		// it joins the others in their string form.
+		if s, ok := templates.ValueText(v); ok {
 			merged[k] = s
 		} else if v != nil {
 			merged[k] = fmt.Sprint(v)

@@ -42,12 +42,18 @@ func promptOf(t *templates.Template) mcp.Prompt {
 
 // argumentDescription adds the default and allowed values, since the
 // prompt argument form of most clients shows nothing but the description.
+// A typed variable's description says how its value is written, since a
+// prompt argument is a string whatever the variable's type.
 func argumentDescription(v templates.Variable) string {
-	if len(v.Enum) == 0 && (v.Default == nil || *v.Default == "") {
+	form, example := templates.TypeForm(v.Type)
+	if len(v.Enum) == 0 && (v.Default == nil || *v.Default == "") && form == "" {
 		return v.Description // shared, not copied: the list is kept per catalog
 	}
 	var b strings.Builder
 	b.WriteString(v.Description)
+	if form != "" {
+		fmt.Fprintf(&b, " (%s: %s, e.g. %s)", v.Type, form, example)
+	}
 	if len(v.Enum) > 0 {
 		fmt.Fprintf(&b, " (one of: %s)", strings.Join(v.Enum, ", "))
 	}

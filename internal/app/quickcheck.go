@@ -16,7 +16,7 @@ import (
 // FuzzQuickCheckAgreesWithGojsonschema checks it never says yes where
 // gojsonschema says no.
 type quickCheck struct {
-	typ        string // "object", "string", "integer", "boolean", "" (any)
+	typ        string // "object", "string", "integer", "number", "boolean", "" (any)
 	props      map[string]*quickCheck
 	required   []string
 	additional *quickCheck // schema for other properties; nil with closed: none allowed
@@ -25,6 +25,10 @@ type quickCheck struct {
 	maxLen     int // -1: none
 	pattern    *regexp.Regexp
 	min, max   *float64
+	// anyOf are the branches of an anyOf the quick check understands, on
+	// a node that has nothing else; a branch it does not (an array) is
+	// left out, so a value only it accepts goes to gojsonschema.
+	anyOf []*quickCheck
 }
 
 // annotations never affect validity.
@@ -47,7 +51,7 @@ func compileNode(m map[string]any) *quickCheck {
 		case annotations[k]:
 		case k == "type":
 			s, ok := v.(string)
-			if !ok || (s != "object" && s != "string" && s != "integer" && s != "boolean") {
+			if !ok || (s != "object" && s != "string" && s != "integer" && s != "number" && s != "boolean") {
 				return nil
 			}
 			q.typ = s
@@ -119,9 +123,28 @@ func compileNode(m map[string]any) *quickCheck {
 			} else {
 				q.max = &f
 			}
+		case k == "anyOf":
+			list, ok := v.([]any)
+			if !ok {
+				return nil
+			}
+			for _, b := range list {
+				if bm, ok := b.(map[string]any); ok {
+					if bq := compileNode(bm); bq != nil {
+						q.anyOf = append(q.anyOf, bq)
+					}
+				}
+			}
+			if len(q.anyOf) == 0 {
+				return nil
+			}
 		default:
 			return nil // a keyword we do not check: leave it to gojsonschema
 		}
+	}
+	if q.anyOf != nil && (q.typ != "" || q.props != nil || q.required != nil || q.closed || q.additional != nil ||
+		q.minLen != 0 || q.maxLen >= 0 || q.pattern != nil || q.min != nil || q.max != nil) {
+		return nil // an anyOf beside other keywords: gojsonschema's
 	}
 	return q
 }
@@ -147,6 +170,14 @@ func (q *quickCheck) valid(args []byte) (map[string]any, bool) {
 }
 
 func (q *quickCheck) check(v any) bool {
+	if q.anyOf != nil {
+		for _, b := range q.anyOf {
+			if b.check(v) {
+				return true
+			}
+		}
+		return false
+	}
 	switch q.typ {
 	case "object":
 		m, ok := v.(map[string]any)
@@ -199,6 +230,13 @@ func (q *quickCheck) check(v any) bool {
 			return false
 		}
 		return true
+	case "number":
+		num, ok := v.(json.Number)
+		if !ok {
+			return false
+		}
+		f, err := num.Float64()
+		return err == nil && (q.min == nil || f >= *q.min) && (q.max == nil || f <= *q.max)
 	case "boolean":
 		_, ok := v.(bool)
 		return ok

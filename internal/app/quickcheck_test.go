@@ -50,7 +50,11 @@ func TestQuickCheck(t *testing.T) {
 		{"flowyprompt_render_template", `{"name":"Code_Review"}`, true},
 		{"flowyprompt_render_template", `{"name":"bad name"}`, false},
 		{"flowyprompt_render_template", `{"arguments":{}}`, false},
-		{"flowyprompt_render_template", `{"name":"X","arguments":{"a":1}}`, false},
+		{"flowyprompt_render_template", `{"name":"X","arguments":{"a":1.5,"b":true,"c":"x"}}`, true},
+		{"flowyprompt_render_template", `{"name":"X","arguments":{"a":{"b":"c"}}}`, false},
+		{"flowyprompt_render_template", `{"name":"X","arguments":{"a":null}}`, false},
+		// A list is valid, but beyond the quick check: gojsonschema says so.
+		{"flowyprompt_render_template", `{"name":"X","arguments":{"a":["x"]}}`, false},
 		{"flowyprompt_render_template", `{"name":"X","extra":true}`, false},
 		{"flowyprompt_list_templates", `{}`, true},
 		{"flowyprompt_list_templates", `{"limit":100}`, true},
@@ -87,7 +91,7 @@ func FuzzQuickCheckAgreesWithGojsonschema(f *testing.F) {
 	for _, s := range []string{
 		`{"name":"Code_Review","arguments":{"code":"x","language":"Go"}}`, `{"limit":20,"cursor":"dDox","tag":"git"}`,
 		`{"query":"commit message","limit":5}`, `{"template":"{}","file_name":"a.json"}`, `{"template":"x","message":"m"}`,
-		`{"name":"a-b_c"}`, `{"limit":1e2}`, `{"limit":-0}`, `{"name":"\u00e9"}`, `{}`, `null`, `{"a":null}`,
+		`{"name":"X","arguments":{"a":1.5,"b":true,"c":["x"],"d":1e999}}`, `{"name":"a-b_c"}`, `{"limit":1e2}`, `{"limit":-0}`, `{"name":"\u00e9"}`, `{}`, `null`, `{"a":null}`,
 	} {
 		f.Add(s)
 	}

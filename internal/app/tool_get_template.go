@@ -135,6 +135,10 @@ func writeVariables(b *strings.Builder, vars []templates.Variable) {
 		if v.Required {
 			req = "required"
 		}
+		if v.Type != templates.TypeString && v.Type != "" {
+			form, _ := templates.TypeForm(v.Type)
+			req = v.Type + ": " + form + ", " + req
+		}
 		fmt.Fprintf(b, "- `%s` (%s): %s", v.Name, req, v.Description)
 		if v.Default != nil {
 			fmt.Fprintf(b, " Default: %q.", truncateRunes(*v.Default, 80))

@@ -14,6 +14,7 @@ import (
 type argSummary struct {
 	Name        string   `json:"name"`
 	Description string   `json:"description,omitempty"`
+	Type        string   `json:"type,omitempty"` // "" for a string
 	Required    bool     `json:"required"`
 	Default     *string  `json:"default,omitempty"`
 	Enum        []string `json:"enum,omitempty"`
@@ -48,8 +49,12 @@ func summarize(t *templates.Template) templateSummary {
 			d := truncateRunes(*def, listArgDefault)
 			def = &d
 		}
+		typ := v.Type
+		if typ == templates.TypeString {
+			typ = ""
+		}
 		s.Arguments = append(s.Arguments, argSummary{Name: v.Name, Description: truncateRunes(v.Description, listArgDescription),
-			Required: v.Required, Default: def, Enum: v.Enum})
+			Type: typ, Required: v.Required, Default: def, Enum: v.Enum})
 	}
 	return s
 }
@@ -79,6 +84,9 @@ func writeSummary(b *strings.Builder, i int, s templateSummary) {
 				p += fmt.Sprintf(" (default %q)", truncateRunes(*a.Default, 40))
 			default:
 				p += " (optional)"
+			}
+			if a.Type != "" {
+				p = strings.Replace(p, " (", " ("+a.Type+", ", 1)
 			}
 			if len(a.Enum) > 0 {
 				p = strings.TrimSuffix(p, ")") + "; one of " + truncateRunes(strings.Join(a.Enum, ", "), listArgDefault) + ")"

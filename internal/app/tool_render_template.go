@@ -1,7 +1,9 @@
 package app
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -13,11 +15,12 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
-// renderArgs are the render tool's arguments.
+// renderArgs are the render tool's arguments, the values in the string
+// form every value travels in (argumentValues).
 type renderArgs struct {
-	Name      string            `json:"name"`
-	Arguments map[string]string `json:"arguments"`
-	Version   string            `json:"version"`
+	Name      string
+	Arguments map[string]string
+	Version   string
 }
 
 // renderTemplate is the render tool: the template rendered with the
@@ -26,8 +29,15 @@ type renderArgs struct {
 func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args renderArgs
 	if !renderArgsFrom(in.decoded, &args.Name, &args.Arguments, &args.Version) {
-		if err := in.decode(&args); err != nil {
-			return nil, err
+		// The quick check did not decode them (a list is beyond it):
+		// numbers keep their digits as written.
+		dec := json.NewDecoder(bytes.NewReader(in.raw))
+		dec.UseNumber()
+		var m map[string]any
+		if err := dec.Decode(&m); err != nil || !renderArgsFrom(m, &args.Name, &args.Arguments, &args.Version) {
+			return nil, &fault.Error{Code: fault.InvalidArgument, What: "the arguments cannot be read", Err: err,
+				Why: "name and version are strings, and arguments an object of values",
+				How: "pass arguments as the tool's inputSchema describes them"}
 		}
 	}
 	e, cat, at, err := a.lookupAt(ctx, args.Name, args.Version)
@@ -363,14 +373,30 @@ func renderArgsFrom(m map[string]any, name *string, values *map[string]string, v
 	if !ok {
 		return false
 	}
-	out := make(map[string]string, len(obj))
-	for k, v := range obj {
-		s, ok := v.(string)
-		if !ok {
-			return false
-		}
-		out[k] = s
+	out, ok := argumentValues(obj)
+	if !ok {
+		return false
 	}
 	*values = out
 	return true
+}
+
+// argumentValues turns a tool's JSON arguments into the string form
+// values travel in, the form prompts/get's arguments have, so that one
+// parser (render.ParseValue) reads both: a boolean as true or false, a
+// number as written, a list as a JSON array. It reports false for a value
+// that is none of those (an object; the input schema refuses them).
+func argumentValues(obj map[string]any) (map[string]string, bool) {
+	out := make(map[string]string, len(obj))
+	for k, v := range obj {
+		if v == nil {
+			continue // not given
+		}
+		s, ok := templates.ValueText(v)
+		if !ok {
+			return nil, false
+		}
+		out[k] = s
+	}
+	return out, true
 }

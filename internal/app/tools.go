@@ -198,7 +198,31 @@ func (t *tool) validateSlow(args json.RawMessage) error {
 		return nil
 	}
 	var problems []string
+	// A value no branch of an anyOf takes fails each branch too. A branch
+	// of its type says what is wrong with it (a string too long); else the
+	// branches' "Expected: string" would mislead, and the anyOf's error
+	// alone is kept, in words.
+	anyOf, specific := map[string]bool{}, map[string]bool{}
 	for _, e := range res.Errors() {
+		if e.Type() == "number_any_of" {
+			anyOf[e.Field()] = true
+		}
+	}
+	for _, e := range res.Errors() {
+		if anyOf[e.Field()] && e.Type() != "number_any_of" && e.Type() != "invalid_type" {
+			specific[e.Field()] = true
+		}
+	}
+	for _, e := range res.Errors() {
+		desc := e.Description()
+		switch {
+		case e.Type() == "number_any_of" && specific[e.Field()]:
+			continue
+		case e.Type() == "number_any_of":
+			desc = jsonKind(e.Value()) + " is not a value of a type it takes"
+		case anyOf[e.Field()] && e.Type() == "invalid_type":
+			continue
+		}
 		field := e.Field()
 		if field == "(root)" {
 			field = "arguments"
@@ -206,7 +230,7 @@ func (t *tool) validateSlow(args json.RawMessage) error {
 				field = p // "query: query is required" names the field its hint is for
 			}
 		}
-		problem := fmt.Sprintf("%s: %s", field, e.Description())
+		problem := fmt.Sprintf("%s: %s", field, desc)
 		top, _, _ := strings.Cut(field, ".")
 		if h := t.hints[top]; h != "" {
 			problem += " (" + h + ")"
@@ -219,6 +243,21 @@ func (t *tool) validateSlow(args json.RawMessage) error {
 		Why:     strings.Join(problems, "; "),
 		How:     "fix the named fields as each problem says; the tool's inputSchema (tools/list) describes every field",
 		Details: map[string]any{"problems": problems}}
+}
+
+// jsonKind names the kind of a decoded JSON value, for messages.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case map[string]any:
+		return "an object"
+	case []any:
+		return "this array"
+	case bool:
+		return "a boolean"
+	}
+	return "this number"
 }
 
 // errorResult renders a failure as what / why / how text.

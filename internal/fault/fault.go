@@ -31,6 +31,7 @@ const (
 	Internal                = "INTERNAL_ERROR"
 	VersionsUnsupported     = "VERSIONS_UNSUPPORTED"
 	VersionNotFound         = "VERSION_NOT_FOUND"
+	TestFailed              = "TEST_FAILED" // a test a template carries does not hold
 )
 
 // Error is a failure explained for a person or a model.
