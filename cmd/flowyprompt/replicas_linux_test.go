@@ -8,14 +8,18 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
 )
 
+// clusterKeysEnv gives a replica the state keys every replica of the
+// tests' clusters shares: --nats needs them.
+const clusterKeysEnv = "FLOWYPROMPT_STATE_KEYS=Y2x1c3Rlci1rZXlzLW9mLXRoZS10ZXN0cy1yZXBsaWNhcw"
+
 // TestBinarySessionsAcrossReplicas: two `serve --nats` processes behind
 // no balancer at all: a session opened on one is served through the
 // other, a session nobody holds is 404 on either, and the replica holding
 // a session takes forwarded bodies up to its own --max-message-size.
 func TestBinarySessionsAcrossReplicas(t *testing.T) {
 	ns := natstest.Start(t)
-	a := startHTTP(t, 0, "NATS_URL="+ns.URL(), "MCP_MAX_MESSAGE_SIZE=4096")
-	b := startHTTP(t, 0, "NATS_URL="+ns.URL())
+	a := startHTTP(t, 0, "NATS_URL="+ns.URL(), clusterKeysEnv, "MCP_MAX_MESSAGE_SIZE=4096")
+	b := startHTTP(t, 0, "NATS_URL="+ns.URL(), clusterKeysEnv)
 	res, body := a.post(t, "/mcp", initializeMsg)
 	id := res.Header.Get("Mcp-Session-Id")
 	if res.StatusCode != http.StatusOK || id == "" {

@@ -37,7 +37,7 @@ func catalogServerURL(t *testing.T) string {
 // external server never see another run's bucket.
 func joinFresh(t *testing.T, url, id, prefix string) *Node {
 	t.Helper()
-	n, err := Join(Options{URL: url, Replica: id, Prefix: prefix})
+	n, err := Join(Options{URL: url, Replica: id, Prefix: prefix, Keys: testKeys})
 	if err != nil {
 		t.Fatalf("join %s: %v", id, err)
 	}

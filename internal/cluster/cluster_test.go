@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,13 +14,16 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
+// testKeys are the state keys the tests' replicas share.
+var testKeys = [][]byte{bytes.Repeat([]byte{0x5a}, 32)}
+
 func join(t *testing.T, url, id string, logs *testfiles.SyncBuffer) *Node {
 	t.Helper()
 	var logger *slog.Logger
 	if logs != nil {
 		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	n, err := Join(Options{URL: url, Replica: id, Logger: logger})
+	n, err := Join(Options{URL: url, Replica: id, Logger: logger, Keys: testKeys})
 	if err != nil {
 		t.Fatalf("join %s: %v", id, err)
 	}
@@ -108,8 +112,10 @@ func TestSettingsErrors(t *testing.T) {
 	}{
 		{"no url", Options{}, "no NATS URL"},
 		{"bad replica", Options{URL: "nats://127.0.0.1:1", Replica: "a.b"}, "replica id"},
-		{"cert without key", Options{URL: "nats://127.0.0.1:1", Cert: "c.pem"}, "NATS_CERT and NATS_KEY"},
-		{"missing creds", Options{URL: "nats://user:s3cret@127.0.0.1:1", Creds: "/nonexistent.creds"}, ""},
+		{"cert without key", Options{URL: "nats://127.0.0.1:1", Cert: "c.pem", Keys: testKeys}, "NATS_CERT and NATS_KEY"},
+		{"missing creds", Options{URL: "nats://user:s3cret@127.0.0.1:1", Creds: "/nonexistent.creds", Keys: testKeys}, ""},
+		{"no state keys", Options{URL: "nats://127.0.0.1:1"}, "no state keys: replicas sign every message on the bus"},
+		{"a short state key", Options{URL: "nats://127.0.0.1:1", Keys: [][]byte{[]byte("short")}}, "state key 1 has 5 bytes, fewer than 32"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := Join(tc.opts)

@@ -501,7 +501,7 @@ func TestForwardLostMessageAborts(t *testing.T) {
 			sub, err := raw.Conn().Subscribe(raw.Subject("session", sessionID), func(m *nats.Msg) {
 				tc.script(func(seq int, hdr nats.Header, data string) {
 					hdr.Set(hdrSeq, strconv.Itoa(seq))
-					raw.Conn().PublishMsg(&nats.Msg{Subject: m.Reply, Header: hdr, Data: []byte(data)})
+					raw.publish(&nats.Msg{Subject: m.Reply, Header: hdr, Data: []byte(data)})
 				})
 			})
 			if err != nil {
@@ -587,13 +587,13 @@ func TestHolderSizesNothingByADeclaredLength(t *testing.T) {
 					return nil
 				}
 			}
-			head, _ := json.Marshal(wireRequest{Method: "POST", URI: "/mcp", Host: "h", Len: tc.declared, Exchange: "x0123456789"})
+			head, _ := json.Marshal(wireRequest{Method: "POST", URI: "/mcp", Host: "h", Len: tc.declared, Exchange: "x0123456789", Client: "c"})
 			req := &nats.Msg{Subject: raw.Subject("session", sessionID), Reply: inbox,
 				Header: nats.Header{hdrRequest: {string(head)}}, Data: []byte("s3cret")}
 
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			if err := raw.Conn().PublishMsg(req); err != nil {
+			if err := raw.publish(req); err != nil {
 				t.Fatal(err)
 			}
 			first := next()
@@ -615,7 +615,7 @@ func TestHolderSizesNothingByADeclaredLength(t *testing.T) {
 				if ctl == "" {
 					t.Fatalf("answer %v %q, want the accept", first.Header, first.Data)
 				}
-				if err := raw.Conn().PublishMsg(&nats.Msg{Subject: ctl,
+				if err := raw.publish(&nats.Msg{Subject: ctl,
 					Header: nats.Header{hdrOp: {opBody}, hdrSeq: {"2"}}, Data: []byte("x")}); err != nil {
 					t.Fatal(err)
 				}

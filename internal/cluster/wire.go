@@ -53,6 +53,9 @@ const (
 	// maxSubjectBytes caps the control subject an accept names: the
 	// prefix, "fwd", a router's id and an exchange's.
 	maxSubjectBytes = 256
+	// maxClientBytes caps the client key a request names: an address, or
+	// a hash (Router.clientKey).
+	maxClientBytes = 72
 )
 
 var (
@@ -71,6 +74,7 @@ type wireRequest struct {
 	Header   http.Header `json:"header,omitempty"`
 	Len      int         `json:"len"`      // of the whole body; the request message carries the first part
 	Exchange string      `json:"exchange"` // the forwarder's id of the exchange
+	Client   string      `json:"client"`   // who sent it, for the holder's per-client bound
 }
 
 // wireHead is the head of a forwarded response, in hdrHead.
@@ -115,6 +119,8 @@ func decodeRequest(h nats.Header, first []byte, maxBody int) (wireRequest, error
 		return wireRequest{}, fmt.Errorf("%w: the request's URI is not a path", errMalformed)
 	case !validToken(req.Exchange):
 		return wireRequest{}, fmt.Errorf("%w: the exchange id is not a subject token", errMalformed)
+	case req.Client == "" || len(req.Client) > maxClientBytes:
+		return wireRequest{}, fmt.Errorf("%w: the client key is empty or longer than %d bytes", errMalformed, maxClientBytes)
 	case req.Len < len(first):
 		return wireRequest{}, fmt.Errorf("%w: a body of %d bytes declared, %d sent in the first part", errMalformed, req.Len, len(first))
 	case req.Len > maxBody:
