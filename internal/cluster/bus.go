@@ -149,10 +149,14 @@ func (b *busAuth) sign(m *nats.Msg) {
 	if m.Header == nil {
 		m.Header = nats.Header{}
 	}
-	m.Header.Del(hdrAuth)
 	var nonce [nonceBytes]byte
 	rand.Read(nonce[:])
-	at := b.now().UnixNano()
+	b.signWith(m, b.now().UnixNano(), nonce)
+}
+
+// signWith is sign with the time and nonce given.
+func (b *busAuth) signWith(m *nats.Msg, at int64, nonce [nonceBytes]byte) {
+	m.Header.Del(hdrAuth)
 	mac := busMAC(b.keys[0], at, nonce, m)
 	m.Header.Set(hdrAuth, authVersion+"."+strconv.FormatInt(at, 10)+"."+
 		base64.RawURLEncoding.EncodeToString(nonce[:])+"."+base64.RawURLEncoding.EncodeToString(mac))
@@ -295,35 +299,39 @@ func parseAuth(s string) (at int64, nonce [nonceBytes]byte, mac []byte, ok bool)
 // (names sorted, each value in order) and the data, each one preceded by
 // its length, so that no two frames give the same input.
 func busMAC(key []byte, at int64, nonce [nonceBytes]byte, m *nats.Msg) []byte {
-	h := hmac.New(sha256.New, key)
-	var buf [binary.MaxVarintLen64]byte
-	field := func(s []byte) {
-		h.Write(binary.AppendUvarint(buf[:0], uint64(len(s))))
-		h.Write(s)
+	// Everything but the data is gathered in one buffer and hashed in one
+	// write: a frame's metadata is a few hundred bytes.
+	field := func(b []byte, s string) []byte {
+		return append(binary.AppendUvarint(b, uint64(len(s))), s...)
 	}
-	field([]byte(authVersion))
-	h.Write(binary.BigEndian.AppendUint64(buf[:0], uint64(at)))
-	h.Write(nonce[:])
-	field([]byte(m.Subject))
-	field([]byte(m.Reply))
-	names := make([]string, 0, len(m.Header))
+	b := make([]byte, 0, 512)
+	b = field(b, authVersion)
+	b = binary.BigEndian.AppendUint64(b, uint64(at))
+	b = append(b, nonce[:]...)
+	b = field(b, m.Subject)
+	b = field(b, m.Reply)
+	var names [8]string
+	sorted := names[:0]
 	for k := range m.Header {
 		if k != hdrAuth {
-			names = append(names, k)
+			sorted = append(sorted, k)
 		}
 	}
-	slices.Sort(names)
-	h.Write(binary.AppendUvarint(buf[:0], uint64(len(names))))
-	for _, k := range names {
-		field([]byte(k))
+	slices.Sort(sorted)
+	b = binary.AppendUvarint(b, uint64(len(sorted)))
+	for _, k := range sorted {
+		b = field(b, k)
 		vs := m.Header[k]
-		h.Write(binary.AppendUvarint(buf[:0], uint64(len(vs))))
+		b = binary.AppendUvarint(b, uint64(len(vs)))
 		for _, v := range vs {
-			field([]byte(v))
+			b = field(b, v)
 		}
 	}
-	field(m.Data)
-	return h.Sum(nil)
+	b = binary.AppendUvarint(b, uint64(len(m.Data)))
+	h := hmac.New(sha256.New, key)
+	h.Write(b)
+	h.Write(m.Data)
+	return h.Sum(b[:0])
 }
 
 // valueSigner signs and checks the values the replicas store in the

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -161,6 +162,13 @@ func (r *recorder) last() string {
 		return ""
 	}
 	return r.vals[len(r.vals)-1]
+}
+
+// all is every value reported, in order.
+func (r *recorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.vals)
 }
 
 func watch(t *testing.T, c *Catalog, key string) *recorder {
