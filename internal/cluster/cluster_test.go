@@ -184,3 +184,41 @@ func TestCredentialsNotShown(t *testing.T) {
 		})
 	}
 }
+
+// TestWarnsOfAnOpenBus: a replica that joins a NATS server taking clients
+// without credentials or without TLS says so once, with what an attacker
+// on the bus could do and how to fix it, and not again when it rejoins.
+func TestWarnsOfAnOpenBus(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		userinfo string
+		set      func(*server.Options)
+		want     string
+	}{
+		{"no credentials, no TLS", "", nil, "reached without credentials and without TLS"},
+		{"a password, no TLS", "alice:pa55word@", func(o *server.Options) { o.Username, o.Password = "alice", "pa55word" }, "reached without TLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natstest.StartWith(t, tc.set)
+			logs := &testfiles.SyncBuffer{}
+			n := join(t, strings.Replace(srv.URL(), "://", "://"+tc.userinfo, 1), "a", logs)
+			waitFor(t, "connected", n.changes, n.Connected)
+			srv.Restart()
+			waitFor(t, "the link to drop", n.changes, func() bool { return strings.Contains(logs.String(), "lost the NATS link") })
+			waitFor(t, "connected again", n.changes, n.Connected)
+			log := logs.String()
+			for _, want := range []string{tc.want, "can read every forwarded request", "cannot run requests or forge answers",
+				"a NATS user of their own that alone may use the flowyprompt.> subjects", "NATS_CREDS", "tls://", "docs/scale-out.md"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log lacks %q:\n%s", want, log)
+				}
+			}
+			if k := strings.Count(log, "the cluster's NATS server is reached"); k != 1 {
+				t.Errorf("warned %d times, want once:\n%s", k, log)
+			}
+			if strings.Contains(log, "pa55word") {
+				t.Errorf("the log shows the password:\n%s", log)
+			}
+		})
+	}
+}
