@@ -18,8 +18,9 @@ import (
 //
 // Every decoder checks what a frame declares against the caps below before
 // anything is sized by it, and ignores NATS headers and JSON fields it does
-// not know, so that a later version can add one (a signature, say) that an
-// older replica passes over.
+// not know, so that a later version can add one that an older replica
+// passes over. No frame reaches a decoder before its signature (Fp-Auth,
+// bus.go) has been verified.
 
 // NATS header names and values. Requests and response heads are JSON in
 // one header, since HTTP header names are case-insensitive and NATS's are
