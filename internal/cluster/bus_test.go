@@ -279,3 +279,30 @@ func BenchmarkBus(b *testing.B) {
 		})
 	}
 }
+
+// FuzzCatalogValue: no stored value but the one a replica signed for its
+// bucket and key opens; nothing panics.
+func FuzzCatalogValue(f *testing.F) {
+	keys, err := deriveKeys(testKeys, catalogKeyInfo)
+	if err != nil {
+		f.Fatal(err)
+	}
+	s := valueSigner{keys}
+	genuine := s.sign("flowyprompt-catalog", "state", []byte(`{"commit":"9d14a3d"}`))
+	f.Add("state", genuine)
+	f.Add("state", []byte(`{"commit":"evil"}`))
+	f.Add("other", genuine)
+	f.Add("state", []byte{valueVersion})
+	f.Fuzz(func(t *testing.T, key string, stored []byte) {
+		v, why, ok := s.open("flowyprompt-catalog", key, stored)
+		same := key == "state" && bytes.Equal(stored, genuine)
+		switch {
+		case ok && !same:
+			t.Fatalf("a stranger's value opened: key %q stored %q", key, stored)
+		case same && (!ok || string(v) != `{"commit":"9d14a3d"}`):
+			t.Fatalf("the genuine value: %q %v", v, ok)
+		case !ok && v != nil:
+			t.Fatalf("a refused value (%s) returned %q", refusalNames[why], v)
+		}
+	})
+}
