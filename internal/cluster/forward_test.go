@@ -745,7 +745,8 @@ func TestForwardBoundPerSessionAndClient(t *testing.T) {
 			if got[http.StatusOK] != tc.wantHeld || got[http.StatusServiceUnavailable] != 8-tc.wantHeld {
 				t.Errorf("the attacker's 8 streams: %v, want %d held and the rest 503", got, tc.wantHeld)
 			}
-			for _, want := range []string{tc.wantWhy, "an operator raises the bound with --max-forwarded-per-"} {
+			for _, want := range []string{tc.wantWhy, "an operator raises the bound with --max-forwarded-per-", `"code":"RATE_LIMITED"`,
+				`"retry_after":5`} {
 				if !strings.Contains(refusal, want) {
 					t.Errorf("the refusal %s lacks %q", refusal, want)
 				}

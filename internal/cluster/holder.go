@@ -65,7 +65,7 @@ func (rt *Router) take(session, client string) (release func(), refused *fault.E
 	defer rt.mu.Unlock()
 	switch {
 	case rt.perSession[session] >= rt.opts.MaxExchangesPerSession:
-		return nil, &fault.Error{Code: fault.Internal,
+		return nil, &fault.Error{Code: fault.RateLimited,
 			What: "too many forwarded requests for this session",
 			Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one session forwarded from other replicas at once "+
 				"(an open event stream counts for as long as it is open), and this session has that many", rt.opts.MaxExchangesPerSession),
@@ -73,7 +73,7 @@ func (rt *Router) take(session, client string) (release func(), refused *fault.E
 			RetryAfter: 5 * time.Second,
 			Details:    map[string]any{"limit": "max-forwarded-per-session", "max": rt.opts.MaxExchangesPerSession}}
 	case rt.perClient[client] >= rt.opts.MaxExchangesPerClient:
-		return nil, &fault.Error{Code: fault.Internal,
+		return nil, &fault.Error{Code: fault.RateLimited,
 			What: "too many forwarded requests for this client",
 			Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one client forwarded from other replicas at once "+
 				"(an open event stream counts for as long as it is open), and this client has that many", rt.opts.MaxExchangesPerClient),
