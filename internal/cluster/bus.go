@@ -254,9 +254,16 @@ func (b *busAuth) refuse(why refusal, subject string) {
 	if now-last < int64(time.Minute) || !b.lastWarn[why].CompareAndSwap(last, now) {
 		return
 	}
-	b.log.Warn("refused a message on the NATS bus: "+refusalNames[why]+
-		" (only replicas holding the same FLOWYPROMPT_STATE_KEYS may speak on it; see docs/scale-out.md)",
+	b.log.Warn("refused a message on the NATS bus: "+refusalNames[why]+" ("+refusalHints[why]+"; see docs/scale-out.md)",
 		"reason", refusalNames[why], "subject", subject, "refused_so_far", n)
+}
+
+// refusalHints say who sends what was refused, in the warning.
+var refusalHints = [refusals]string{
+	refusedUnsigned: "a client without the state keys speaks on the bus, or a replica of an earlier version: only replicas holding the same FLOWYPROMPT_STATE_KEYS may",
+	refusedForged:   "a client without the state keys speaks on the bus, or a replica runs with other FLOWYPROMPT_STATE_KEYS",
+	refusedStale:    "a replica's clock is more than 30 s off (keep them in sync with NTP), or someone replays old messages",
+	refusedReplayed: "someone on the bus replays the replicas' messages",
 }
 
 // counts is /healthz's tally of refused messages, by reason.

@@ -248,7 +248,8 @@ func TestStrangerCannotReplay(t *testing.T) {
 // TestStrangerCannotJoin: a stranger's heartbeat lists no replica.
 func TestStrangerCannotJoin(t *testing.T) {
 	srv := natstest.Start(t)
-	n := join(t, srv.URL(), "r1", &testfiles.SyncBuffer{})
+	logs := &testfiles.SyncBuffer{}
+	n := join(t, srv.URL(), "r1", logs)
 	nc := stranger(t, srv.URL())
 	hb, _ := json.Marshal(heartbeat{Replica: "intruder"})
 	if err := nc.Publish("flowyprompt.presence", hb); err != nil {
@@ -257,6 +258,16 @@ func TestStrangerCannotJoin(t *testing.T) {
 	refusedAtLeast(t, n, map[string]uint64{"unsigned": 1})
 	if got := n.Health().Replicas; len(got) != 1 || got[0] != "r1" {
 		t.Errorf("replicas %v, want only r1", got)
+	}
+	log := logs.String()
+	for _, want := range []string{"refused a message on the NATS bus: unsigned", "a client without the state keys speaks on the bus",
+		"subject=flowyprompt.presence"} {
+		if !strings.Contains(log, want) {
+			t.Errorf("the log lacks %q:\n%s", want, log)
+		}
+	}
+	if strings.Contains(log, "intruder") {
+		t.Errorf("the log shows the message's data:\n%s", log)
 	}
 }
 
