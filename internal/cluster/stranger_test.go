@@ -255,7 +255,10 @@ func TestStrangerCannotJoin(t *testing.T) {
 	if err := nc.Publish("flowyprompt.presence", hb); err != nil {
 		t.Fatal(err)
 	}
-	refusedAtLeast(t, n, map[string]uint64{"unsigned": 1})
+	// Counted, then logged: checked again at each heartbeat heard.
+	waitFor(t, "the refusal counted and logged", n.changes, func() bool {
+		return n.Health().Refused["unsigned"] >= 1 && strings.Contains(logs.String(), "refused a message on the NATS bus")
+	})
 	if got := n.Health().Replicas; len(got) != 1 || got[0] != "r1" {
 		t.Errorf("replicas %v, want only r1", got)
 	}
