@@ -50,10 +50,11 @@ const (
 	// busWindow is how far from the receiver's clock a message's time may
 	// be, either way: the replicas' clocks must agree within it.
 	busWindow = 30 * time.Second
-	// replayCapacity bounds the nonces remembered. At most a few MB; when
-	// more messages arrive within busWindow than it holds, the oldest are
-	// forgotten and every message no newer than them is refused as stale
-	// (the window shrinks), so a replay is never let through.
+	// replayCapacity bounds the nonces remembered: at most about 10 MB of
+	// map and ring. When more messages arrive within busWindow than it
+	// holds, the oldest are forgotten and every message no newer than them
+	// is refused as stale (the window shrinks), so a replay is never let
+	// through.
 	replayCapacity = 1 << 17
 
 	// Inputs of HKDF for the two derived keys.
