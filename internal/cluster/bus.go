@@ -176,11 +176,15 @@ func (b *busAuth) verify(m *nats.Msg) error {
 }
 
 func (b *busAuth) check(m *nats.Msg) (refusal, bool) {
-	auth := m.Header.Get(hdrAuth)
-	if auth == "" {
+	auths := m.Header[hdrAuth]
+	switch {
+	case len(auths) == 0:
 		return refusedUnsigned, false
+	case len(auths) > 1:
+		// The MAC leaves hdrAuth out: a second one would be unsigned.
+		return refusedForged, false
 	}
-	at, nonce, mac, ok := parseAuth(auth)
+	at, nonce, mac, ok := parseAuth(auths[0])
 	if !ok {
 		return refusedForged, false
 	}

@@ -78,6 +78,7 @@ func TestBusRefusesWhatNoReplicaSent(t *testing.T) {
 		{name: "a signature over the cap", change: func(m *nats.Msg) { m.Header.Set(hdrAuth, auth+strings.Repeat("A", 1<<20)) },
 			want: refusedError{refusedForged}},
 		{name: "garbage", change: func(m *nats.Msg) { m.Header.Set(hdrAuth, "...") }, want: refusedError{refusedForged}},
+		{name: "a second signature", change: func(m *nats.Msg) { m.Header.Add(hdrAuth, auth) }, want: refusedError{refusedForged}},
 		{name: "verified with other keys", change: func(*nats.Msg) {}, keys: [][]byte{otherKey}, want: refusedError{refusedForged}},
 		{name: "verified with a new key and the old", change: func(*nats.Msg) {}, keys: [][]byte{otherKey, testKeys[0]}},
 		{name: "31 s old", change: func(*nats.Msg) {}, at: busEpoch.Add(busWindow + time.Second), want: refusedError{refusedStale}},
