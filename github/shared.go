@@ -42,7 +42,9 @@ import (
 // A refused compare-and-set is not an error: it reports ok false.
 type Shared interface {
 	// Get returns the value of key and its revision. An absent key is
-	// (nil, 0, nil), not an error.
+	// (nil, 0, nil), not an error. A value the store will not vouch for
+	// (cluster.Catalog's: one no replica signed) is empty, not nil, with
+	// its revision: the source takes it as unreadable and writes over it.
 	Get(ctx context.Context, key string) (value []byte, rev uint64, err error)
 	// Create stores value under key if the key is absent; ok is false when
 	// it is present (another writer came first).

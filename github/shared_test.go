@@ -25,6 +25,10 @@ import (
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
+// clusterKeys are the state keys the replicas of the tests share: the
+// cluster signs its messages with keys derived from them.
+var clusterKeys = [][]byte{bytes.Repeat([]byte{0x5a}, 32)}
+
 // clusterHarness is a fake GitHub and a real NATS server shared by
 // replicas, each a Source with its own node, cache directory and store.
 // The tests wait for events, never for time: each thing a test may wait for
@@ -79,7 +83,7 @@ func (c *clusterHarness) replica(id, cacheDir string, edit ...func(*Config)) *So
 	// The node logs each change of its link after making it, so its
 	// records are the events that Connected may have changed.
 	logger := slog.New(notifyHandler{c.changed})
-	n, err := cluster.Join(cluster.Options{URL: c.url, Prefix: c.prefix, Replica: id, Logger: logger})
+	n, err := cluster.Join(cluster.Options{URL: c.url, Prefix: c.prefix, Replica: id, Logger: logger, Keys: clusterKeys})
 	if err != nil {
 		c.t.Fatalf("join %s: %v", id, err)
 	}

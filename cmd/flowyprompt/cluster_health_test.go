@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"log/slog"
@@ -89,7 +90,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 	t.Helper()
 	srv := natstest.Start(t)
 	log := slog.New(slog.DiscardHandler)
-	node, err := cluster.Join(cluster.Options{URL: srv.URL(), Replica: "r1", Logger: log})
+	node, err := cluster.Join(cluster.Options{URL: srv.URL(), Replica: "r1", Logger: log, Keys: [][]byte{bytes.Repeat([]byte{3}, 32)}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -106,7 +107,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 			t.Fatal("node never connected")
 		}
 	}
-	link := natsReplicas{node}
+	link := natsReplicas{node: node}
 	src, err := openSource(&cfg, log, link)
 	if err != nil {
 		t.Fatal(err)

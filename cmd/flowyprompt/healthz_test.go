@@ -90,7 +90,7 @@ func TestBinaryHealthzListsInvalidFiles(t *testing.T) {
 func TestBinaryHealthzShowsTheCluster(t *testing.T) {
 	t.Parallel()
 	nats := natstest.Start(t)
-	s := startHTTP(t, 0, "NATS_URL="+nats.URL(), "FLOWYPROMPT_REPLICA_ID=r1")
+	s := startHTTP(t, 0, "NATS_URL="+nats.URL(), clusterKeysEnv, "FLOWYPROMPT_REPLICA_ID=r1")
 	cluster := func(report map[string]any) map[string]any {
 		c, ok := report["cluster"].(map[string]any)
 		if !ok {
@@ -127,7 +127,7 @@ func TestBinaryNATSPasswordStaysSecret(t *testing.T) {
 	const password = "n4ts-s3cret-pw"
 	nats := natstest.StartWith(t, func(o *server.Options) { o.Username, o.Password = "fp", password })
 	u := strings.Replace(nats.URL(), "nats://", "nats://fp:"+password+"@", 1)
-	s := startHTTP(t, 0, "NATS_URL="+u, "LOG_LEVEL=debug")
+	s := startHTTP(t, 0, "NATS_URL="+u, clusterKeysEnv, "LOG_LEVEL=debug")
 	report := s.joined(t)
 	raw, _ := json.Marshal(report)
 	for what, text := range map[string]string{"/healthz": string(raw), "the log": s.Output()} {

@@ -116,6 +116,7 @@ func TestCommands(t *testing.T) {
 			stderr: []string{"Usage: flowyprompt serve [flags]", "Run the MCP server", "Example:\n  flowyprompt serve "},
 			flags: append(append(append([]string{}, sourceFlagNames...), writeFlagNames...),
 				"addr", "allowed-hosts", "allowed-origins", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
+				"max-forwarded", "max-forwarded-per-client", "max-forwarded-per-session",
 				"max-message-size", "max-sessions", "max-subscriptions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport")},
 		{name: "list help", args: []string{"list", "-h"},
 			stderr: []string{"Usage: flowyprompt list", "List the templates", "Example:\n  flowyprompt list "},

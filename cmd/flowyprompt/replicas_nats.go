@@ -3,28 +3,55 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/cluster"
 	"github.com/flowyprompt/flowyprompt/internal/config"
+	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
 )
 
 // joinReplicas joins the other replicas through the NATS server of
-// --nats.
+// --nats. The replicas sign what they send each other with keys derived
+// from the state keys, so those are required: a random key per process
+// would refuse every other replica's messages.
 func joinReplicas(cfg *config.Config, log *slog.Logger) (replicas, error) {
+	if cfg.StateKeys == "" {
+		return nil, errors.New("--nats needs the state keys (FLOWYPROMPT_STATE_KEYS, or --state-keys): the replicas sign every message " +
+			"they send each other with keys derived from them, and refuse any other; give every replica the same " +
+			"(make one with: openssl rand -base64 32)")
+	}
+	keys, err := seal.ParseKeys(cfg.StateKeys)
+	if err != nil {
+		return nil, fmt.Errorf("--state-keys / FLOWYPROMPT_STATE_KEYS: %w", err)
+	}
+	for _, l := range []struct {
+		flag string
+		v    int
+	}{{"--max-forwarded", cfg.MaxForwarded}, {"--max-forwarded-per-session", cfg.MaxForwardedPerSession},
+		{"--max-forwarded-per-client", cfg.MaxForwardedPerClient}} {
+		if l.v < 1 {
+			return nil, fmt.Errorf("%s must be at least 1 (got %d): it bounds the requests other replicas forward here at once", l.flag, l.v)
+		}
+	}
 	node, err := cluster.Join(cluster.Options{URL: cfg.NATSURL, Creds: cfg.NATSCreds, CA: cfg.NATSCA,
-		Cert: cfg.NATSCert, Key: cfg.NATSKey, Replica: cfg.Replica, Logger: log})
+		Cert: cfg.NATSCert, Key: cfg.NATSKey, Replica: cfg.Replica, Logger: log, Keys: keys})
 	if err != nil {
 		return nil, err
 	}
-	return natsReplicas{node}, nil
+	return natsReplicas{node: node, limits: cluster.RouterOptions{MaxExchanges: cfg.MaxForwarded,
+		MaxExchangesPerSession: cfg.MaxForwardedPerSession, MaxExchangesPerClient: cfg.MaxForwardedPerClient}}, nil
 }
 
 // natsReplicas is the link through internal/cluster.
-type natsReplicas struct{ node *cluster.Node }
+type natsReplicas struct {
+	node   *cluster.Node
+	limits cluster.RouterOptions // the forwarding bounds; the rest is router's
+}
 
 var _ replicas = natsReplicas{}
 
@@ -33,7 +60,9 @@ func (r natsReplicas) shared() (github.Shared, string) {
 }
 
 func (r natsReplicas) router(log *slog.Logger, maxBody int) (httpserver.SessionRouter, func(), error) {
-	rt, err := cluster.NewRouter(r.node, cluster.RouterOptions{Logger: log, MaxBodyBytes: maxBody})
+	opts := r.limits
+	opts.Logger, opts.MaxBodyBytes = log, maxBody
+	rt, err := cluster.NewRouter(r.node, opts)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -32,6 +32,12 @@ const watchRetry = 2 * time.Second
 // needs nothing newer than NATS 2.9: no per-key TTL (a claim expires by
 // the time written in it) and no bucket TTL.
 //
+// Every value is stored signed with a key derived from the state keys
+// (bus.go) and bound to its key: a value no replica wrote (someone else
+// with access to the bucket) is refused and counted in /healthz. Get
+// returns it as an empty value with its revision, which github.Source
+// takes as unreadable and writes over; Watch passes over it.
+//
 // The bucket is created at first use, so a replica that starts with NATS
 // down gets it when the link comes up. It is safe for concurrent use.
 type Catalog struct {
@@ -92,7 +98,8 @@ func (c *Catalog) check(err error) error {
 }
 
 // Get returns the value of key and its revision; an absent key is
-// (nil, 0, nil).
+// (nil, 0, nil), and a value no replica signed is empty, not nil, with
+// its revision, so a compare-and-set can replace it.
 func (c *Catalog) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	kv, err := c.open(ctx)
 	if err != nil {
@@ -105,7 +112,26 @@ func (c *Catalog) Get(ctx context.Context, key string) ([]byte, uint64, error) {
 	case err != nil:
 		return nil, 0, c.check(fmt.Errorf("cluster: get %s: %w", key, err))
 	}
-	return e.Value(), e.Revision(), nil
+	v, ok := c.unseal(key, e.Value())
+	if !ok {
+		return []byte{}, e.Revision(), nil
+	}
+	return v, e.Revision(), nil
+}
+
+// seal signs value for key.
+func (c *Catalog) seal(key string, value []byte) []byte {
+	return c.node.values.sign(c.bucket, key, value)
+}
+
+// unseal returns what a stored value signed for key carries; one no replica
+// signed is refused and counted.
+func (c *Catalog) unseal(key string, stored []byte) ([]byte, bool) {
+	v, why, ok := c.node.values.open(c.bucket, key, stored)
+	if !ok {
+		c.node.bus.refuse(why, "$KV."+c.bucket+"."+key)
+	}
+	return v, ok
 }
 
 // Create stores value under key if it is absent; ok is false when present.
@@ -114,7 +140,7 @@ func (c *Catalog) Create(ctx context.Context, key string, value []byte) (uint64,
 	if err != nil {
 		return 0, false, err
 	}
-	rev, err := kv.Create(ctx, key, value)
+	rev, err := kv.Create(ctx, key, c.seal(key, value))
 	switch {
 	case errors.Is(err, jetstream.ErrKeyExists):
 		return 0, false, nil
@@ -131,7 +157,7 @@ func (c *Catalog) Update(ctx context.Context, key string, value []byte, rev uint
 	if err != nil {
 		return 0, false, err
 	}
-	next, err := kv.Update(ctx, key, value, rev)
+	next, err := kv.Update(ctx, key, c.seal(key, value), rev)
 	switch {
 	case errors.Is(err, jetstream.ErrKeyRevisionMismatch), errors.Is(err, jetstream.ErrKeyExists):
 		return 0, false, nil
@@ -147,7 +173,7 @@ func (c *Catalog) Put(ctx context.Context, key string, value []byte) error {
 	if err != nil {
 		return err
 	}
-	if _, err := kv.Put(ctx, key, value); err != nil {
+	if _, err := kv.Put(ctx, key, c.seal(key, value)); err != nil {
 		return c.check(fmt.Errorf("cluster: put %s: %w", key, err))
 	}
 	return nil
@@ -175,10 +201,11 @@ func (c *Catalog) Delete(ctx context.Context, key string) error {
 	return nil
 }
 
-// MaxValueSize is the server's max payload less room for the subject and
-// headers; 0 before the first connection, when nothing can be stored.
+// MaxValueSize is the server's max payload less room for the subject,
+// headers and signature; 0 before the first connection, when nothing can
+// be stored.
 func (c *Catalog) MaxValueSize() int {
-	return max(0, int(c.node.Conn().MaxPayload())-payloadHeadroom)
+	return max(0, int(c.node.Conn().MaxPayload())-payloadHeadroom-valueOverhead)
 }
 
 // Watch calls fn with the value of key when armed and at each change until
@@ -210,7 +237,7 @@ func (c *Catalog) Watch(ctx context.Context, key string, fn func(value []byte, r
 			t.Stop()
 			continue
 		}
-		c.follow(ctx, w, back, fn)
+		c.follow(ctx, key, w, back, fn)
 		w.Stop()
 	}
 	return nil
@@ -230,7 +257,7 @@ func (c *Catalog) arm(ctx context.Context, key string) (jetstream.KeyWatcher, er
 
 // follow passes the watcher's values to fn until ctx ends, the watcher
 // closes, or the link comes back after an outage.
-func (c *Catalog) follow(ctx context.Context, w jetstream.KeyWatcher, back <-chan struct{}, fn func([]byte, uint64)) {
+func (c *Catalog) follow(ctx context.Context, key string, w jetstream.KeyWatcher, back <-chan struct{}, fn func([]byte, uint64)) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -244,7 +271,9 @@ func (c *Catalog) follow(ctx context.Context, w jetstream.KeyWatcher, back <-cha
 			case e == nil:
 				// The end of the initial values.
 			case e.Operation() == jetstream.KeyValuePut:
-				fn(e.Value(), e.Revision())
+				if v, ok := c.unseal(key, e.Value()); ok {
+					fn(v, e.Revision())
+				}
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"os"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -37,7 +38,7 @@ func catalogServerURL(t *testing.T) string {
 // external server never see another run's bucket.
 func joinFresh(t *testing.T, url, id, prefix string) *Node {
 	t.Helper()
-	n, err := Join(Options{URL: url, Replica: id, Prefix: prefix})
+	n, err := Join(Options{URL: url, Replica: id, Prefix: prefix, Keys: testKeys})
 	if err != nil {
 		t.Fatalf("join %s: %v", id, err)
 	}
@@ -161,6 +162,13 @@ func (r *recorder) last() string {
 		return ""
 	}
 	return r.vals[len(r.vals)-1]
+}
+
+// all is every value reported, in order.
+func (r *recorder) all() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.vals)
 }
 
 func watch(t *testing.T, c *Catalog, key string) *recorder {

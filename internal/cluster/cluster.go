@@ -68,6 +68,10 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock (default time.Now).
 	Now func() time.Time
+	// Keys are the state keys (FLOWYPROMPT_STATE_KEYS, decoded), the same
+	// on every replica: the keys that sign the messages between replicas
+	// and the catalog's values are derived from them (bus.go). Required.
+	Keys [][]byte
 }
 
 // Node is this replica's membership in the cluster. It is safe for
@@ -90,6 +94,10 @@ type Node struct {
 	onUp      map[int]func()
 	nextUp    int
 	changed   chan struct{} // closed and replaced at each change Health may show
+	warned    bool          // of a link without credentials or TLS, once
+
+	bus    *busAuth
+	values valueSigner
 }
 
 // Join connects to NATS and starts announcing this replica. A server that
@@ -118,9 +126,17 @@ func Join(opts Options) (*Node, error) {
 	if !validToken(opts.Prefix) {
 		return nil, fmt.Errorf("cluster: subject prefix %q: use letters, digits, '-' and '_' only", opts.Prefix)
 	}
+	busKeys, err := deriveKeys(opts.Keys, busKeyInfo)
+	if err != nil {
+		return nil, err
+	}
+	valueKeys, err := deriveKeys(opts.Keys, catalogKeyInfo)
+	if err != nil {
+		return nil, err
+	}
 	n := &Node{id: opts.Replica, prefix: opts.Prefix, log: opts.Logger, now: opts.Now,
 		stop: make(chan struct{}), seen: map[string]time.Time{}, onUp: map[int]func(){}, since: opts.Now(),
-		changed: make(chan struct{})}
+		changed: make(chan struct{}), bus: newBusAuth(busKeys, opts.Now, opts.Logger), values: valueSigner{valueKeys}}
 	nopts := []nats.Option{
 		nats.Name("flowyprompt " + opts.Replica),
 		nats.RetryOnFailedConnect(true),
@@ -243,13 +259,19 @@ type Health struct {
 	Server    string    `json:"server,omitempty"` // credentials removed
 	Replicas  []string  `json:"replicas"`         // seen within the last few seconds, this one included
 	LastError string    `json:"last_error,omitempty"`
+	// Refused counts the messages on the bus (and catalog values) this
+	// replica refused since it started, by reason: "unsigned", "forged",
+	// "stale", "replayed". Anything but zero means someone without the
+	// state keys speaks on the bus, or a replica with other keys or a
+	// clock far off.
+	Refused map[string]uint64 `json:"refused_messages"`
 }
 
 // Health reports the link and the replicas seen.
 func (n *Node) Health() Health {
 	now := n.now()
 	n.mu.Lock()
-	h := Health{Replica: n.id, Connected: n.connected, Since: n.since, LastError: n.lastErr}
+	h := Health{Replica: n.id, Connected: n.connected, Since: n.since, LastError: n.lastErr, Refused: n.bus.counts()}
 	for id, at := range n.seen {
 		if now.Sub(at) <= presenceExpiry {
 			h.Replicas = append(h.Replicas, id)
@@ -296,7 +318,7 @@ func (n *Node) announce() {
 		// Publishing while disconnected buffers in the client; a heartbeat
 		// that old is worthless, so skip it.
 		if n.nc.IsConnected() {
-			n.nc.Publish(n.Subject("presence"), msg)
+			_ = n.publish(&nats.Msg{Subject: n.Subject("presence"), Data: msg})
 		}
 		select {
 		case <-n.stop:
@@ -306,9 +328,19 @@ func (n *Node) announce() {
 	}
 }
 
+// publish signs m and publishes it.
+func (n *Node) publish(m *nats.Msg) error {
+	n.bus.sign(m)
+	return n.nc.PublishMsg(m)
+}
+
+// verify checks that m comes from a replica (bus.go): one refused is
+// counted, and is to be dropped unread.
+func (n *Node) verify(m *nats.Msg) error { return n.bus.verify(m) }
+
 func (n *Node) heard(m *nats.Msg) {
 	var hb heartbeat
-	if json.Unmarshal(m.Data, &hb) != nil || !validToken(hb.Replica) {
+	if n.verify(m) != nil || json.Unmarshal(m.Data, &hb) != nil || !validToken(hb.Replica) {
 		return
 	}
 	n.mu.Lock()
@@ -329,6 +361,8 @@ func (n *Node) up(nc *nats.Conn) {
 	n.mu.Lock()
 	was := n.connected
 	n.connected, n.since, n.lastErr = true, n.now(), ""
+	warn := !n.warned
+	n.warned = true
 	n.changedLocked()
 	fns := make([]func(), 0, len(n.onUp))
 	for _, fn := range n.onUp {
@@ -339,9 +373,40 @@ func (n *Node) up(nc *nats.Conn) {
 		return
 	}
 	n.log.Info("joined the cluster", "replica", n.id, "nats", redactURL(nc.ConnectedUrl()))
+	if warn {
+		n.warnInsecure(nc)
+	}
 	for _, fn := range fns {
 		go fn()
 	}
+}
+
+// warnInsecure warns, once, of a NATS server that takes clients without
+// credentials or without TLS: the signatures keep an outsider from
+// running requests or forging answers, not from reading the traffic or
+// flooding it.
+func (n *Node) warnInsecure(nc *nats.Conn) {
+	creds := nc.AuthRequired()
+	_, tlsErr := nc.TLSConnectionState()
+	tls := tlsErr == nil
+	if creds && tls {
+		return
+	}
+	var missing string
+	switch {
+	case !creds && !tls:
+		missing = "without credentials and without TLS"
+	case !creds:
+		missing = "without credentials"
+	default:
+		missing = "without TLS"
+	}
+	n.log.Warn("the cluster's NATS server is reached "+missing+": whoever can reach it (or, without TLS, the network between) "+
+		"can read every forwarded request and answer, session ids and arguments included, and flood or cut the replicas' traffic; "+
+		"messages not signed with the state keys are refused, so they cannot run requests or forge answers. "+
+		"Fix: give the replicas a NATS user of their own that alone may use the "+n.prefix+".> subjects (NATS_CREDS, or user:password@ in NATS_URL), "+
+		"and TLS (tls:// with NATS_CA, NATS_CERT and NATS_KEY); docs/scale-out.md has the server configuration",
+		"replica", n.id, "credentials", creds, "tls", tls)
 }
 
 func (n *Node) down(err error) {

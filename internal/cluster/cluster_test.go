@@ -1,6 +1,7 @@
 package cluster
 
 import (
+	"bytes"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -13,13 +14,16 @@ import (
 	"github.com/nats-io/nats-server/v2/server"
 )
 
+// testKeys are the state keys the tests' replicas share.
+var testKeys = [][]byte{bytes.Repeat([]byte{0x5a}, 32)}
+
 func join(t *testing.T, url, id string, logs *testfiles.SyncBuffer) *Node {
 	t.Helper()
 	var logger *slog.Logger
 	if logs != nil {
 		logger = slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
-	n, err := Join(Options{URL: url, Replica: id, Logger: logger})
+	n, err := Join(Options{URL: url, Replica: id, Logger: logger, Keys: testKeys})
 	if err != nil {
 		t.Fatalf("join %s: %v", id, err)
 	}
@@ -108,8 +112,10 @@ func TestSettingsErrors(t *testing.T) {
 	}{
 		{"no url", Options{}, "no NATS URL"},
 		{"bad replica", Options{URL: "nats://127.0.0.1:1", Replica: "a.b"}, "replica id"},
-		{"cert without key", Options{URL: "nats://127.0.0.1:1", Cert: "c.pem"}, "NATS_CERT and NATS_KEY"},
-		{"missing creds", Options{URL: "nats://user:s3cret@127.0.0.1:1", Creds: "/nonexistent.creds"}, ""},
+		{"cert without key", Options{URL: "nats://127.0.0.1:1", Cert: "c.pem", Keys: testKeys}, "NATS_CERT and NATS_KEY"},
+		{"missing creds", Options{URL: "nats://user:s3cret@127.0.0.1:1", Creds: "/nonexistent.creds", Keys: testKeys}, ""},
+		{"no state keys", Options{URL: "nats://127.0.0.1:1"}, "no state keys: replicas sign every message on the bus"},
+		{"a short state key", Options{URL: "nats://127.0.0.1:1", Keys: [][]byte{[]byte("short")}}, "state key 1 has 5 bytes, fewer than 32"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, err := Join(tc.opts)
@@ -174,6 +180,44 @@ func TestCredentialsNotShown(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), "joined the cluster") {
 				t.Errorf("log lacks the join line: %s", logs.String())
+			}
+		})
+	}
+}
+
+// TestWarnsOfAnOpenBus: a replica that joins a NATS server taking clients
+// without credentials or without TLS says so once, with what an attacker
+// on the bus could do and how to fix it, and not again when it rejoins.
+func TestWarnsOfAnOpenBus(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		userinfo string
+		set      func(*server.Options)
+		want     string
+	}{
+		{"no credentials, no TLS", "", nil, "reached without credentials and without TLS"},
+		{"a password, no TLS", "alice:pa55word@", func(o *server.Options) { o.Username, o.Password = "alice", "pa55word" }, "reached without TLS"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := natstest.StartWith(t, tc.set)
+			logs := &testfiles.SyncBuffer{}
+			n := join(t, strings.Replace(srv.URL(), "://", "://"+tc.userinfo, 1), "a", logs)
+			waitFor(t, "connected", n.changes, n.Connected)
+			srv.Restart()
+			waitFor(t, "the link to drop", n.changes, func() bool { return strings.Contains(logs.String(), "lost the NATS link") })
+			waitFor(t, "connected again", n.changes, n.Connected)
+			log := logs.String()
+			for _, want := range []string{tc.want, "can read every forwarded request", "cannot run requests or forge answers",
+				"a NATS user of their own that alone may use the flowyprompt.> subjects", "NATS_CREDS", "tls://", "docs/scale-out.md"} {
+				if !strings.Contains(log, want) {
+					t.Errorf("the log lacks %q:\n%s", want, log)
+				}
+			}
+			if k := strings.Count(log, "the cluster's NATS server is reached"); k != 1 {
+				t.Errorf("warned %d times, want once:\n%s", k, log)
+			}
+			if strings.Contains(log, "pa55word") {
+				t.Errorf("the log shows the password:\n%s", log)
 			}
 		})
 	}

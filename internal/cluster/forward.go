@@ -3,11 +3,13 @@ package cluster
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -22,11 +24,16 @@ import (
 
 // Defaults of RouterOptions.
 const (
-	DefaultMaxExchanges   = 1024
-	DefaultChunkSize      = 64 << 10
-	DefaultPingInterval   = 2 * time.Second
-	DefaultMaxForwardBody = mcp.DefaultMaxMessageSize
-	DefaultWriteTimeout   = 30 * time.Second
+	DefaultMaxExchanges = 1024
+	// DefaultMaxExchangesPerSession and DefaultMaxExchangesPerClient
+	// bound one session's and one client's share of them, so that one
+	// client cannot take them all.
+	DefaultMaxExchangesPerSession = 64
+	DefaultMaxExchangesPerClient  = 256
+	DefaultChunkSize              = 64 << 10
+	DefaultPingInterval           = 2 * time.Second
+	DefaultMaxForwardBody         = mcp.DefaultMaxMessageSize
+	DefaultWriteTimeout           = 30 * time.Second
 )
 
 const (
@@ -46,6 +53,11 @@ const (
 	// requestBacklog is how many forwarded requests may wait for the
 	// holder's dispatcher, which only starts their goroutines.
 	requestBacklog = 1024
+	// pongBacklog is how many answers to pings may wait: one is due per
+	// interval.
+	pongBacklog = 4
+	// pongSuffix ends the token of an exchange's pong inbox.
+	pongSuffix = "-p"
 )
 
 // forwardedHeaders are the request headers the HTTP transports read once a
@@ -58,6 +70,17 @@ type RouterOptions struct {
 	// once (an open GET stream is one for its whole life); beyond it they
 	// are answered 503 (default DefaultMaxExchanges).
 	MaxExchanges int
+	// MaxExchangesPerSession and MaxExchangesPerClient bound those of one
+	// session and of one client (as ClientKey names it on the forwarding
+	// replica), within MaxExchanges; beyond them, 503 as well (defaults
+	// DefaultMaxExchangesPerSession, DefaultMaxExchangesPerClient). Give
+	// every replica the same: the holder applies its own.
+	MaxExchangesPerSession, MaxExchangesPerClient int
+	// ClientKey names the client of a request this replica forwards, for
+	// the holder's per-client bound: the same string for the same client
+	// (a credential's hash, an address). Default: the remote address
+	// without its port. A key longer than 72 bytes is sent as its hash.
+	ClientKey func(*http.Request) string
 	// ChunkSize is the most body bytes one message carries (default
 	// DefaultChunkSize; never more than half the server's max payload).
 	ChunkSize int
@@ -88,12 +111,14 @@ type RouterOptions struct {
 // learns that no replica holds the session (it ended, or its replica died)
 // and answers 404.
 //
-// NATS is trusted infrastructure: a message on these subjects is executed
-// as an HTTP request that has passed the security guard (Host, Origin,
-// bearer token) of the replica that published it, and the holder does not
-// check those again. Secure the NATS server with credentials and TLS
-// (NATS_CREDS, NATS_CA, NATS_CERT) and give only replicas the right to
-// publish under the prefix.
+// A message on these subjects is executed as an HTTP request that has
+// passed the security guard (Host, Origin, bearer token) of the replica
+// that published it, and the holder does not check those again: so every
+// message of an exchange is signed with the replicas' keys (bus.go) and
+// one that is not, or is stale or replayed, is dropped unread and counted.
+// The signature does not hide the traffic: secure the NATS server with
+// credentials and TLS (NATS_CREDS, NATS_CA, NATS_CERT) as well and give
+// only replicas the right to use the prefix's subjects.
 //
 // An exchange: the forwarder picks a fresh inbox, then publishes the
 // request (method, path and query, Host, forwardedHeaders, the body's first
@@ -141,6 +166,8 @@ type Router struct {
 	closed    bool
 	holds     map[string]*nats.Subscription
 	exchanges map[string]*exchange
+	// Exchanges served now, per session and per client, within sem.
+	perSession, perClient map[string]int
 }
 
 // NewRouter starts serving forwarded requests on n's connection; the
@@ -149,6 +176,15 @@ type Router struct {
 func NewRouter(n *Node, opts RouterOptions) (*Router, error) {
 	if opts.MaxExchanges <= 0 {
 		opts.MaxExchanges = DefaultMaxExchanges
+	}
+	if opts.MaxExchangesPerSession <= 0 {
+		opts.MaxExchangesPerSession = DefaultMaxExchangesPerSession
+	}
+	if opts.MaxExchangesPerClient <= 0 {
+		opts.MaxExchangesPerClient = DefaultMaxExchangesPerClient
+	}
+	if opts.ClientKey == nil {
+		opts.ClientKey = remoteHost
 	}
 	if opts.ChunkSize <= 0 {
 		opts.ChunkSize = DefaultChunkSize
@@ -168,7 +204,7 @@ func NewRouter(n *Node, opts RouterOptions) (*Router, error) {
 	rt := &Router{node: n, nc: n.nc, log: opts.Logger, opts: opts, id: randomHex(8),
 		reqs: make(chan *nats.Msg, requestBacklog), sem: make(chan struct{}, opts.MaxExchanges),
 		stop: make(chan struct{}), holds: map[string]*nats.Subscription{}, exchanges: map[string]*exchange{},
-		waiting: map[string]chan *nats.Msg{}}
+		waiting: map[string]chan *nats.Msg{}, perSession: map[string]int{}, perClient: map[string]int{}}
 	rt.ctlPrefix = n.Subject("fwd", rt.id) + "."
 	rt.ctx, rt.cancel = context.WithCancel(context.Background())
 	sub, err := rt.nc.Subscribe(rt.ctlPrefix+"*", rt.control)
@@ -299,6 +335,26 @@ func writeError(w http.ResponseWriter, status int, f *fault.Error) {
 	h.Set("X-Content-Type-Options", "nosniff")
 	w.WriteHeader(status)
 	w.Write(append(body, '\n'))
+}
+
+// remoteHost is the default ClientKey: the client's address without its
+// port.
+func remoteHost(r *http.Request) string {
+	if host, _, err := net.SplitHostPort(r.RemoteAddr); err == nil {
+		return host
+	}
+	return r.RemoteAddr
+}
+
+// clientKey is what a forwarded request names its client by: ClientKey's
+// answer, hashed when long, so the holder keeps a few bytes per client.
+func (rt *Router) clientKey(r *http.Request) string {
+	k := rt.opts.ClientKey(r)
+	if len(k) > maxClientBytes {
+		sum := sha256.Sum256([]byte(k))
+		k = "sha256:" + hex.EncodeToString(sum[:])
+	}
+	return k
 }
 
 func randomHex(n int) string {

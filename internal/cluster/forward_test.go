@@ -501,7 +501,7 @@ func TestForwardLostMessageAborts(t *testing.T) {
 			sub, err := raw.Conn().Subscribe(raw.Subject("session", sessionID), func(m *nats.Msg) {
 				tc.script(func(seq int, hdr nats.Header, data string) {
 					hdr.Set(hdrSeq, strconv.Itoa(seq))
-					raw.Conn().PublishMsg(&nats.Msg{Subject: m.Reply, Header: hdr, Data: []byte(data)})
+					raw.publish(&nats.Msg{Subject: m.Reply, Header: hdr, Data: []byte(data)})
 				})
 			})
 			if err != nil {
@@ -587,13 +587,13 @@ func TestHolderSizesNothingByADeclaredLength(t *testing.T) {
 					return nil
 				}
 			}
-			head, _ := json.Marshal(wireRequest{Method: "POST", URI: "/mcp", Host: "h", Len: tc.declared, Exchange: "x0123456789"})
+			head, _ := json.Marshal(wireRequest{Method: "POST", URI: "/mcp", Host: "h", Len: tc.declared, Exchange: "x0123456789", Client: "c"})
 			req := &nats.Msg{Subject: raw.Subject("session", sessionID), Reply: inbox,
 				Header: nats.Header{hdrRequest: {string(head)}}, Data: []byte("s3cret")}
 
 			var before, after runtime.MemStats
 			runtime.ReadMemStats(&before)
-			if err := raw.Conn().PublishMsg(req); err != nil {
+			if err := raw.publish(req); err != nil {
 				t.Fatal(err)
 			}
 			first := next()
@@ -615,7 +615,7 @@ func TestHolderSizesNothingByADeclaredLength(t *testing.T) {
 				if ctl == "" {
 					t.Fatalf("answer %v %q, want the accept", first.Header, first.Data)
 				}
-				if err := raw.Conn().PublishMsg(&nats.Msg{Subject: ctl,
+				if err := raw.publish(&nats.Msg{Subject: ctl,
 					Header: nats.Header{hdrOp: {opBody}, hdrSeq: {"2"}}, Data: []byte("x")}); err != nil {
 					t.Fatal(err)
 				}
@@ -634,5 +634,149 @@ func TestHolderSizesNothingByADeclaredLength(t *testing.T) {
 				t.Errorf("the log shows the body:\n%s", logs)
 			}
 		})
+	}
+}
+
+// holdOpen answers a GET with the head of an event stream and holds it
+// open until the client goes; anything else with "served".
+var holdOpen = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet {
+		w.Write([]byte("served"))
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	w.WriteHeader(http.StatusOK)
+	http.NewResponseController(w).Flush()
+	<-r.Context().Done()
+})
+
+// byClientHeader names a forwarded request's client by its X-Client
+// header: the tests' clients share one address.
+func byClientHeader(r *http.Request) string { return r.Header.Get("X-Client") }
+
+// openStreams opens n GET streams through p for client, on the sessions
+// given in turn, some at once, and returns how many were answered with each status and
+// one refusal's body. The streams stay open until the test ends.
+func (p *fwdPair) openStreams(t *testing.T, n int, client string, sessions []string) (map[int]int, string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	type answer struct {
+		status int
+		body   string
+	}
+	answers := make(chan answer, n)
+	// At most 32 are opening at once: a thousand waiting at once for
+	// their accept would wait out its timeout on a busy machine.
+	opening := make(chan struct{}, 32)
+	for i := range n {
+		opening <- struct{}{}
+		go func() {
+			defer func() { <-opening }()
+			req, _ := http.NewRequestWithContext(ctx, "GET", p.url+"/mcp", nil)
+			req.Header.Set("Mcp-Session-Id", sessions[i%len(sessions)])
+			req.Header.Set("X-Client", client)
+			resp, err := p.client.Do(req)
+			if err != nil {
+				answers <- answer{status: 0, body: err.Error()}
+				return
+			}
+			a := answer{status: resp.StatusCode}
+			if resp.StatusCode != http.StatusOK {
+				b, _ := io.ReadAll(resp.Body)
+				a.body = string(b)
+				resp.Body.Close()
+			}
+			answers <- a
+		}()
+	}
+	got, refusal := map[int]int{}, ""
+	for range n {
+		select {
+		case a := <-answers:
+			got[a.status]++
+			if a.status != http.StatusOK {
+				refusal = a.body
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatalf("only %v of %d streams answered within 30 s", got, n)
+		}
+	}
+	return got, refusal
+}
+
+// sessionIDs are n session ids p's holder holds, sessionID first.
+func (p *fwdPair) sessionIDs(t *testing.T, n int) []string {
+	t.Helper()
+	ids := []string{sessionID}
+	for i := 1; i < n; i++ {
+		id := fmt.Sprintf("%032x", i)
+		release, err := p.holder.Hold(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(release)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// TestForwardBoundPerSessionAndClient: one session, or one client, takes
+// its share of a holder's exchanges and no more; the refusal says which
+// bound and how to raise it, and another client is served.
+func TestForwardBoundPerSessionAndClient(t *testing.T) {
+	tests := []struct {
+		name     string
+		sessions int // the attacker's streams go to this many sessions in turn
+		wantHeld int
+		wantWhy  string
+	}{
+		{name: "one session's streams", sessions: 1, wantHeld: 2,
+			wantWhy: "at most 2 requests of one session forwarded from other replicas at once"},
+		{name: "one client's sessions", sessions: 6, wantHeld: 4,
+			wantWhy: "at most 4 requests of one client forwarded from other replicas at once"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p := newFwdPair(t, holdOpen, RouterOptions{MaxExchanges: 8, MaxExchangesPerSession: 2, MaxExchangesPerClient: 4,
+				ClientKey: byClientHeader, Logger: quietLog})
+			ids := p.sessionIDs(t, tc.sessions+1)
+			got, refusal := p.openStreams(t, 8, "attacker", ids[:tc.sessions])
+			if got[http.StatusOK] != tc.wantHeld || got[http.StatusServiceUnavailable] != 8-tc.wantHeld {
+				t.Errorf("the attacker's 8 streams: %v, want %d held and the rest 503", got, tc.wantHeld)
+			}
+			for _, want := range []string{tc.wantWhy, "an operator raises the bound with --max-forwarded-per-", `"code":"RATE_LIMITED"`,
+				`"retry_after":5`} {
+				if !strings.Contains(refusal, want) {
+					t.Errorf("the refusal %s lacks %q", refusal, want)
+				}
+			}
+			resp := p.do(t, context.Background(), "POST", "/mcp", ids[tc.sessions], []byte(`{}`), "X-Client", "victim")
+			if body := readAll(t, resp); resp.StatusCode != http.StatusOK || body != "served" {
+				t.Errorf("the victim's request: %d %q, want 200", resp.StatusCode, body)
+			}
+		})
+	}
+}
+
+// TestForwardOneClientCannotTakeThePool is the trial: one client opens
+// forwarded GET streams through a second replica at the default bounds,
+// as many as the holder's whole pool (the trial took 1,023 of its 1,024),
+// over 16 sessions; a victim's request through that replica is then
+// served.
+func TestForwardOneClientCannotTakeThePool(t *testing.T) {
+	p := newFwdPair(t, holdOpen, RouterOptions{ClientKey: byClientHeader, Logger: quietLog})
+	ids := p.sessionIDs(t, 17)
+	const n = DefaultMaxExchanges
+	got, refusal := p.openStreams(t, n, "attacker", ids[:16])
+	if got[http.StatusOK] != DefaultMaxExchangesPerClient || got[http.StatusServiceUnavailable] != n-DefaultMaxExchangesPerClient {
+		t.Errorf("the attacker's streams: %v, want %d held and the rest 503", got, DefaultMaxExchangesPerClient)
+	}
+	if !strings.Contains(refusal, "too many forwarded requests for this client") {
+		t.Errorf("the refusal: %s", refusal)
+	}
+	resp := p.do(t, context.Background(), "POST", "/mcp", ids[16], []byte(`{}`), "X-Client", "victim")
+	if body := readAll(t, resp); resp.StatusCode != http.StatusOK || body != "served" {
+		t.Errorf("the victim's request: %d %q, want 200", resp.StatusCode, body)
 	}
 }

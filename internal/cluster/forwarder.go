@@ -55,16 +55,21 @@ func (rt *Router) Forward(w http.ResponseWriter, r *http.Request, id string, bod
 	xid := randomHex(12)
 	inbox := rt.inboxPrefix + xid
 	ch := make(chan *nats.Msg, inboxBacklog)
+	// Pongs come to an inbox of their own beside the answers': a reply
+	// subject the forwarder chooses is one its signature covers.
+	pongs := make(chan *nats.Msg, pongBacklog)
 	rt.waitMu.Lock()
 	rt.waiting[xid] = ch
+	rt.waiting[xid+pongSuffix] = pongs
 	rt.waitMu.Unlock()
 	defer func() {
 		rt.waitMu.Lock()
 		delete(rt.waiting, xid)
+		delete(rt.waiting, xid+pongSuffix)
 		rt.waitMu.Unlock()
 	}()
 	wr := wireRequest{Method: r.Method, URI: r.URL.RequestURI(), Host: r.Host, Remote: r.RemoteAddr,
-		Header: http.Header{}, Len: len(body), Exchange: xid}
+		Header: http.Header{}, Len: len(body), Exchange: xid, Client: rt.clientKey(r)}
 	for _, k := range forwardedHeaders {
 		if v := r.Header[k]; len(v) > 0 {
 			wr.Header[k] = v
@@ -80,11 +85,12 @@ func (rt *Router) Forward(w http.ResponseWriter, r *http.Request, id string, bod
 			How: "shorten the URL's query, or send the session's requests to the replica that holds it"})
 		return true
 	}
-	if err := rt.nc.PublishMsg(m); err != nil {
+	if err := rt.node.publish(m); err != nil {
 		rt.log.Warn("cannot forward a session request", "error", err)
 		return false
 	}
-	f := &forwarding{rt: rt, w: w, r: r, rc: http.NewResponseController(w), ch: ch, body: body[len(first):], chunk: chunk}
+	f := &forwarding{rt: rt, w: w, r: r, rc: http.NewResponseController(w), ch: ch, body: body[len(first):], chunk: chunk,
+		pongs: pongs, pongInbox: inbox + pongSuffix}
 	return f.run()
 }
 
@@ -97,6 +103,9 @@ type forwarding struct {
 	ch    chan *nats.Msg
 	body  []byte // still to send
 	chunk int
+
+	pongs     chan *nats.Msg
+	pongInbox string
 
 	ctl      string // the holder's control subject, once accepted
 	next     int    // the number the next message must carry
@@ -133,7 +142,13 @@ func (f *forwarding) run() bool {
 		select {
 		case m := <-f.ch:
 			if f.next == 0 && len(m.Data) == 0 && m.Header.Get("Status") == "503" {
-				return false // no responders: nobody holds the session
+				// No responders: nobody holds the session. The NATS
+				// server sends it, unsigned; one forged by a stranger on
+				// the bus costs the client a new session, no more.
+				return false
+			}
+			if f.rt.node.verify(m) != nil {
+				continue // not from a replica: dropped, counted
 			}
 			switch f.handle(m) {
 			case done:
@@ -240,7 +255,7 @@ func (f *forwarding) sendBody() bool {
 	for seq := 1; len(f.body) > 0; seq++ {
 		part := f.body[:min(len(f.body), f.chunk)]
 		f.body = f.body[len(part):]
-		if f.rt.nc.PublishMsg(controlFrame{Op: opBody, Seq: seq, Data: part}.msg(f.ctl)) != nil {
+		if f.rt.node.publish(controlFrame{Op: opBody, Seq: seq, Data: part}.msg(f.ctl)) != nil {
 			return false
 		}
 	}
@@ -260,23 +275,52 @@ func (f *forwarding) ping(ctx context.Context, gone chan<- struct{}) {
 			return
 		case <-t.C:
 		}
-		pctx, cancel := context.WithTimeout(ctx, every)
-		resp, err := f.rt.nc.RequestMsgWithContext(pctx, controlFrame{Op: opPing}.msg(f.ctl))
-		cancel()
-		switch {
-		case ctx.Err() != nil:
-			return
-		case errors.Is(err, nats.ErrNoResponders), errors.Is(err, nats.ErrConnectionClosed),
-			err == nil && string(resp.Data) != pongAlive:
+		ping := controlFrame{Op: opPing}.msg(f.ctl)
+		ping.Reply = f.pongInbox
+		if err := f.rt.node.publish(ping); errors.Is(err, nats.ErrConnectionClosed) {
 			close(gone)
 			return
-		case err != nil:
+		}
+		switch f.pong(ctx, every) {
+		case pongAlive:
+			missed = 0
+		case "":
 			if missed++; missed >= missedPings {
 				close(gone)
 				return
 			}
 		default:
-			missed = 0
+			if ctx.Err() == nil {
+				close(gone)
+			}
+			return
+		}
+	}
+}
+
+// pong waits up to wait for the answer to a ping: pongAlive, pongGone
+// (also when NATS says nobody listens on the control subject), or "" for
+// none. A pong that is not from a replica is dropped, and waited past.
+func (f *forwarding) pong(ctx context.Context, wait time.Duration) string {
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return pongGone
+		case <-timer.C:
+			return ""
+		case m := <-f.pongs:
+			switch {
+			case len(m.Data) == 0 && m.Header.Get("Status") == "503":
+				return pongGone // no responders: the holder is gone
+			case f.rt.node.verify(m) != nil:
+				continue
+			case string(m.Data) == pongAlive:
+				return pongAlive
+			default:
+				return pongGone
+			}
 		}
 	}
 }
@@ -284,7 +328,7 @@ func (f *forwarding) ping(ctx context.Context, gone chan<- struct{}) {
 // cancelHolder tells the holder its client went away.
 func (f *forwarding) cancelHolder() {
 	if f.ctl != "" {
-		_ = f.rt.nc.PublishMsg(controlFrame{Op: opCancel}.msg(f.ctl))
+		_ = f.rt.node.publish(controlFrame{Op: opCancel}.msg(f.ctl))
 	}
 }
 

@@ -28,7 +28,9 @@ func (rt *Router) dispatch() {
 		case <-rt.stop:
 			return
 		case m := <-rt.reqs:
-			if m.Reply == "" {
+			// A message no replica signed takes no slot and gets no
+			// answer: it is dropped here, unread, and counted.
+			if m.Reply == "" || rt.node.verify(m) != nil {
 				continue
 			}
 			rt.mu.Lock()
@@ -49,11 +51,48 @@ func (rt *Router) dispatch() {
 				rt.refuse(m.Reply, http.StatusServiceUnavailable, &fault.Error{Code: fault.Internal,
 					What:       "too many forwarded requests",
 					Why:        fmt.Sprintf("the replica holding the session already serves its maximum of %d requests from other replicas", rt.opts.MaxExchanges),
-					How:        "retry later, or send requests to the replica that holds the session",
+					How:        "retry later, or send requests to the replica that holds the session; an operator raises the bound with --max-forwarded on every replica",
 					RetryAfter: 5 * time.Second})
 			}
 		}
 	}
+}
+
+// take counts an exchange against its session's and its client's bounds,
+// or says which one it is over.
+func (rt *Router) take(session, client string) (release func(), refused *fault.Error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	switch {
+	case rt.perSession[session] >= rt.opts.MaxExchangesPerSession:
+		return nil, &fault.Error{Code: fault.RateLimited,
+			What: "too many forwarded requests for this session",
+			Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one session forwarded from other replicas at once "+
+				"(an open event stream counts for as long as it is open), and this session has that many", rt.opts.MaxExchangesPerSession),
+			How:        "close the streams this session no longer reads and retry; an operator raises the bound with --max-forwarded-per-session on every replica",
+			RetryAfter: 5 * time.Second,
+			Details:    map[string]any{"limit": "max-forwarded-per-session", "max": rt.opts.MaxExchangesPerSession}}
+	case rt.perClient[client] >= rt.opts.MaxExchangesPerClient:
+		return nil, &fault.Error{Code: fault.RateLimited,
+			What: "too many forwarded requests for this client",
+			Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one client forwarded from other replicas at once "+
+				"(an open event stream counts for as long as it is open), and this client has that many", rt.opts.MaxExchangesPerClient),
+			How:        "close the streams and sessions no longer used and retry; an operator raises the bound with --max-forwarded-per-client on every replica",
+			RetryAfter: 5 * time.Second,
+			Details:    map[string]any{"limit": "max-forwarded-per-client", "max": rt.opts.MaxExchangesPerClient}}
+	}
+	rt.perSession[session]++
+	rt.perClient[client]++
+	return func() {
+		rt.mu.Lock()
+		defer rt.mu.Unlock()
+		if rt.perSession[session]--; rt.perSession[session] == 0 {
+			delete(rt.perSession, session)
+		}
+		if rt.perClient[client]--; rt.perClient[client] == 0 {
+			delete(rt.perClient, client)
+		}
+	}, nil
 }
 
 // refuse answers an exchange it will not run, in one message.
@@ -67,6 +106,9 @@ func (rt *Router) refuse(reply string, status int, f *fault.Error) {
 // control serves the control subjects of the exchanges running here.
 func (rt *Router) control(m *nats.Msg) {
 	xid := strings.TrimPrefix(m.Subject, rt.ctlPrefix)
+	if rt.node.verify(m) != nil {
+		return
+	}
 	rt.mu.Lock()
 	x := rt.exchanges[xid]
 	rt.mu.Unlock()
@@ -80,12 +122,14 @@ func (rt *Router) control(m *nats.Msg) {
 	}
 	switch c.Op {
 	case opPing:
-		if x == nil {
-			_ = m.Respond([]byte(pongGone))
-			return
+		pong := pongGone
+		if x != nil {
+			x.lastPing.Store(time.Now().UnixNano())
+			pong = pongAlive
 		}
-		x.lastPing.Store(time.Now().UnixNano())
-		_ = m.Respond([]byte(pongAlive))
+		if m.Reply != "" {
+			_ = rt.node.publish(&nats.Msg{Subject: m.Reply, Data: []byte(pong)})
+		}
 	case opCancel:
 		if x != nil {
 			x.cancel()
@@ -133,7 +177,7 @@ func (x *exchange) publish(a answerFrame) error {
 		m, _ = answerFrame{Seq: a.Seq, End: endAbort}.msg(x.reply)
 	}
 	x.seq++
-	if perr := x.rt.nc.PublishMsg(m); perr != nil {
+	if perr := x.rt.node.publish(m); perr != nil {
 		return fmt.Errorf("cluster: forwarded response: %w", perr)
 	}
 	return err
@@ -193,6 +237,13 @@ func (rt *Router) serve(m *nats.Msg) {
 			What: "malformed forwarded request", Why: "the replica that forwarded it speaks another version", How: "run one version on every replica"})
 		return
 	}
+	release, refusal := rt.take(strings.TrimPrefix(m.Subject, rt.node.Subject("session")+"."), req.Client)
+	if refusal != nil {
+		rt.log.Warn("refused a forwarded request: "+refusal.What, "subject", m.Subject, "client", req.Client)
+		rt.refuse(m.Reply, http.StatusServiceUnavailable, refusal)
+		return
+	}
+	defer release()
 	hp := rt.handler.Load()
 	if hp == nil {
 		rt.refuse(m.Reply, http.StatusServiceUnavailable, &fault.Error{Code: fault.Internal,

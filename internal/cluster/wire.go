@@ -18,8 +18,9 @@ import (
 //
 // Every decoder checks what a frame declares against the caps below before
 // anything is sized by it, and ignores NATS headers and JSON fields it does
-// not know, so that a later version can add one (a signature, say) that an
-// older replica passes over.
+// not know, so that a later version can add one that an older replica
+// passes over. No frame reaches a decoder before its signature (Fp-Auth,
+// bus.go) has been verified.
 
 // NATS header names and values. Requests and response heads are JSON in
 // one header, since HTTP header names are case-insensitive and NATS's are
@@ -53,6 +54,9 @@ const (
 	// maxSubjectBytes caps the control subject an accept names: the
 	// prefix, "fwd", a router's id and an exchange's.
 	maxSubjectBytes = 256
+	// maxClientBytes caps the client key a request names: an address, or
+	// a hash (Router.clientKey).
+	maxClientBytes = 72
 )
 
 var (
@@ -71,6 +75,7 @@ type wireRequest struct {
 	Header   http.Header `json:"header,omitempty"`
 	Len      int         `json:"len"`      // of the whole body; the request message carries the first part
 	Exchange string      `json:"exchange"` // the forwarder's id of the exchange
+	Client   string      `json:"client"`   // who sent it, for the holder's per-client bound
 }
 
 // wireHead is the head of a forwarded response, in hdrHead.
@@ -115,6 +120,8 @@ func decodeRequest(h nats.Header, first []byte, maxBody int) (wireRequest, error
 		return wireRequest{}, fmt.Errorf("%w: the request's URI is not a path", errMalformed)
 	case !validToken(req.Exchange):
 		return wireRequest{}, fmt.Errorf("%w: the exchange id is not a subject token", errMalformed)
+	case req.Client == "" || len(req.Client) > maxClientBytes:
+		return wireRequest{}, fmt.Errorf("%w: the client key is empty or longer than %d bytes", errMalformed, maxClientBytes)
 	case req.Len < len(first):
 		return wireRequest{}, fmt.Errorf("%w: a body of %d bytes declared, %d sent in the first part", errMalformed, req.Len, len(first))
 	case req.Len > maxBody:

@@ -25,7 +25,7 @@ func realRequest(t testing.TB, body string, declared int) *nats.Msg {
 		Method: "POST", URI: "/mcp", Host: "prompts.example.com", Remote: "10.0.0.7:51234",
 		Header: http.Header{"Accept": {"application/json, text/event-stream"}, "Content-Type": {"application/json"},
 			"Mcp-Session-Id": {sessionID}, "Mcp-Protocol-Version": {"2025-11-25"}},
-		Len: declared, Exchange: "9f86d081884c7d659a2feaa0"}, []byte(body))
+		Len: declared, Exchange: "9f86d081884c7d659a2feaa0", Client: "10.0.0.7"}, []byte(body))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -118,6 +118,9 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "exchange not a token", head: with("exchange", "a.b"), first: ok.Data, wantErr: errMalformed},
 		{name: "URI not a path", head: with("uri", "http://elsewhere/"), first: ok.Data, wantErr: errMalformed},
 		{name: "no method", head: with("method", ""), first: ok.Data, wantErr: errMalformed},
+		{name: "no client", head: with("client", ""), first: ok.Data, wantErr: errMalformed, wantMsg: "client key"},
+		{name: "client key over its cap", head: with("client", strings.Repeat("c", maxClientBytes+1)), first: ok.Data,
+			wantErr: errMalformed, wantMsg: "longer than 72 bytes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -83,6 +83,11 @@ type Config struct {
 	NATSCreds, NATSCA, NATSCert, NATSKey string
 	Replica                              string
 
+	// MaxForwarded bounds the requests other replicas forward to this
+	// one at once; MaxForwardedPerSession and MaxForwardedPerClient one
+	// session's and one client's share of them.
+	MaxForwarded, MaxForwardedPerSession, MaxForwardedPerClient int
+
 	// CPUProfile, when set, is where serve writes a CPU profile of its
 	// whole run (for performance reports).
 	CPUProfile string
@@ -288,6 +293,9 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 		return nil
 	})
 	c.NATSCreds, c.NATSCA, c.NATSCert, c.NATSKey = str("NATS_CREDS"), str("NATS_CA"), str("NATS_CERT"), str("NATS_KEY")
+	fs.IntVar(&c.MaxForwarded, "max-forwarded", 1024, "with --nats, most `requests` other replicas forward to this one at once; more are refused with 503")
+	fs.IntVar(&c.MaxForwardedPerSession, "max-forwarded-per-session", 64, "with --nats, most forwarded `requests` of one session at once (an open event stream counts while open)")
+	fs.IntVar(&c.MaxForwardedPerClient, "max-forwarded-per-client", 256, "with --nats, most forwarded `requests` of one client (by remote address) at once")
 	fs.StringVar(&c.Replica, "replica-id", str("FLOWYPROMPT_REPLICA_ID"), "this replica's `id` in the cluster: letters, digits, '-' and '_' (env FLOWYPROMPT_REPLICA_ID; default: the host name and a random suffix)")
 	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")

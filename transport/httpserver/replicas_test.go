@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"bytes"
 	"context"
 	"net/http"
 	"strings"
@@ -14,6 +15,10 @@ import (
 	"github.com/nats-io/nats.go"
 )
 
+// clusterKeys are the state keys the replicas of the tests share: the
+// cluster signs its messages with keys derived from them.
+var clusterKeys = [][]byte{bytes.Repeat([]byte{0x5a}, 32)}
+
 // replica is one flowyprompt process of a cluster: its own engine, NATS
 // node, session router and HTTP server.
 type replica struct {
@@ -26,7 +31,7 @@ type replica struct {
 func newReplica(t testing.TB, natsURL, id string) *replica {
 	t.Helper()
 	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
-	node, err := cluster.Join(cluster.Options{URL: natsURL, Replica: id, Logger: quiet})
+	node, err := cluster.Join(cluster.Options{URL: natsURL, Replica: id, Logger: quiet, Keys: clusterKeys})
 	if err != nil {
 		t.Fatal(err)
 	}
