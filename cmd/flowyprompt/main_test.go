@@ -116,7 +116,7 @@ func TestCommands(t *testing.T) {
 			stderr: []string{"Usage: flowyprompt serve [flags]", "Run the MCP server", "Example:\n  flowyprompt serve "},
 			flags: append(append(append([]string{}, sourceFlagNames...), writeFlagNames...),
 				"addr", "allowed-hosts", "allowed-origins", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
-				"max-message-size", "max-sessions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport")},
+				"max-message-size", "max-sessions", "max-sessions-per-client", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport", "trusted-proxies")},
 		{name: "list help", args: []string{"list", "-h"},
 			stderr: []string{"Usage: flowyprompt list", "List the templates", "Example:\n  flowyprompt list "},
 			flags:  append([]string{"json"}, sourceFlagNames...)},
