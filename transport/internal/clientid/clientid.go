@@ -48,6 +48,14 @@ func ParseProxies(items []string) (Proxies, error) {
 			if err != nil || pfx.Addr().Zone() != "" {
 				return Proxies{}, fmt.Errorf("trusted proxy %q: want an address or a CIDR range such as 10.0.0.0/8 or fd00::/8", it)
 			}
+			if pfx.Addr().Is4In6() {
+				// Addresses are compared unmapped: an IPv4-mapped range
+				// is the IPv4 range it maps.
+				if pfx.Bits() < 96 {
+					return Proxies{}, fmt.Errorf("trusted proxy %q: an IPv4-mapped range shorter than /96 mixes IPv4 and IPv6: list them apart", it)
+				}
+				pfx = netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+			}
 			p.ranges = append(p.ranges, pfx.Masked())
 		} else {
 			a, err := netip.ParseAddr(it)
