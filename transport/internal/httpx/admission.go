@@ -51,9 +51,6 @@ func NewGate(lim Limits) *Gate {
 	return &Gate{lim: lim, held: make(map[string]int), owner: make(map[*mcp.Session]string)}
 }
 
-// Limits returns the gate's caps.
-func (g *Gate) Limits() Limits { return g.lim }
-
 // Counts are what a gate holds, for /healthz.
 type Counts struct {
 	Total   int // sessions and listen streams
