@@ -346,6 +346,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{PublicURL: "https://prompts.example.com/?x=1"},
 		{AllowedOrigins: []string{"inspector.example.com"}},
 		{AllowedOrigins: []string{"https://inspector.example.com/path"}},
+		{TrustedProxies: []string{"proxy.example.com"}},
+		{TrustedProxies: []string{"10.0.0.0/40"}},
 	} {
 		if _, err := httpserver.New(e, opts); err == nil {
 			t.Errorf("New(%+v) accepted bad options", opts)
