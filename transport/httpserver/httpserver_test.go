@@ -272,6 +272,16 @@ func TestSessionsPerClient(t *testing.T) {
 			if d := errData(t, r.body); r.status != http.StatusTooManyRequests || d.Code != mcp.CodeClientLimit || d.Details["max"] != float64(2) {
 				t.Fatalf("a's third session: %d %s, want 429 %s naming the limit", r.status, r.body, mcp.CodeClientLimit)
 			}
+			// Both eras' sessions and listen streams count alike.
+			for _, req := range []struct {
+				method, path, body string
+				header             []string
+			}{{"GET", "/sse", "", nil}, {"POST", "/mcp", listenBody, listenHeaders}} {
+				r := c.do(t, req.method, req.path, req.body, append(append([]string{}, req.header...), tc.a...)...)
+				if r.status != http.StatusTooManyRequests || errData(t, r.body).Code != mcp.CodeClientLimit {
+					t.Fatalf("a's %s %s at its cap: %d %s, want 429", req.method, req.path, r.status, r.body)
+				}
+			}
 			r = c.do(t, http.MethodPost, "/mcp", initMCP, tc.b...)
 			if got := r.status == http.StatusTooManyRequests; got != tc.bIsA {
 				t.Fatalf("b's first session: %d %s; refused as a: %v, want %v", r.status, r.body, got, tc.bIsA)
