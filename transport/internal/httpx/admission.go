@@ -1,6 +1,7 @@
 package httpx
 
 import (
+	"container/heap"
 	"context"
 	"fmt"
 	"net/http"
@@ -44,7 +45,19 @@ type Gate struct {
 	listens int
 	held    map[string]int          // by client key: what each holds
 	owner   map[*mcp.Session]string // sessions admitted, with their client
+	// lru orders the sessions by their last use as last seen (see
+	// leastRecentlyUsedIdle); an ended session's entry stays until popped
+	// or compacted away.
+	lru lruHeap
+	// noneIdleUntil: the last search found every session in use; until
+	// then, a newcomer is refused without searching again.
+	noneIdleUntil time.Time
 }
+
+// noneIdleFor is how long a search that found no idle session is
+// trusted: a server full of sessions in use costs one search per this
+// long, however many newcomers it refuses meanwhile.
+const noneIdleFor = 100 * time.Millisecond
 
 // NewGate returns a gate with the caps lim.
 func NewGate(lim Limits) *Gate {
@@ -128,18 +141,82 @@ func (g *Gate) forget(s *mcp.Session) {
 }
 
 // leastRecentlyUsedIdle returns the idle session used longest ago, or nil
-// when every session is in use; g.mu is held. A scan: it runs only at the
-// cap, over at most Max sessions, and idleness changes with every request,
-// which no ordered structure would see.
+// when every session is in use; g.mu is held.
+//
+// The heap holds each session under its last use as last seen. A session's
+// last use only moves forward, so an entry whose session has not been used
+// since it was pushed is truly the oldest, and one that has is pushed
+// again under its new time: at a server full of idle sessions, finding the
+// oldest costs a few heap operations, not a pass over every session. A
+// session in use is set aside and put back after the search.
 func (g *Gate) leastRecentlyUsedIdle() *mcp.Session {
-	var lru *mcp.Session
-	var lruUsed time.Time
-	for s := range g.owner {
-		if used, idle := s.Idle(); idle && (lru == nil || used.Before(lruUsed)) {
-			lru, lruUsed = s, used
+	now := time.Now()
+	if now.Before(g.noneIdleUntil) {
+		return nil
+	}
+	var inUse []lruEntry
+	defer func() {
+		for _, en := range inUse {
+			heap.Push(&g.lru, en)
+		}
+	}()
+	for g.lru.Len() > 0 {
+		en := heap.Pop(&g.lru).(lruEntry)
+		if _, live := g.owner[en.s]; !live {
+			continue // ended: its entry goes
+		}
+		used, idle := en.s.Idle()
+		switch {
+		case used.UnixNano() != en.used:
+			en.used = used.UnixNano()
+			heap.Push(&g.lru, en)
+		case !idle:
+			inUse = append(inUse, en)
+		default:
+			return en.s
 		}
 	}
-	return lru
+	g.noneIdleUntil = now.Add(noneIdleFor)
+	return nil
+}
+
+// track adds s to the heap, first dropping the entries of ended sessions
+// when they have come to outnumber the live ones; g.mu is held.
+func (g *Gate) track(s *mcp.Session) {
+	if len(g.lru) > 2*len(g.owner)+64 {
+		live := g.lru[:0]
+		for _, en := range g.lru {
+			if _, ok := g.owner[en.s]; ok {
+				live = append(live, en)
+			}
+		}
+		clear(g.lru[len(live):])
+		g.lru = live
+		heap.Init(&g.lru)
+	}
+	used, _ := s.Idle()
+	heap.Push(&g.lru, lruEntry{s: s, used: used.UnixNano()})
+}
+
+// lruEntry is a session under its last use, as last seen.
+type lruEntry struct {
+	s    *mcp.Session
+	used int64 // unix nanoseconds
+}
+
+// lruHeap is a container/heap of sessions, least recently used first.
+type lruHeap []lruEntry
+
+func (h lruHeap) Len() int           { return len(h) }
+func (h lruHeap) Less(i, j int) bool { return h[i].used < h[j].used }
+func (h lruHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *lruHeap) Push(x any)        { *h = append(*h, x.(lruEntry)) }
+func (h *lruHeap) Pop() any {
+	old := *h
+	en := old[len(old)-1]
+	old[len(old)-1] = lruEntry{}
+	*h = old[:len(old)-1]
+	return en
 }
 
 // OpenSession starts a session on e for sink, for r's
@@ -166,6 +243,7 @@ func (g *Gate) OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine
 	s.SetTransport(mcp.TransportTCP)
 	g.mu.Lock()
 	g.owner[s] = client
+	g.track(s)
 	g.mu.Unlock()
 	// However it ends, its place is given back (once: a reclaimed session
 	// was forgotten already).

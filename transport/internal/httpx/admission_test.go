@@ -143,3 +143,46 @@ func TestGateReclaimsLeastRecentlyUsedIdle(t *testing.T) {
 		t.Errorf("counts %+v, want %+v", got, want)
 	}
 }
+
+// TestGateForgetsEndedSessions: sessions that end on their own leave no
+// more than a bounded trace in the order of last use.
+func TestGateForgetsEndedSessions(t *testing.T) {
+	e := newTestEngine(t)
+	g := NewGate(Limits{Max: 1000})
+	keep, _, _, _ := open(t, g, e, "a")
+	for range 500 {
+		s, _, _, _ := open(t, g, e, "a")
+		s.Close()
+		transporttest.Settle(t, settle, "the ended session given back", func() bool { return g.Counts().Total == 1 })
+	}
+	g.mu.Lock()
+	n := len(g.lru)
+	g.mu.Unlock()
+	if n > 2+64+1 {
+		t.Errorf("%d entries in the order of last use for one live session", n)
+	}
+	if closed(keep) {
+		t.Error("the live session ended")
+	}
+}
+
+// BenchmarkGateReclaim is a session opened at a full server of 10,000
+// idle sessions: the cost of finding the least recently used one.
+func BenchmarkGateReclaim(b *testing.B) {
+	e := mcp.NewEngine(&mcp.Server{Info: mcp.Implementation{Name: "test", Version: "0"}}, mcp.EngineOptions{})
+	defer e.Shutdown(context.Background())
+	const full = 10000
+	g := NewGate(Limits{Max: full})
+	r := requestFrom("a")
+	for range full {
+		if g.OpenSession(httptest.NewRecorder(), r, e, nopSink{}) == nil {
+			b.Fatal("refused below the cap")
+		}
+	}
+	b.ResetTimer()
+	for b.Loop() {
+		if g.OpenSession(httptest.NewRecorder(), r, e, nopSink{}) == nil {
+			b.Fatal("refused with idle sessions to reclaim")
+		}
+	}
+}
