@@ -7,7 +7,9 @@
 // 127.0.0.1 sends requests with its own Host and Origin, so both are
 // checked against allow lists (loopback names by default). An optional
 // bearer token guards /mcp and /sse; Void cannot send headers, so the SSE
-// URL may carry it as ?token= instead. Sessions and bodies are capped.
+// URL may carry it as ?token= instead. Sessions and bodies are capped,
+// sessions per server and per client (the token, else the address, which
+// X-Forwarded-For gives only from the trusted proxies).
 //
 // Behind a load balancer, replicas reach each other's 2025-era sessions
 // through Options.Sessions: a request for a session another replica holds
