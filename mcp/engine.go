@@ -225,11 +225,11 @@ func (e *Engine) expireIdle() {
 		case <-e.stop:
 			return
 		case now := <-t.C:
-			limit := now.Add(-e.opts.IdleTimeout).UnixNano()
+			limit := now.Add(-e.opts.IdleTimeout)
 			e.mu.RLock()
 			var expired []*Session
 			for _, s := range e.sessions {
-				if s.holds.Load() == 0 && s.lastActive.Load() < limit && len(s.slots) == 0 {
+				if used, idle := s.Idle(); idle && used.Before(limit) {
 					expired = append(expired, s)
 				}
 			}

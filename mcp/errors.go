@@ -29,6 +29,7 @@ const (
 	CodeSessionRequired    = "SESSION_REQUIRED"
 	CodeSessionNotFound    = "SESSION_NOT_FOUND"
 	CodeTooManySessions    = "TOO_MANY_SESSIONS"
+	CodeClientLimit        = "CLIENT_LIMIT_REACHED" // one client's cap; TOO_MANY_SESSIONS is the server's
 	CodeBodyTooLarge       = "BODY_TOO_LARGE"
 	CodeBadRequest         = "BAD_REQUEST"
 	CodeNotAcceptable      = "NOT_ACCEPTABLE"
@@ -101,6 +102,7 @@ var rpcCodes = map[string]int64{
 	CodeSessionRequired:           rpcServerError,
 	CodeSessionNotFound:           rpcSessionNotFound,
 	CodeTooManySessions:           rpcServerError,
+	CodeClientLimit:               rpcServerError,
 	CodeBodyTooLarge:              rpcServerError,
 	CodeBadRequest:                rpcServerError,
 	CodeNotAcceptable:             rpcServerError,

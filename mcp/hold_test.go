@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"sync"
 	"testing"
 	"time"
@@ -108,5 +109,41 @@ func (c *changes) note() {
 		case ch <- struct{}{}:
 		default:
 		}
+	}
+}
+
+// TestIdle: a session is idle while nothing holds it: not while a request
+// is in flight, nor while a stream holds it; and its last use moves with
+// each request.
+func TestIdle(t *testing.T) {
+	e, h := testServer(t, mcp.EngineOptions{})
+	s := newSession(t, e, &keepingSink{})
+	s.Deliver([]byte(initFrame), nil)
+	opened, idle := s.Idle()
+	if !idle {
+		t.Fatal("a session nobody uses is not idle")
+	}
+	rt := &testRoute{}
+	s.Deliver([]byte(`{"jsonrpc":"2.0","id":1,"method":"test/block"}`), rt)
+	<-h.started
+	if used, idle := s.Idle(); idle || used.Before(opened) {
+		t.Fatalf("with a request in flight: idle %v, last used %v (opened %v)", idle, used, opened)
+	}
+	h.release <- struct{}{}
+	ctx, cancel := context.WithTimeout(context.Background(), mcptest.Wait)
+	defer cancel()
+	if err := s.Drain(ctx); err != nil { // the request answered and handed over
+		t.Fatal(err)
+	}
+	if _, idle := s.Idle(); !idle {
+		t.Fatal("answered, the session is not idle")
+	}
+	release := s.Hold()
+	if _, idle := s.Idle(); idle {
+		t.Fatal("held by a stream, the session is idle")
+	}
+	release()
+	if _, idle := s.Idle(); !idle {
+		t.Fatal("released, the session is not idle")
 	}
 }

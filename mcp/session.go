@@ -124,6 +124,14 @@ func (s *Session) Hold() (release func()) {
 	}
 }
 
+// Idle reports whether nothing holds the session (no request in flight,
+// no stream a client is connected to, see Hold) and when it was last
+// used. The idle expiry and the transports' reclaiming of idle sessions
+// at the server's cap read idleness here, so both mean the same thing.
+func (s *Session) Idle() (lastUsed time.Time, idle bool) {
+	return time.Unix(0, s.lastActive.Load()), s.holds.Load() == 0 && len(s.slots) == 0
+}
+
 // Deliver hands the session one inbound frame, which belongs to the
 // session from then on, and returns how many responses the frame will get
 // (0 or 1) on rt, the route of the request in it (nil: the session's

@@ -60,7 +60,7 @@ func TestDocsMemoryBound(t *testing.T) {
 	}
 
 	rows := []struct{ row, value string }{
-		{"| live sessions (every transport) |", thousands(sessions)},
+		{"| sessions and `subscriptions/listen` streams of the server |", thousands(sessions)},
 		{"| requests in flight in one session |", thousands(mcp.DefaultMaxInflightPerSession)},
 		{"| one message (a posted body; a forwarded one) |", size(message)},
 		{"| a request's head |", size(httpserver.MaxHeaderBytes)},

@@ -36,28 +36,34 @@ func httpIdleTimeout(cfg *config.Config) time.Duration {
 // stops accepting, lets in-flight requests finish and closes the streams.
 func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) error {
 	cfg := &s.cfg
-	if cfg.KeepAlive < 0 || cfg.IdleTimeout < 0 || cfg.MaxSessions < 0 {
-		return usageError("--keepalive, --idle-timeout and --max-sessions cannot be negative (0 turns keep-alives, expiry or the cap off)")
+	if cfg.KeepAlive < 0 || cfg.IdleTimeout < 0 || cfg.MaxSessions < 0 || cfg.MaxSessionsPerClient < 0 {
+		return usageError("--keepalive, --idle-timeout, --max-sessions and --max-sessions-per-client cannot be negative (0 turns keep-alives, expiry or the cap off)")
 	}
 	keepAlive := cfg.KeepAlive
 	if keepAlive == 0 {
 		keepAlive = -1 // httpserver reads 0 as "the default"
 	}
-	maxSessions := cfg.MaxSessions
+	// httpserver reads 0 as "the default", and -1 as no cap.
+	maxSessions, perClient := cfg.MaxSessions, cfg.MaxSessionsPerClient
 	if maxSessions == 0 {
 		maxSessions = -1
 	}
+	if perClient == 0 {
+		perClient = -1
+	}
 	opts := httpserver.Options{
-		Addr:           cfg.Addr,
-		PublicURL:      cfg.PublicURL,
-		AllowedHosts:   cfg.AllowedHosts,
-		AllowedOrigins: cfg.AllowedOrigins,
-		AuthToken:      cfg.AuthToken,
-		KeepAlive:      keepAlive,
-		MaxSessions:    maxSessions,
-		MaxBodyBytes:   int64(cfg.MaxMessageSize),
-		Status:         catalogStatus(s.lib, s.replicas, s.src, s.audit),
-		Logger:         s.log,
+		Addr:                 cfg.Addr,
+		PublicURL:            cfg.PublicURL,
+		AllowedHosts:         cfg.AllowedHosts,
+		AllowedOrigins:       cfg.AllowedOrigins,
+		AuthToken:            cfg.AuthToken,
+		KeepAlive:            keepAlive,
+		MaxSessions:          maxSessions,
+		MaxSessionsPerClient: perClient,
+		TrustedProxies:       cfg.TrustedProxies,
+		MaxBodyBytes:         int64(cfg.MaxMessageSize),
+		Status:               catalogStatus(s.lib, s.replicas, s.src, s.audit),
+		Logger:               s.log,
 	}
 	if s.replicas != nil {
 		// 2025-era sessions live on the replica that opened them; the

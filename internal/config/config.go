@@ -72,6 +72,12 @@ type Config struct {
 	// MaxSubscriptions caps the resources one session, or one
 	// subscriptions/listen stream, may subscribe to.
 	MaxSubscriptions int
+	// MaxSessionsPerClient caps the sessions and listen streams of one
+	// client (its token, else its address).
+	MaxSessionsPerClient int
+	// TrustedProxies are the reverse proxies (addresses, CIDR ranges)
+	// whose X-Forwarded-For names the client.
+	TrustedProxies []string
 	// MetricsAddr is the HOST:PORT of the Prometheus /metrics listener
 	// ("": none).
 	MetricsAddr string
@@ -299,7 +305,13 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.StringVar(&c.Replica, "replica-id", str("FLOWYPROMPT_REPLICA_ID"), "this replica's `id` in the cluster: letters, digits, '-' and '_' (env FLOWYPROMPT_REPLICA_ID; default: the host name and a random suffix)")
 	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")
-	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions`; more are refused with 503 (0: no cap)")
+	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions` and subscriptions/listen streams; at the cap idle sessions are ended to make room, then 503 (0: no cap)")
+	fs.IntVar(&c.MaxSessionsPerClient, "max-sessions-per-client", 1000, "most HTTP sessions and listen streams one client (its token, else its address) holds; more are refused with 429 (0: no cap)")
+	list(&c.TrustedProxies)(str("MCP_TRUSTED_PROXIES"))
+	fs.Func("trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, comma-separated `addresses or CIDR ranges` (env MCP_TRUSTED_PROXIES; default: none, the header is ignored)", func(v string) error {
+		c.TrustedProxies = nil
+		return list(&c.TrustedProxies)(v)
+	})
 	c.MaxSubscriptions = mcp.DefaultMaxSubscriptions
 	fs.Func("max-subscriptions", fmt.Sprintf("most `resources` one session or subscriptions/listen stream may subscribe to; more are refused (default %d)", mcp.DefaultMaxSubscriptions), func(v string) error {
 		n, err := strconv.Atoi(v)

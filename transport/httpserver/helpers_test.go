@@ -204,6 +204,38 @@ func (c *client) stream(t testing.TB, path string, header ...string) *events {
 	return readEvents(resp)
 }
 
+// listenBody and listenHeaders are a 2026-07-28 subscriptions/listen.
+const listenBody = `{"jsonrpc":"2.0","id":7,"method":"subscriptions/listen","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
+	`"io.modelcontextprotocol/clientCapabilities":{}},"notifications":{"toolsListChanged":true}}}`
+
+var listenHeaders = []string{"MCP-Protocol-Version", "2026-07-28", "Mcp-Method", "subscriptions/listen"}
+
+// listen opens a subscriptions/listen stream and waits for its
+// acknowledgement.
+func (c *client) listen(t testing.TB) *events {
+	t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, c.base+"/mcp", strings.NewReader(listenBody))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	for i := 0; i+1 < len(listenHeaders); i += 2 {
+		req.Header.Set(listenHeaders[i], listenHeaders[i+1])
+	}
+	resp, err := c.c.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		t.Fatalf("listen: %d %s", resp.StatusCode, b)
+	}
+	ev := readEvents(resp)
+	if m := ev.message(t); m["method"] != "notifications/subscriptions/acknowledged" {
+		t.Fatalf("listen: first message %v, want the acknowledgement", m)
+	}
+	return ev
+}
+
 // readEvents reads the event stream resp carries in the background.
 func readEvents(resp *http.Response) *events {
 	ev := &events{resp: resp, ch: make(chan event, 8192), done: make(chan struct{})}

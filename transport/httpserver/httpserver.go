@@ -7,7 +7,9 @@
 // 127.0.0.1 sends requests with its own Host and Origin, so both are
 // checked against allow lists (loopback names by default). An optional
 // bearer token guards /mcp and /sse; Void cannot send headers, so the SSE
-// URL may carry it as ?token= instead. Sessions and bodies are capped.
+// URL may carry it as ?token= instead. Sessions and bodies are capped,
+// sessions per server and per client (the token, else the address, which
+// X-Forwarded-For gives only from the trusted proxies).
 //
 // Behind a load balancer, replicas reach each other's 2025-era sessions
 // through Options.Sessions: a request for a session another replica holds
@@ -34,6 +36,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/sse"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
@@ -41,10 +44,14 @@ import (
 
 // Defaults of Options.
 const (
-	DefaultAddr              = "127.0.0.1:3000"
-	DefaultMaxSessions       = 10000
-	DefaultReadHeaderTimeout = 10 * time.Second
-	DefaultIdleTimeout       = 30 * time.Second
+	DefaultAddr        = "127.0.0.1:3000"
+	DefaultMaxSessions = 10000
+	// DefaultMaxSessionsPerClient is a tenth of the server's cap: ten
+	// clients are needed to fill it, and one that tries is refused long
+	// before, while a client's own sessions and streams fit many times.
+	DefaultMaxSessionsPerClient = 1000
+	DefaultReadHeaderTimeout    = 10 * time.Second
+	DefaultIdleTimeout          = 30 * time.Second
 	// MaxHeaderBytes bounds a request's head; a larger one gets 431.
 	MaxHeaderBytes = 64 << 10
 )
@@ -79,8 +86,20 @@ type Options struct {
 	// KeepAlive is the interval of keep-alive comments on streams
 	// (default 15 s).
 	KeepAlive time.Duration
-	// MaxSessions caps live sessions (default 10,000; negative: no cap).
+	// MaxSessions caps live sessions and subscriptions/listen streams
+	// together (default 10,000; negative: no cap). At the cap the least
+	// recently used idle session is ended to make room; a client is
+	// refused (503) only when none is idle.
 	MaxSessions int
+	// MaxSessionsPerClient caps the sessions and listen streams one client
+	// holds (default 1,000; negative: no cap); more are refused with 429.
+	// A client is the access token it presented, else its address (an
+	// IPv6 address's /64).
+	MaxSessionsPerClient int
+	// TrustedProxies are the reverse proxies (addresses, CIDR ranges)
+	// whose X-Forwarded-For names the client; from any other peer the
+	// header is ignored.
+	TrustedProxies []string
 	// MaxBodyBytes caps a request body (default: the engine's
 	// MaxMessageSize).
 	MaxBodyBytes int64
@@ -145,7 +164,12 @@ type Server struct {
 	anyOrigin bool
 	tokenSum  [sha256.Size]byte
 	hasToken  bool
-	closing   atomic.Bool
+	// credential is the client key of every request that presented the
+	// token (clientid.ForCredential); proxies are the trusted proxies.
+	credential string
+	proxies    clientid.Proxies
+	gate       *httpx.Gate
+	closing    atomic.Bool
 	// stopped is cancelled by Shutdown: forwarded GET streams end then,
 	// as local ones do when the engine closes their sessions.
 	stopped    context.Context
@@ -168,16 +192,27 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	if opts.MaxSessions < 0 {
 		opts.MaxSessions = 0
 	}
+	if opts.MaxSessionsPerClient == 0 {
+		opts.MaxSessionsPerClient = DefaultMaxSessionsPerClient
+	}
+	if opts.MaxSessionsPerClient < 0 {
+		opts.MaxSessionsPerClient = 0
+	}
+	proxies, err := clientid.ParseProxies(opts.TrustedProxies)
+	if err != nil {
+		return nil, err
+	}
 	if opts.ReadHeaderTimeout <= 0 {
 		opts.ReadHeaderTimeout = DefaultReadHeaderTimeout
 	}
 	if opts.IdleTimeout <= 0 {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
+	gate := httpx.NewGate(httpx.Limits{Max: opts.MaxSessions, PerClient: opts.MaxSessionsPerClient})
 	settings := httpx.Settings{KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
-		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger}
+		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger, Gate: gate}
 	settings.Fill(e)
-	s := &Server{e: e, opts: opts, log: settings.Logger, origins: map[string]bool{}}
+	s := &Server{e: e, opts: opts, log: settings.Logger, origins: map[string]bool{}, gate: gate, proxies: proxies}
 	s.stopped, s.stop = context.WithCancel(context.Background())
 	if opts.Sessions != nil {
 		settings.OnSession = s.holdSession
@@ -213,10 +248,11 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	if opts.AuthToken != "" {
 		s.hasToken = true
 		s.tokenSum = sha256.Sum256([]byte(opts.AuthToken))
+		s.credential = clientid.ForCredential(opts.AuthToken)
 	}
 	s.debugLog = s.log.Enabled(context.Background(), slog.LevelDebug)
-	s.sse = sse.New(e, sse.Options{Settings: settings, PublicURL: opts.PublicURL, MaxSessions: opts.MaxSessions})
-	s.mcp = streamable.New(e, streamable.Options{Settings: settings, MaxSessions: opts.MaxSessions, PreferStreams: opts.PreferStreams})
+	s.sse = sse.New(e, sse.Options{Settings: settings, PublicURL: opts.PublicURL})
+	s.mcp = streamable.New(e, streamable.Options{Settings: settings, PreferStreams: opts.PreferStreams})
 
 	mux := http.NewServeMux()
 	mux.Handle("/sse", s.sse)
@@ -433,8 +469,35 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				r.URL.RawQuery = q.Encode()
 			}
 		}
+		if opensSomething(r) {
+			r = r.WithContext(clientid.With(r.Context(), s.client(r)))
+		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// opensSomething reports whether r may open what the caps per client
+// count: a session (GET /sse, POST /sse, initialize on /mcp) or a
+// subscriptions/listen stream (a POST /mcp without a session). Only those
+// need to know their client.
+func opensSomething(r *http.Request) bool {
+	switch r.URL.Path {
+	case "/sse":
+		return true
+	case "/mcp":
+		return r.Method == http.MethodPost && r.Header.Get(streamable.HeaderSession) == ""
+	}
+	return false
+}
+
+// client is the key r's client is counted under: the access token when the
+// server has one (every request that got this far presented it), else
+// its address, read through the trusted proxies.
+func (s *Server) client(r *http.Request) string {
+	if s.hasToken {
+		return s.credential
+	}
+	return clientid.ForAddr(s.proxies.Addr(r))
 }
 
 // holdSession announces a session opening here to the other replicas
@@ -554,7 +617,9 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusServiceUnavailable
 	}
 	sseN, mcpN := s.Sessions()
-	report["sessions"] = map[string]int{"total": s.e.SessionCount(), "sse": sseN, "mcp": mcpN}
+	c := s.gate.Counts()
+	// total is what --max-sessions caps: sessions and listen streams.
+	report["sessions"] = map[string]int{"total": c.Total, "sse": sseN, "mcp": mcpN, "listen": c.Listens, "clients": c.Clients}
 	// Legacy SSE clients dropped for letting their stream's buffer fill.
 	report["dropped_streams"] = s.sse.Dropped()
 	body, err := json.Marshal(report)

@@ -206,23 +206,102 @@ func TestToken(t *testing.T) {
 	})
 }
 
-// TestSessionCap: the cap counts every transport's sessions.
+// TestSessionCap: the cap counts every transport's sessions and the
+// listen streams; with all of them connected to a stream (none idle),
+// whatever would open one more gets 503 with Retry-After.
 func TestSessionCap(t *testing.T) {
 	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
-	_, c := start(t, e, httpserver.Options{MaxSessions: 2})
-	c.openMCP(t)
+	_, c := start(t, e, httpserver.Options{MaxSessions: 3})
+	id := c.openMCP(t)
+	get := c.stream(t, "/mcp", "Mcp-Session-Id", id)
+	defer get.close()
 	ev, _ := c.openSSE(t, "")
 	defer ev.close()
-	for _, tc := range []struct{ method, path, body string }{
-		{"POST", "/mcp", initMCP},
-		{"GET", "/sse", ""},
-		{"POST", "/sse", `{"jsonrpc":"2.0","id":1,"method":"ping"}`},
+	l := c.listen(t)
+	defer l.close()
+	for _, tc := range []struct {
+		method, path, body string
+		header             []string
+	}{
+		{"POST", "/mcp", initMCP, nil},
+		{"GET", "/sse", "", nil},
+		{"POST", "/sse", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil},
+		{"POST", "/mcp", listenBody, listenHeaders},
 	} {
-		r := c.do(t, tc.method, tc.path, tc.body)
+		r := c.do(t, tc.method, tc.path, tc.body, tc.header...)
 		if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || errData(t, r.body).Code != "TOO_MANY_SESSIONS" {
 			t.Errorf("%s %s: %d Retry-After %q %s, want 503 TOO_MANY_SESSIONS with Retry-After", tc.method, tc.path,
 				r.status, r.header.Get("Retry-After"), r.body)
 		}
+	}
+}
+
+// TestIdleSessionsReclaimed is the lock-out of one client that fills the
+// server with sessions it does not use: with the cap reached, another
+// client's initialize and GET /sse still get in, each in the place of the
+// idle session used longest ago.
+func TestIdleSessionsReclaimed(t *testing.T) {
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{MaxSessions: 3})
+	ids := []string{c.openMCP(t), c.openMCP(t), c.openMCP(t)}
+	c.openMCP(t)              // in place of ids[0]
+	ev, _ := c.openSSE(t, "") // in place of ids[1]
+	defer ev.close()
+	for i, want := range []int{http.StatusNotFound, http.StatusNotFound, http.StatusOK} {
+		r := c.do(t, http.MethodPost, "/mcp", `{"jsonrpc":"2.0","id":1,"method":"ping"}`, "Mcp-Session-Id", ids[i])
+		if r.status != want {
+			t.Errorf("session %d after two newcomers: %d, want %d", i, r.status, want)
+		}
+	}
+}
+
+// TestSessionsPerClient: a client is its token, else its address, which a
+// trusted proxy's X-Forwarded-For gives and nobody else's does. At its cap
+// a client gets 429 while others still get in.
+func TestSessionsPerClient(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		opts httpserver.Options
+		// header of each client's requests
+		a, b []string
+		// bIsA: b is counted as a, and refused too
+		bIsA bool
+	}{
+		{name: "addresses from a trusted proxy", opts: httpserver.Options{TrustedProxies: []string{"127.0.0.0/8"}},
+			a: []string{"X-Forwarded-For", "198.51.100.7"}, b: []string{"X-Forwarded-For", "198.51.100.8, 127.0.0.1"}},
+		{name: "X-Forwarded-For from an untrusted peer is ignored", opts: httpserver.Options{TrustedProxies: []string{"10.0.0.0/8"}},
+			a: []string{"X-Forwarded-For", "198.51.100.7"}, b: []string{"X-Forwarded-For", "198.51.100.8"}, bIsA: true},
+		{name: "a forged hop left of the proxy's does not count", opts: httpserver.Options{TrustedProxies: []string{"127.0.0.1"}},
+			a: []string{"X-Forwarded-For", "203.0.113.1, 198.51.100.7"}, b: []string{"X-Forwarded-For", "203.0.113.2, 198.51.100.7"}, bIsA: true},
+		{name: "one token is one client, whatever its address", opts: httpserver.Options{AuthToken: "s3cret", TrustedProxies: []string{"127.0.0.1"}},
+			a: []string{"Authorization", "Bearer s3cret", "X-Forwarded-For", "198.51.100.7"},
+			b: []string{"Authorization", "Bearer s3cret", "X-Forwarded-For", "198.51.100.8"}, bIsA: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+			tc.opts.MaxSessionsPerClient = 2
+			_, c := start(t, e, tc.opts)
+			c.openMCP(t, tc.a...)
+			c.openMCP(t, tc.a...)
+			r := c.do(t, http.MethodPost, "/mcp", initMCP, tc.a...)
+			if d := errData(t, r.body); r.status != http.StatusTooManyRequests || d.Code != mcp.CodeClientLimit || d.Details["max"] != float64(2) {
+				t.Fatalf("a's third session: %d %s, want 429 %s naming the limit", r.status, r.body, mcp.CodeClientLimit)
+			}
+			// Both eras' sessions and listen streams count alike.
+			for _, req := range []struct {
+				method, path, body string
+				header             []string
+			}{{"GET", "/sse", "", nil}, {"POST", "/mcp", listenBody, listenHeaders}} {
+				r := c.do(t, req.method, req.path, req.body, append(append([]string{}, req.header...), tc.a...)...)
+				if r.status != http.StatusTooManyRequests || errData(t, r.body).Code != mcp.CodeClientLimit {
+					t.Fatalf("a's %s %s at its cap: %d %s, want 429", req.method, req.path, r.status, r.body)
+				}
+			}
+			r = c.do(t, http.MethodPost, "/mcp", initMCP, tc.b...)
+			if got := r.status == http.StatusTooManyRequests; got != tc.bIsA {
+				t.Fatalf("b's first session: %d %s; refused as a: %v, want %v", r.status, r.body, got, tc.bIsA)
+			}
+		})
 	}
 }
 
@@ -253,6 +332,8 @@ func TestHealthz(t *testing.T) {
 	c.openMCP(t)
 	ev, _ := c.openSSE(t, "")
 	defer ev.close()
+	l := c.listen(t)
+	defer l.close()
 	r := c.do(t, http.MethodGet, "/healthz", "")
 	if r.status != 200 || r.header.Get("Content-Type") != "application/json" {
 		t.Fatalf("healthz: %d %q %s", r.status, r.header.Get("Content-Type"), r.body)
@@ -262,12 +343,13 @@ func TestHealthz(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]any{
-		"status":          "ok",
-		"templates":       float64(13),
-		"invalid":         float64(1),
-		"source":          map[string]any{"kind": "embedded"},
-		"stale":           nil,
-		"sessions":        map[string]any{"total": float64(2), "sse": float64(1), "mcp": float64(1)},
+		"status":    "ok",
+		"templates": float64(13),
+		"invalid":   float64(1),
+		"source":    map[string]any{"kind": "embedded"},
+		"stale":     nil,
+		"sessions": map[string]any{"total": float64(3), "sse": float64(1), "mcp": float64(1), "listen": float64(1),
+			"clients": float64(1)},
 		"dropped_streams": float64(0),
 	}
 	if diff := cmp.Diff(want, got); diff != "" {
@@ -290,6 +372,8 @@ func TestNewRejectsBadOptions(t *testing.T) {
 		{PublicURL: "https://prompts.example.com/?x=1"},
 		{AllowedOrigins: []string{"inspector.example.com"}},
 		{AllowedOrigins: []string{"https://inspector.example.com/path"}},
+		{TrustedProxies: []string{"proxy.example.com"}},
+		{TrustedProxies: []string{"10.0.0.0/40"}},
 	} {
 		if _, err := httpserver.New(e, opts); err == nil {
 			t.Errorf("New(%+v) accepted bad options", opts)
@@ -486,7 +570,7 @@ func TestHealthzOddStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := map[string]any{"status": "ok", "dropped_streams": float64(0),
-				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0)}}
+				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0), "listen": float64(0), "clients": float64(0)}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("healthz (-want +got):\n%s", diff)
 			}

@@ -47,9 +47,6 @@ type Options struct {
 	// PublicURL/sse/message?session_id=…. Empty: built from the request's
 	// Host.
 	PublicURL string
-	// MaxSessions refuses new streams with 503 while the engine holds this
-	// many live sessions (0: no cap).
-	MaxSessions int
 }
 
 // Handler serves GET /sse, POST /sse and POST /sse/message for one engine.
@@ -355,7 +352,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
 	c := &conn{h: h, cancel: cancel}
-	s := httpx.OpenSession(w, r, h.e, c, h.opts.MaxSessions)
+	s := h.opts.Gate.OpenSession(w, r, h.e, c)
 	if s == nil {
 		return
 	}
@@ -640,7 +637,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 			How: "post it to the endpoint URL of a GET /sse stream"})
 		return
 	}
-	s := httpx.OpenSession(w, r, h.e, oneShot{}, h.opts.MaxSessions)
+	s := h.opts.Gate.OpenSession(w, r, h.e, oneShot{})
 	if s == nil {
 		return
 	}

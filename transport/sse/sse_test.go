@@ -525,7 +525,7 @@ func handshakeRaw(t *testing.T, c *http.Client, endpoint string) {
 // Retry-After while the engine is full.
 func TestSessionCap(t *testing.T) {
 	e := newEngine(t, mcp.EngineOptions{})
-	_, ts, c := serve(t, e, sse.Options{MaxSessions: 1})
+	_, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{Gate: httpx.NewGate(httpx.Limits{Max: 1})}})
 	s := openStream(t, c, ts.URL+"/sse")
 	defer s.close()
 	s.endpoint(t)

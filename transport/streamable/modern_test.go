@@ -13,6 +13,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 	"github.com/flowyprompt/flowyprompt/transport/streamable"
 )
@@ -270,5 +271,64 @@ func TestModernParamHeaders(t *testing.T) {
 				t.Fatalf("want a -32020 HeaderMismatch: %s", b)
 			}
 		})
+	}
+}
+
+// TestModernListenCap: a listen stream holds a place under the caps for as
+// long as its POST lasts: a client at its cap gets 429 and a JSON-RPC error
+// naming the limit, with the request's id; once the stream ends, its place
+// is free again.
+func TestModernListenCap(t *testing.T) {
+	gate := httpx.NewGate(httpx.Limits{Max: 10, PerClient: 1})
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{Settings: httpx.Settings{Gate: gate}})
+	listen := func(ctx context.Context, id int) *http.Response {
+		t.Helper()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, f.ts.URL+"/mcp",
+			strings.NewReader(body(id, "subscriptions/listen", `"notifications":{"toolsListChanged":true}`)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", acceptBoth)
+		req.Header.Set("MCP-Protocol-Version", "2026-07-28")
+		req.Header.Set("Mcp-Method", "subscriptions/listen")
+		resp, err := f.c.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	first := listen(ctx, 1)
+	defer first.Body.Close()
+	if first.StatusCode != http.StatusOK {
+		t.Fatalf("first listen: %d", first.StatusCode)
+	}
+	if got := gate.Counts(); got.Listens != 1 || got.Total != 1 {
+		t.Fatalf("counts with one stream open: %+v", got)
+	}
+	second := listen(context.Background(), 2)
+	b, _ := io.ReadAll(second.Body)
+	second.Body.Close()
+	var answer struct {
+		ID    int `json:"id"`
+		Error struct {
+			Data mcp.ErrorData `json:"data"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &answer); err != nil {
+		t.Fatalf("second listen: %d %q: %v", second.StatusCode, b, err)
+	}
+	if second.StatusCode != http.StatusTooManyRequests || answer.ID != 2 || answer.Error.Data.Code != mcp.CodeClientLimit ||
+		answer.Error.Data.Details["limit"] != "max-sessions-per-client" {
+		t.Fatalf("second listen: %d %s, want 429 %s naming max-sessions-per-client, with id 2", second.StatusCode, b, mcp.CodeClientLimit)
+	}
+	cancel()
+	transporttest.Settle(t, mcptest.Wait, "the first stream's place given back", func() bool { return gate.Counts() == httpx.Counts{} })
+	third := listen(context.Background(), 3)
+	third.Body.Close()
+	if third.StatusCode != http.StatusOK {
+		t.Fatalf("listen once the first ended: %d", third.StatusCode)
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 )
 
@@ -116,6 +117,17 @@ func (h *Handler) modern(w http.ResponseWriter, r *http.Request, in *mcp.Inbound
 	if err != nil {
 		h.writeJSON(w, errorStatus(err), h.e.ErrorResponse(in.ID(), err, true))
 		return
+	}
+	if in.Method() == mcp.MethodSubscriptionsListen {
+		// A listen stream lasts as long as this POST: it holds its place
+		// under the caps (httpx.Gate) until the answer is over.
+		release, status, err := h.opts.Gate.AdmitListen(clientid.Of(r))
+		if err != nil {
+			httpx.SetRetryAfter(w, err)
+			h.writeJSON(w, status, h.e.ErrorResponse(in.ID(), err, true))
+			return
+		}
+		defer release()
 	}
 	x.modern = true
 	x.rt = &route{events: acceptEvents, wake: make(chan struct{}, 1)}

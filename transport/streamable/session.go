@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
-	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 )
 
 // session is one /mcp session; it is the engine session's mcp.Sink,
@@ -90,10 +89,11 @@ func (ss *session) take() [][]byte {
 	return q
 }
 
-// newSession opens a session, or answers 503 and returns nil at the cap.
+// newSession opens a session, or answers the refusal and returns nil at a
+// cap (httpx.Gate).
 func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
 	ss := &session{wake: make(chan struct{}, 1)}
-	if ss.s = httpx.OpenSession(w, r, h.e, ss, h.opts.MaxSessions); ss.s == nil {
+	if ss.s = h.opts.Gate.OpenSession(w, r, h.e, ss); ss.s == nil {
 		return nil
 	}
 	ss.id = ss.s.ID()

@@ -41,9 +41,6 @@ type Options struct {
 	// Settings are the stream and body settings both HTTP transports
 	// share.
 	httpx.Settings
-	// MaxSessions refuses initialize with 503 while the engine holds this
-	// many live sessions (0: no cap).
-	MaxSessions int
 	// PreferStreams answers with an event stream whenever the client
 	// accepts one, rather than JSON unless the handler sends something
 	// before its result. JSON is cheaper; streams let clients see every

@@ -322,13 +322,33 @@ func TestIdleExpiry(t *testing.T) {
 	}
 }
 
+// TestSessionCap: at the cap, initialize takes the place of the least
+// recently used idle session, whose id then gets 404; with every session
+// held by its GET stream, it is refused with 503 and Retry-After.
 func TestSessionCap(t *testing.T) {
-	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{MaxSessions: 2})
-	f.open(t)
-	f.open(t)
+	f := newFixture(t, mcp.EngineOptions{}, streamable.Options{Settings: httpx.Settings{Gate: httpx.NewGate(httpx.Limits{Max: 2})}})
+	const ping = `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	first := f.open(t)
+	second := f.open(t)
+	if r := f.do(t, http.MethodPost, first, acceptBoth, ping); r.status != http.StatusOK {
+		t.Fatalf("ping: %d %s", r.status, r.body)
+	}
+	third := f.open(t) // second is the least recently used
+	for _, tc := range []struct {
+		id   string
+		want int
+	}{{first, http.StatusOK}, {second, http.StatusNotFound}, {third, http.StatusOK}} {
+		if r := f.do(t, http.MethodPost, tc.id, acceptBoth, ping); r.status != tc.want {
+			t.Errorf("ping on a session after the reclaim: %d, want %d (%s)", r.status, tc.want, r.body)
+		}
+	}
+	for _, id := range []string{first, third} {
+		g := f.openGet(t, id)
+		defer g.close()
+	}
 	r := f.do(t, http.MethodPost, "", acceptBoth, initBody)
 	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" {
-		t.Fatalf("third initialize: %d Retry-After %q", r.status, r.header.Get("Retry-After"))
+		t.Fatalf("initialize with every session connected: %d Retry-After %q", r.status, r.header.Get("Retry-After"))
 	}
 	if d := errData(t, r.body); d.Code != "TOO_MANY_SESSIONS" || d.RetryAfter == 0 {
 		t.Errorf("error data = %+v", d)

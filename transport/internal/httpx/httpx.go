@@ -1,6 +1,7 @@
 // Package httpx holds what the two HTTP transports share: errors written as
 // JSON-RPC error bodies that explain themselves, capped body reading, the
-// session cap, Accept parsing and an SSE event writer with write deadlines.
+// admission of sessions and listen streams under the caps (Gate), Accept
+// parsing and an SSE event writer with write deadlines.
 // It exists so that /sse and /mcp fail the same way for the same mistake.
 package httpx
 
@@ -39,9 +40,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	if r.ContentLength != 0 {
 		w.Header().Set("Connection", "close")
 	}
-	if f := fault.As(err); f != nil && f.RetryAfter > 0 {
-		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(f.RetryAfter.Seconds())), 10))
-	}
+	SetRetryAfter(w, err)
 	body, merr := json.Marshal(errorBody{JSONRPC: "2.0", Error: mcp.ErrorObject(err)})
 	if merr != nil {
 		// ErrorObject's data is JSON it marshalled itself; this cannot fail.
@@ -54,6 +53,14 @@ func WriteError(w http.ResponseWriter, r *http.Request, status int, err error) {
 	w.WriteHeader(status)
 	w.Write(body)
 	w.Write([]byte{'\n'})
+}
+
+// SetRetryAfter sets the Retry-After header from err's RetryAfter, when
+// it has one: for answers written otherwise than by WriteError.
+func SetRetryAfter(w http.ResponseWriter, err error) {
+	if f := fault.As(err); f != nil && f.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.FormatInt(int64(math.Ceil(f.RetryAfter.Seconds())), 10))
+	}
 }
 
 type errorBody struct {
@@ -144,21 +151,6 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 func ParseError() *fault.Error {
 	return &fault.Error{Code: mcp.CodeParseError, What: "the body is not valid JSON",
 		Why: "a message must be one JSON-RPC object", How: `send one object such as {"jsonrpc":"2.0","id":1,"method":"ping"}`}
-}
-
-// OpenSession starts a session on e for sink under the cap on live
-// sessions (0: no cap). At the cap it answers 503 with Retry-After and
-// returns nil.
-func OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine, sink mcp.Sink, max int) *mcp.Session {
-	if s, err := e.NewSession(sink, max); err == nil {
-		s.SetTransport(mcp.TransportTCP)
-		return s
-	}
-	WriteError(w, r, http.StatusServiceUnavailable, &fault.Error{Code: mcp.CodeTooManySessions,
-		What: "too many sessions", Why: fmt.Sprintf("the server already holds its maximum of %d live sessions", max),
-		How: "retry later, close sessions you no longer use, or raise --max-sessions", RetryAfter: 10 * time.Second,
-		Details: map[string]any{"max_sessions": max}})
-	return nil
 }
 
 // Accepts reports which of JSON and an event stream the Accept header
@@ -381,6 +373,9 @@ type Settings struct {
 	// returns. It must not fail the session: a session it cannot announce
 	// is still served here.
 	OnSession func(id string) (release func())
+	// Gate admits sessions and listen streams under the server's caps,
+	// one gate for both transports (nil: a gate without caps).
+	Gate *Gate
 }
 
 // Fill sets what is unset to the defaults, the body cap to e's message cap.
@@ -399,5 +394,8 @@ func (st *Settings) Fill(e *mcp.Engine) {
 	}
 	if st.Logger == nil {
 		st.Logger = slog.New(slog.DiscardHandler)
+	}
+	if st.Gate == nil {
+		st.Gate = NewGate(Limits{})
 	}
 }
