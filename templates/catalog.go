@@ -236,7 +236,7 @@ func (c *Catalog) buildPartials(sorted []File, maxSize int) *partialSet {
 	}
 	ps := newPartialSet(byName)
 	for _, name := range slices.Sorted(maps.Keys(byName)) {
-		if p := byName[name]; p.err == nil && ps.cycle[name] != nil && ps.cycle[name][0] == name {
+		if cyc, p := ps.cycle[name], byName[name]; p.err == nil && cyc != nil && slices.Contains(cyc[:len(cyc)-1], name) {
 			c.invalid = append(c.invalid, Invalid{Path: p.path, Err: invalidPartialFile(p.path,
 				fmt.Sprintf("partials include each other in a cycle (%s)", strings.Join(ps.cycle[name], " → ")),
 				"remove one of those inclusions")})

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/mbleigh/raymond"
@@ -133,12 +134,27 @@ type block struct {
 	pos   int
 	text  string
 	elsed bool // a plain {{else}} was seen: nothing may follow it
+	// failed is set for a block whose opening tag was refused: its
+	// closing tag is still its own.
+	failed bool
 }
 
 // scanLogic checks content's tokens against the accepted grammar and
 // collects the names it uses.
 func scanLogic(content string) ([]logicRef, []logicError) {
 	toks := lexer.Collect(content)
+	if last := toks[len(toks)-1]; last.Kind == lexer.TokenError {
+		// The lexer stops at its first error, the one to fix, which it
+		// finds at the end of the tag it was reading: point at the tag.
+		pos := last.Pos
+		for j := len(toks) - 2; j >= 0; j-- {
+			if k := toks[j].Kind; k == lexer.TokenContent || k == lexer.TokenClose || k == lexer.TokenCloseUnescaped {
+				break
+			}
+			pos = toks[j].Pos
+		}
+		return nil, []logicError{{pos, fmt.Sprintf("%s: %s", truncate(content[pos:last.Pos], 60), last.Val)}}
+	}
 	var (
 		refs  []logicRef
 		errs  []logicError
@@ -171,6 +187,9 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 		switch t := toks[i]; {
 		case t.Kind == lexer.TokenID && (t.Val == "this" || t.Val == "."):
 			return "this", false, i + 1, true
+		case t.Kind == lexer.TokenID && engineHelpers[t.Val]:
+			// The engine would call the helper of that name.
+			return "", false, i, false
 		case t.Kind == lexer.TokenID && isVariableName(t.Val):
 			return t.Val, false, i + 1, true
 		case t.Kind == lexer.TokenData && i+1 < len(toks) && toks[i+1].Kind == lexer.TokenID:
@@ -189,6 +208,11 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 		return i < len(toks) && toks[i].Kind == kind
 	}
 	unsupported := func(i int) {
+		if i+1 < len(toks) && toks[i+1].Kind == lexer.TokenID && engineHelpers[toks[i+1].Val] && toks[i].Kind != lexer.TokenOpenBlock {
+			fail(toks[i].Pos, "%s: %q is the name of a Handlebars helper, and helpers are not available: "+
+				"a variable of that name cannot be used in a section with logic, so rename it", tagText(i), toks[i+1].Val)
+			return
+		}
 		fail(toks[i].Pos, "%s is not supported: a template may use {{name}}, {{#if name}}, {{#unless name}}, {{else}}, "+
 			"{{#each name}} with {{this}} and {{@index}}, and {{> partial}}; helpers, literals and other Handlebars features are not available",
 			tagText(i))
@@ -211,11 +235,9 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 		switch t.Kind {
 		case lexer.TokenEOF:
 			for _, b := range stack {
-				fail(b.pos, "%s is never closed: add {{/%s}} where the block ends", b.text, b.name)
+				fail(b.pos, "%s is never closed: add {{/%s}} where the block ends", b.text, strings.TrimSuffix(b.name, "/else"))
 			}
-			return refs, errs
-		case lexer.TokenError:
-			fail(t.Pos, "%s", t.Val)
+			slices.SortStableFunc(errs, func(a, b logicError) int { return a.pos - b.pos })
 			return refs, errs
 		case lexer.TokenContent, lexer.TokenComment:
 			i++
@@ -243,6 +265,9 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 			kind, known := map[string]refKind{"if": refIf, "unless": refUnless, "each": refEach}[helper]
 			if !known || (chain && kind == refEach) {
 				unsupported(i)
+				if !chain {
+					stack = append(stack, block{name: helper, pos: t.Pos, text: tagText(i), failed: true})
+				}
 				i = skip(i + 1)
 				continue
 			}
@@ -252,6 +277,9 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 					fail(t.Pos, "%s: block parameters (as |x|) are not supported: use {{this}} and {{@index}} inside {{#each}}", tagText(i))
 				} else {
 					fail(t.Pos, "%s: a block takes one variable, as in {{#%s name}}", tagText(i), helper)
+				}
+				if !chain {
+					stack = append(stack, block{name: helper, pos: t.Pos, text: tagText(i), failed: true})
 				}
 				i = skip(i + 1)
 				continue
@@ -282,7 +310,7 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 				fail(t.Pos, "a second {{else}} in %s: a block has one", b.text)
 			} else {
 				b.elsed = true
-				if b.name == "each" {
+				if b.name == "each" && !b.failed {
 					// The empty list's branch is outside the loop.
 					loop--
 					b.name = "each/else"
@@ -306,7 +334,7 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 				fail(t.Pos, "%s closes %s (line %d, column %d), which needs {{/%s}} first", text, b.text, line, col,
 					strings.TrimSuffix(b.name, "/else"))
 			default:
-				if stack[len(stack)-1].name == "each" {
+				if b := stack[len(stack)-1]; b.name == "each" && !b.failed {
 					loop--
 				}
 				stack = stack[:len(stack)-1]
@@ -320,6 +348,13 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 			}
 			refs = append(refs, logicRef{kind: refPartial, name: toks[i+1].Val, loop: loop, pos: t.Pos, text: tagText(i)})
 			i += 3
+		case lexer.TokenOpenInverse:
+			// {{^name}}: Mustache's inverted section.
+			unsupported(i)
+			if closes(i+1, lexer.TokenID) {
+				stack = append(stack, block{name: toks[i+1].Val, pos: t.Pos, text: tagText(i), failed: true})
+			}
+			i = skip(i + 1)
 		default:
 			unsupported(i)
 			i = skip(i + 1)
@@ -327,6 +362,11 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 	}
 	return refs, errs
 }
+
+// engineHelpers are the helpers raymond registers for every template:
+// {{log}} would write to the process's log, and a variable of one of
+// these names would call the helper instead of being looked up.
+var engineHelpers = map[string]bool{"if": true, "unless": true, "with": true, "each": true, "log": true, "lookup": true, "equal": true}
 
 // isVariableName reports whether s is a variable name: letters, digits
 // and '_' (the schema's pattern).

@@ -340,9 +340,9 @@ func TestParseProblems(t *testing.T) {
 			want:   []Problem{{"/variables/0/name", `"company-name" is not a valid variable name: use only letters, digits and '_', e.g. "company_name", and write its placeholder as {{company_name}} (a placeholder written {{company-name}} is not one: it stays as written)`}},
 		},
 		{
-			name:   "variable type number",
-			mutate: variable("type", "number"),
-			want:   []Problem{{"/variables/0/type", `must be "string" (the only supported type)`}},
+			name:   "variable type int",
+			mutate: variable("type", "int"),
+			want:   []Problem{{"/variables/0/type", `must be one of "string", "boolean", "number", "integer", "array"`}},
 		},
 		{
 			name:   "variable type missing",
@@ -449,7 +449,7 @@ func TestParseProblems(t *testing.T) {
 				{"/metadata/version", `required field "version" is missing`},
 				{"/variables/1/name", `duplicate variable name "v" (first defined at /variables/0)`},
 				{"/variables/2/name", `"bad-name" is not a valid variable name: use only letters, digits and '_', e.g. "bad_name", and write its placeholder as {{bad_name}} (a placeholder written {{bad-name}} is not one: it stays as written)`},
-				{"/variables/2/type", `must be "string" (the only supported type)`},
+				{"/variables/2/type", `must be one of "string", "boolean", "number", "integer", "array"`},
 				{"/variables/3/name", `duplicate variable name "v" (first defined at /variables/0)`},
 				{"/variables/4/name", `duplicate variable name "v" (first defined at /variables/0)`},
 				{"/variables/5/name", `duplicate variable name "v" (first defined at /variables/0)`},

@@ -210,6 +210,9 @@ func (ps *partialSet) problem(name string, vars []Variable) string {
 	// the template's variables.
 	for _, q := range ps.closure(name) {
 		p := ps.byName[q]
+		if p == nil {
+			return fmt.Sprintf("partial %q includes %q, which the library does not have: add partials/%s.md (or _%s.prompt)", name, q, q, q)
+		}
 		if q != name && p.err != nil {
 			return fmt.Sprintf("partial %q (%s), which %q includes, is invalid: %s", q, p.path, name, why(p.err))
 		}

@@ -123,7 +123,7 @@ const validTemplate = `{"metadata":{"name":"Hello","description":"Greets someone
 "results":[{"name":"Greeting","content":"Say hello to {{who}}."}]}`
 
 const invalidTemplate = `{"metadata":{"name":"bad name!","version":"one"},
-"variables":[{"name":"who","type":"number","description":""}],
+"variables":[{"name":"who","type":"int","description":""}],
 "results":[]}`
 
 func mustJSON(t *testing.T, v any) json.RawMessage {
