@@ -205,10 +205,15 @@ func TestParseValue(t *testing.T) {
 func TestLogicConcurrent(t *testing.T) {
 	tp := logicLibrary(t, "{{#each files}}{{this}}{{/each}}{{> p}}", map[string]string{"p": "{{#if flag}}<{{name}}>{{/if}}"})
 	args := map[string]string{"files": "a\nb", "flag": "true", "name": "n"}
+	want, err := body(t, tp, args)
+	if err != nil || want != "ab<n>" {
+		t.Fatalf("got %q, %v; want ab<n>", want, err)
+	}
+	whole, _ := Prompt(tp, args)
 	done := make(chan string)
 	for range 8 {
 		go func() {
-			out, err := body(t, tp, args)
+			out, err := Prompt(tp, args)
 			if err != nil {
 				out = err.Error()
 			}
@@ -216,8 +221,8 @@ func TestLogicConcurrent(t *testing.T) {
 		}()
 	}
 	for range 8 {
-		if got := <-done; got != "ab<n>" {
-			t.Errorf("got %q, want ab<n>", got)
+		if got := <-done; got != whole {
+			t.Errorf("got %q, want %q", got, whole)
 		}
 	}
 }
