@@ -240,7 +240,7 @@ func (d *Source) readFiles(ctx context.Context, u *unchanged) ([]templates.File,
 				continue
 			}
 			for _, s := range sub {
-				if !s.IsDir() && templates.IsLibraryFile(s.Name()) && !templates.Hidden(s.Name()) {
+				if !s.IsDir() && templates.IsLibraryFile(name+"/"+s.Name()) && !templates.Hidden(s.Name()) {
 					if f, ok := d.readFile(root, name+"/"+s.Name(), u); ok {
 						files = append(files, f)
 					}
@@ -444,6 +444,8 @@ func fingerprint(c *templates.Catalog) string {
 		b.WriteString(e.Path)
 		b.WriteByte(0)
 		b.WriteString(e.Digest)
+		// A partial's change changes the templates that include it.
+		b.WriteString(e.PartialsDigest)
 		b.WriteByte('\n')
 	}
 	// Flows are served as prompts too: a change to a flow file alone must
