@@ -2,6 +2,7 @@ package render
 
 import (
 	"slices"
+	"strings"
 
 	"github.com/flowyprompt/flowyprompt/templates"
 )
@@ -53,6 +54,10 @@ func renderLogic(t *templates.Template, ss []templates.Section, args map[string]
 		if err != nil {
 			return nil, err
 		}
+		// The lines a block leaves out leave their line break behind at
+		// the section's end, where the separator between sections (or
+		// the trimming of a message) has its own.
+		text = strings.TrimRight(text, "\r\n")
 		*room -= len(text)
 		out[i] = text
 	}

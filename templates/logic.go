@@ -437,10 +437,13 @@ func checkRefs(refs []logicRef, vars []Variable) []logicError {
 // logicProblems compiles content and checks it against vars, as Problems
 // at pointer with the line and column of each.
 func logicProblems(content string, vars []Variable, pointer string) []Problem {
-	l, errs := compileLogic(content)
-	if l != nil {
-		errs = checkRefs(l.refs, vars)
+	// The names are checked even when the syntax is wrong somewhere: the
+	// whole story at once.
+	refs, errs := scanLogic(content)
+	if len(errs) == 0 {
+		_, errs = compileLogic(content)
 	}
+	errs = append(errs, checkRefs(refs, vars)...)
 	out := make([]Problem, 0, len(errs))
 	for _, e := range errs {
 		line, col := lineColumn(content, e.pos)
@@ -451,13 +454,10 @@ func logicProblems(content string, vars []Variable, pointer string) []Problem {
 
 // logicNames returns the variable names a logic section uses, and among
 // them those written as plain placeholders outside any loop (which, like
-// a plain section's, may name no variable), each in order of first use;
-// nil when the section does not compile.
+// a plain section's, may name no variable), each in order of first use,
+// as far as the section can be read.
 func logicNames(content string) (used, plain []string) {
-	refs, errs := scanLogic(content)
-	if len(errs) > 0 {
-		return nil, nil
-	}
+	refs, _ := scanLogic(content)
 	var u, p nameSet
 	for _, r := range refs {
 		if r.kind == refPartial || r.name == "this" || strings.HasPrefix(r.name, "@") {
