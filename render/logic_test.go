@@ -226,3 +226,36 @@ func TestLogicConcurrent(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkRenderSections renders the same prompt two ways: a template of
+// plain placeholders (today's compiled path) and one whose optional
+// section and list are blocks ({{#if}}, {{#each}}), which the engine
+// renders. go test -run XXX -bench RenderSections -benchmem ./render
+func BenchmarkRenderSections(b *testing.B) {
+	const intro = "## Task\n\nReview {{topic}} as a careful senior colleague would, and say what to fix first.\n\n"
+	plain := logicLibrary(b, intro+"## Context\n\n{{name}}\n\n## Files\n\n{{count}}", nil)
+	sections := logicLibrary(b, intro+"{{#if name}}\n## Context\n\n{{name}}\n{{/if}}\n\n## Files\n\n{{#each files}}\n- {{this}}\n{{/each}}", nil)
+	files := []string{"internal/app/app.go", "internal/app/tools.go", "render/render.go", "templates/section.go", "templates/logic.go"}
+	filesJSON, _ := json.Marshal(files)
+	plainArgs := map[string]string{"topic": "the cache", "name": "It leaks under load.", "count": "- " + strings.Join(files, "\n- ")}
+	logicArgs := map[string]string{"topic": "the cache", "name": "It leaks under load.", "files": string(filesJSON)}
+	p, _ := Prompt(plain, plainArgs)
+	s, _ := Prompt(sections, logicArgs)
+	if p != s {
+		b.Fatalf("the two templates render differently:\n%q\n%q", p, s)
+	}
+	for _, bm := range []struct {
+		name string
+		tp   *templates.Template
+		args map[string]string
+	}{{"plain", plain, plainArgs}, {"sections", sections, logicArgs}} {
+		b.Run(bm.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Prompt(bm.tp, bm.args); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
