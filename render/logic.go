@@ -19,10 +19,13 @@ const MaxLogicSize = 400_000
 // *room bytes for all of them.
 func renderLogic(t *templates.Template, ss []templates.Section, args map[string]string, values []string, room *int) ([]string, error) {
 	var out []string
-	for i, s := range ss {
-		if !s.Logic() {
+	for i := range ss {
+		// Indexed, not ranged by value: the plain path pays no copy of
+		// each section for this check.
+		if !ss[i].Logic() {
 			continue
 		}
+		s := ss[i]
 		if out == nil {
 			out = make([]string, len(ss))
 		}
