@@ -36,6 +36,9 @@ func renderLogic(t *templates.Template, ss []templates.Section, args map[string]
 				// A placeholder without a variable, as in a plain
 				// section: an argument of its name, else as written.
 				if val := args[name]; val != "" {
+					if err := checkLength(name, val); err != nil && bad == nil {
+						bad = err
+					}
 					return val
 				}
 				return "{{" + name + "}}"

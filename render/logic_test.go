@@ -127,6 +127,8 @@ func TestLogicErrors(t *testing.T) {
 	}{
 		{"not a boolean", "{{#if flag}}x{{/if}}", map[string]string{"flag": "yes"}, `argument "flag" is not true or false`},
 		{"not a JSON array", "{{#each files}}x{{/each}}", map[string]string{"files": `["a", 1]`}, `argument "files" is not a JSON array of strings`},
+		{"an argument without a variable, too long", "{{#if flag}}{{ghost}}{{/if}}",
+			map[string]string{"flag": "true", "ghost": strings.Repeat("g", MaxValueLength+1)}, `argument "ghost" is 10001 characters long`},
 		{"a loop too long", loops, map[string]string{"files": string(manyJSON)}, "would render more than"},
 	}
 	for _, tt := range tests {

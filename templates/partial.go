@@ -340,3 +340,22 @@ func linkSections(ss []Section, used map[string]*partial) []Section {
 	}
 	return out
 }
+
+// Partials returns the names of the partials t's sections and messages
+// include themselves ({{> NAME}}), each once, in order; nil when none.
+func (t *Template) Partials() []string {
+	var names nameSet
+	for _, ss := range [][]Section{t.Sections(), t.Turns()} {
+		for _, s := range ss {
+			if s.logic == nil {
+				continue
+			}
+			for _, r := range s.logic.refs {
+				if r.kind == refPartial {
+					names.add(r.name)
+				}
+			}
+		}
+	}
+	return names.list
+}
