@@ -43,8 +43,12 @@ func renderLogic(t *templates.Template, ss []templates.Section, args map[string]
 				}
 				return "{{" + name + "}}"
 			}
-			switch v := &t.Variables[i]; v.Type {
-			case templates.TypeBoolean, templates.TypeArray:
+			switch v := &t.Variables[i]; {
+			case values[i] == "" && v.Type == templates.TypeBoolean:
+				return false // not given, and no default
+			case values[i] == "" && v.Type == templates.TypeArray:
+				return []string{}
+			case v.Type == templates.TypeBoolean, v.Type == templates.TypeArray:
 				parsed, err := ParseValue(v, values[i])
 				if err != nil && bad == nil {
 					bad = err
