@@ -167,6 +167,12 @@ func (d *Source) keepPrevious(c *templates.Catalog, files []templates.File) *tem
 		return c
 	}
 	rebuilt := templates.Rebuild(c, replaced, d.opts)
+	// A file whose last version fails too (a partial it includes is the
+	// one that broke) is not kept: the rebuild reports it.
+	kept = slices.DeleteFunc(kept, func(inv templates.Invalid) bool {
+		e, ok := rebuilt.Lookup(prevByPath[inv.Path].Template.Metadata.Name)
+		return !ok || e.Path != inv.Path
+	})
 	return rebuilt.WithInvalid(kept)
 }
 

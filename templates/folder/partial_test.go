@@ -43,3 +43,29 @@ func TestFolderPartials(t *testing.T) {
 		t.Errorf("a renders %q, %v", got, err)
 	}
 }
+
+// TestFolderBrokenPartial: a partial that breaks makes the templates that
+// include it invalid; they are not reported as kept at their last
+// version, which fails the same way.
+func TestFolderBrokenPartial(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "a.json"), tmpl("a", "{{> style}}"))
+	writeFile(t, filepath.Join(dir, "partials", "style.md"), []byte("Be brief."))
+	src := New(dir, templates.BuildOptions{Logger: quiet})
+	if _, err := src.Load(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	writeAtomic(t, filepath.Join(dir, "partials", "style.md"), []byte("{{#if x}}"))
+	c, err := src.Load(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []invalidRow{{Path: "a.json", Code: "INVALID_TEMPLATE"}, {Path: "partials/style.md", Code: "INVALID_TEMPLATE"}}
+	if diff := cmp.Diff(want, invalidRows(c)); diff != "" {
+		t.Errorf("invalid (-want +got):\n%s", diff)
+	}
+	if _, ok := c.Lookup("a"); ok {
+		t.Error("a is served with its partial broken")
+	}
+}
