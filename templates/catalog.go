@@ -99,10 +99,13 @@ type Catalog struct {
 }
 
 // Build parses files into a catalog. It never fails: invalid files are left
-// out and listed by Invalid, and never hide the valid ones. Only *.json files
-// are considered, and dot-files (editor droppings) are skipped; a path that
-// could escape its folder is refused. When two files declare the same
-// metadata.name, the first by path wins and the other is reported invalid.
+// out and listed by Invalid, and never hide the valid ones. Only library
+// files (IsLibraryFile) are considered, and dot-files (editor droppings) are
+// skipped; a path that could escape its folder is refused. When two files
+// declare the same metadata.name, the first by path wins and the other is
+// reported invalid. The partials are read first and linked into the
+// templates that include them: a template whose partials are missing, in a
+// cycle or nested too deep is invalid.
 func Build(files []File, opts BuildOptions) *Catalog {
 	return build(nil, files, opts)
 }
