@@ -262,7 +262,7 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 				continue
 			}
 			helper := toks[i+1].Val
-			kind, known := map[string]refKind{"if": refIf, "unless": refUnless, "each": refEach}[helper]
+			kind, known := blockKinds[helper]
 			if !known || (chain && kind == refEach) {
 				unsupported(i)
 				if !chain {
@@ -362,6 +362,9 @@ func scanLogic(content string) ([]logicRef, []logicError) {
 	}
 	return refs, errs
 }
+
+// blockKinds are the blocks a template may open.
+var blockKinds = map[string]refKind{"if": refIf, "unless": refUnless, "each": refEach}
 
 // engineHelpers are the helpers raymond registers for every template:
 // {{log}} would write to the process's log, and a variable of one of

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -159,6 +158,10 @@ func (m *measure) size(n ast.Node, item int) int {
 	return 0
 }
 
+// maxDataLen bounds what @index, @first and @last render to: an int's
+// digits, or "false".
+const maxDataLen = len("-9223372036854775808")
+
 // value bounds what a placeholder renders to.
 func (m *measure) value(n ast.Node, item int) int {
 	p, ok := n.(*ast.PathExpression)
@@ -166,7 +169,7 @@ func (m *measure) value(n ast.Node, item int) int {
 		return 0
 	}
 	if p.Data && len(p.Parts) == 1 {
-		return len(fmt.Sprint(math.MinInt64)) // @index, @first, @last
+		return maxDataLen // @index, @first, @last
 	}
 	if !p.Data && len(p.Parts) == 0 {
 		return item // this
