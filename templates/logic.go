@@ -391,8 +391,8 @@ func lineColumn(content string, pos int) (line, col int) {
 	return position([]byte(content), int64(pos))
 }
 
-// checkRefs checks a logic section's names against the template's
-// variables, in the section (where "") or in the partial it names.
+// checkRefs checks the names a section or a partial uses against the
+// variables of the template it renders in.
 func checkRefs(refs []logicRef, vars []Variable) []logicError {
 	var errs []logicError
 	fail := func(r logicRef, format string, args ...any) {
