@@ -313,8 +313,8 @@ func TestExecuteBound(t *testing.T) {
 
 // FuzzCompileLogic: the section compiler never panics, whatever the
 // content; what its scan accepts the parser parses (a failed parse would
-// leave raymond's lexer goroutine behind); and what compiles renders
-// without panicking.
+// leave raymond's lexer goroutine behind); what compiles renders without
+// panicking or escaping, within the bound measured before rendering.
 func FuzzCompileLogic(f *testing.F) {
 	for _, s := range []string{
 		"{{#if x}}a{{else if y}}b{{else}}c{{/if}}", "{{#each files}}\n- {{@index}} {{this}}\n{{else}}none{{/each}}",
@@ -357,6 +357,13 @@ func FuzzCompileLogic(f *testing.F) {
 		}
 		if strings.Contains(out, "&lt;") {
 			t.Fatalf("Execute(%q) escaped HTML: %q", content, out)
+		}
+		// The measure is an upper bound: a limit below what was rendered
+		// refuses it.
+		if len(out) > 0 {
+			if _, err := s.Execute(value, len(out)-1); err == nil {
+				t.Fatalf("Execute(%q) rendered %d bytes within a limit of %d", content, len(out), len(out)-1)
+			}
 		}
 	})
 }
