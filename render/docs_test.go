@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -66,5 +67,55 @@ func TestDocsConversationExample(t *testing.T) {
 	}
 	if got, want := Transcript(msgs), docBlock(t, doc, "prints this transcript", "markdown"); got != want {
 		t.Errorf("the page's transcript differs:\n%s\nrendered:\n%s", want, got)
+	}
+}
+
+// TestDocsSectionsExample: the section of the "Sections, lists and
+// partials" part of docs/templates.md renders as the page says: no empty
+// heading without context, the files listed, the partial included.
+func TestDocsSectionsExample(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join("..", "docs", "templates.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var section map[string]any
+	if err := json.Unmarshal([]byte(docBlock(t, string(raw), "## Sections, lists and partials", "json")), &section); err != nil {
+		t.Fatalf("the page's section is not JSON: %v", err)
+	}
+	data, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"name": "Docs", "description": "d", "version": "1.0.0"},
+		"variables": []map[string]any{
+			{"name": "topic", "type": "string", "description": "d", "required": true},
+			{"name": "context", "type": "string", "description": "d"},
+			{"name": "files", "type": "array", "description": "d"},
+		},
+		"results": []any{section},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := templates.Build([]templates.File{{Path: "Docs.json", Data: data},
+		{Path: "partials/house_style.md", Data: []byte("Answer briefly.")}}, templates.BuildOptions{})
+	e, ok := c.Lookup("Docs")
+	if !ok {
+		t.Fatalf("the page's section is invalid: %v", c.Invalid())
+	}
+	tests := []struct {
+		args map[string]string
+		want string
+	}{
+		{map[string]string{"topic": "the cache"},
+			"## Task\n\nReview the cache.\n\n## Files\n\nNo files given: ask for them.\n\nAnswer briefly."},
+		{map[string]string{"topic": "the cache", "context": "It leaks.", "files": `["cache.go", "cache_test.go"]`},
+			"## Task\n\nReview the cache.\n\n## Context\n\nIt leaks.\n\n## Files\n\n- cache.go\n- cache_test.go\n\nAnswer briefly."},
+	}
+	for _, tt := range tests {
+		got, err := body(t, e.Template, tt.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != tt.want {
+			t.Errorf("%v renders\n%q\nwant\n%q", tt.args, got, tt.want)
+		}
 	}
 }

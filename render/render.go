@@ -43,7 +43,7 @@ const MaxValueLength = 10000
 // "{{x}}" is copied as it is, never expanded again.
 func Prompt(t *templates.Template, args map[string]string) (string, error) {
 	var small [16]string
-	values, size, err := resolve(t, args, small[:0])
+	values, size, pre, err := resolve(t, args, small[:0])
 	if err != nil {
 		return "", err
 	}
@@ -53,17 +53,18 @@ func Prompt(t *templates.Template, args map[string]string) (string, error) {
 	// substring of it, not a copy.
 	var b strings.Builder
 	b.Grow(size)
-	walk(t, args, values, func(piece string) { b.WriteString(piece) })
+	walk(t, args, values, pre, func(piece string) { b.WriteString(piece) })
 	return strings.TrimRightFunc(b.String(), unicode.IsSpace), nil
 }
 
 // resolve checks args against t and returns each variable's value,
 // resolved once because sections may use a value many times (appended to
 // buf, which callers keep on their stack), and the exact size of the
-// output before trimming, so that Prompt allocates once.
-func resolve(t *templates.Template, args map[string]string, buf []string) (values []string, size int, err error) {
+// output before trimming, so that Prompt allocates once. The sections with
+// logic are rendered here, into pre at their index (nil when none has).
+func resolve(t *templates.Template, args map[string]string, buf []string) (values []string, size int, pre []string, err error) {
 	if t == nil {
-		return nil, 0, fault.New(fault.Internal, "cannot render a nil template", "", "")
+		return nil, 0, nil, fault.New(fault.Internal, "cannot render a nil template", "", "")
 	}
 	values = buf
 	if n := len(t.Variables); n > cap(buf) {
@@ -100,13 +101,17 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 	}
 	// Missing variables first: that error names every one of them.
 	if len(missing) > 0 {
-		return nil, 0, missingError(t, missing)
+		return nil, 0, nil, missingError(t, missing)
 	}
 	if tooLong != nil {
-		return nil, 0, tooLong
+		return nil, 0, nil, tooLong
 	}
 	if outside != nil {
-		return nil, 0, outside
+		return nil, 0, nil, outside
+	}
+	room := MaxLogicSize
+	if pre, err = renderLogic(t, t.Sections(), args, values, &room); err != nil {
+		return nil, 0, nil, err
 	}
 	// What walk writes, piece by piece.
 	md := &t.Metadata
@@ -123,13 +128,17 @@ func resolve(t *templates.Template, args map[string]string, buf []string) (value
 		} else {
 			size += len("\n\n---\n\n")
 		}
+		if pre != nil && s.Logic() {
+			size += len(pre[i])
+			continue
+		}
 		n, err := sectionSize(s, args, values)
 		if err != nil {
-			return nil, 0, err
+			return nil, 0, nil, err
 		}
 		size += n
 	}
-	return values, size, nil
+	return values, size, pre, nil
 }
 
 // sectionSize returns the size of s rendered, and checks the length of the
@@ -158,8 +167,9 @@ func sectionSize(s templates.Section, args map[string]string, values []string) (
 	return size, nil
 }
 
-// walk hands put the rendered prompt piece by piece, untrimmed.
-func walk(t *templates.Template, args map[string]string, values []string, put func(piece string)) {
+// walk hands put the rendered prompt piece by piece, untrimmed; pre holds
+// the sections with logic, rendered by resolve.
+func walk(t *templates.Template, args map[string]string, values, pre []string, put func(piece string)) {
 	md := &t.Metadata
 	put("# ")
 	put(md.Name)
@@ -183,6 +193,10 @@ func walk(t *templates.Template, args map[string]string, values []string, put fu
 			put("\n---\n\n")
 		} else {
 			put("\n\n---\n\n")
+		}
+		if pre != nil && s.Logic() {
+			put(pre[i])
+			continue
 		}
 		walkSection(s, args, values, put)
 	}
@@ -222,19 +236,33 @@ type Message struct {
 // reported, as by Prompt.
 func Conversation(t *templates.Template, args map[string]string) ([]Message, error) {
 	var small [16]string
-	values, size, err := resolve(t, args, small[:0])
+	values, size, pre, err := resolve(t, args, small[:0])
 	if err != nil {
 		return nil, err
 	}
 	turns := t.Turns()
+	room := MaxLogicSize
+	for i, s := range t.Sections() {
+		if pre != nil && s.Logic() {
+			room -= len(pre[i])
+		}
+	}
+	preTurns, err := renderLogic(t, turns, args, values, &room)
+	if err != nil {
+		return nil, err
+	}
 	out := make([]Message, 0, len(turns)+1)
 	if len(t.Sections()) > 0 {
 		var b strings.Builder
 		b.Grow(size)
-		walk(t, args, values, func(piece string) { b.WriteString(piece) })
+		walk(t, args, values, pre, func(piece string) { b.WriteString(piece) })
 		out = append(out, Message{Role: templates.RoleUser, Text: strings.TrimRightFunc(b.String(), unicode.IsSpace)})
 	}
-	for _, s := range turns {
+	for i, s := range turns {
+		if preTurns != nil && s.Logic() {
+			out = append(out, Message{Role: s.Name, Text: strings.TrimRightFunc(preTurns[i], unicode.IsSpace)})
+			continue
+		}
 		n, err := sectionSize(s, args, values)
 		if err != nil {
 			return nil, err

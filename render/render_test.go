@@ -590,12 +590,12 @@ func TestResolveSizes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			values, size, err := resolve(tt.tp, tt.args, nil)
+			values, size, pre, err := resolve(tt.tp, tt.args, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			var raw []byte
-			walk(tt.tp, tt.args, values, func(piece string) { raw = append(raw, piece...) })
+			walk(tt.tp, tt.args, values, pre, func(piece string) { raw = append(raw, piece...) })
 			if size != len(raw) {
 				t.Errorf("size %d, want %d", size, len(raw))
 			}

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -53,8 +54,16 @@ type Entry struct {
 	Raw []byte
 	// Digest is the hex SHA-256 of Raw: it tells changed templates apart
 	// without comparing contents.
-	Digest   string
-	Warnings []Warning
+	Digest string
+	// PartialsDigest is the hex SHA-256 of the partials the template
+	// includes, their names and contents, or "" when it includes none:
+	// a change to a partial changes what the template renders, not its
+	// file.
+	PartialsDigest string
+	Warnings       []Warning
+	// parsed is Template before its partials were linked in, which a
+	// Rebuild links again when it reuses the file.
+	parsed *Template
 }
 
 // Invalid is a file left out of the catalog, with the reason.
@@ -90,10 +99,13 @@ type Catalog struct {
 }
 
 // Build parses files into a catalog. It never fails: invalid files are left
-// out and listed by Invalid, and never hide the valid ones. Only *.json files
-// are considered, and dot-files (editor droppings) are skipped; a path that
-// could escape its folder is refused. When two files declare the same
-// metadata.name, the first by path wins and the other is reported invalid.
+// out and listed by Invalid, and never hide the valid ones. Only library
+// files (IsLibraryFile) are considered, and dot-files (editor droppings) are
+// skipped; a path that could escape its folder is refused. When two files
+// declare the same metadata.name, the first by path wins and the other is
+// reported invalid. The partials are read first and linked into the
+// templates that include them: a template whose partials are missing, in a
+// cycle or nested too deep is invalid.
 func Build(files []File, opts BuildOptions) *Catalog {
 	return build(nil, files, opts)
 }
@@ -132,9 +144,13 @@ func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 	sorted := slices.Clone(files)
 	slices.SortStableFunc(sorted, func(a, b File) int { return strings.Compare(a.Path, b.Path) })
 
+	partials := c.buildPartials(sorted, maxSize)
 	var flowFiles []File
 	for _, f := range sorted {
 		if !IsLibraryFile(f.Path) {
+			continue
+		}
+		if _, ok := PartialName(f.Path); ok {
 			continue
 		}
 		if IsFlowPath(f.Path) {
@@ -147,14 +163,30 @@ func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 			continue
 		}
 		e, ok := reusable[f.Path]
-		if !ok || !bytes.Equal(e.Raw, f.Data) {
+		fresh := !ok || !bytes.Equal(e.Raw, f.Data)
+		if fresh {
 			t, warnings, err := Parse(f.Data, ParseOptions{MaxFileSize: opts.MaxFileSize, FileName: f.Path})
 			if err != nil {
 				c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: err})
 				continue
 			}
 			sum := sha256.Sum256(f.Data)
-			e = &Entry{Template: t, Path: f.Path, Raw: f.Data, Digest: hex.EncodeToString(sum[:]), Warnings: warnings}
+			e = &Entry{Template: t, Path: f.Path, Raw: f.Data, Digest: hex.EncodeToString(sum[:]), Warnings: warnings, parsed: t}
+		}
+		// Linked again on every build, as its partials may have changed;
+		// an entry whose partials did not is shared as it is.
+		linked, digest, problems := partials.link(e.parsed)
+		if problems != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: invalid(f.Path, problems, nil)})
+			continue
+		}
+		switch {
+		case fresh:
+			e.Template, e.PartialsDigest = linked, digest
+		case digest != e.PartialsDigest:
+			cp := *e
+			cp.Template, cp.PartialsDigest = linked, digest
+			e = &cp
 		}
 		t := e.Template
 		if first, dup := c.byName[t.Metadata.Name]; dup {
@@ -181,6 +213,52 @@ func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 		slices.SortStableFunc(c.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })
 	}
 	return c
+}
+
+// buildPartials compiles the partial files among sorted (by path): a
+// partial that does not compile, or a second one of the same name, joins
+// Invalid, and so does one in a cycle of partials.
+func (c *Catalog) buildPartials(sorted []File, maxSize int) *partialSet {
+	byName := map[string]*partial{}
+	for _, f := range sorted {
+		name, ok := PartialName(f.Path)
+		if !ok || !IsLibraryFile(f.Path) || !c.readable(f) {
+			continue
+		}
+		if first, dup := byName[name]; dup {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: invalidPartialFile(f.Path,
+				fmt.Sprintf("duplicate partial: %s already defines partial %q", first.path, name),
+				"rename one of the two files, or delete one")})
+			continue
+		}
+		p := compilePartial(f, name, maxSize)
+		byName[name] = p
+		if p.err != nil {
+			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: p.err})
+		}
+	}
+	ps := newPartialSet(byName)
+	for _, name := range slices.Sorted(maps.Keys(byName)) {
+		if cyc, p := ps.cycle[name], byName[name]; p.err == nil && cyc != nil && slices.Contains(cyc[:len(cyc)-1], name) {
+			c.invalid = append(c.invalid, Invalid{Path: p.path, Err: invalidPartialFile(p.path,
+				fmt.Sprintf("partials include each other in a cycle (%s)", strings.Join(ps.cycle[name], " → ")),
+				"remove one of those inclusions")})
+		}
+	}
+	if len(byName) > 0 {
+		slices.SortStableFunc(c.invalid, func(a, b Invalid) int { return strings.Compare(a.Path, b.Path) })
+	}
+	return ps
+}
+
+func invalidPartialFile(file, why, how string) error {
+	return &fault.Error{
+		Code:    fault.InvalidTemplate,
+		What:    fmt.Sprintf("partial file %s is invalid", file),
+		Why:     why,
+		How:     how,
+		Details: map[string]any{"file": file, "problems": []Problem{{Message: why}}},
+	}
 }
 
 // readable reports whether f can be parsed: its path is one the catalog
@@ -574,7 +652,7 @@ func Diff(prev, next *Catalog) Changes {
 		switch o, ok := prev.Lookup(name); {
 		case !ok:
 			ch.Added = append(ch.Added, name)
-		case o.Digest != e.Digest:
+		case o.Digest != e.Digest || o.PartialsDigest != e.PartialsDigest:
 			ch.Changed = append(ch.Changed, name)
 		}
 	}

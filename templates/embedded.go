@@ -10,9 +10,10 @@ import (
 
 // examplesFS is the built-in library: `flowyprompt serve` works on a fresh
 // machine with no network, token or folder. Its flows/ folder holds a flow
-// of the examples, so a fresh install shows flows as well.
+// of the examples, so a fresh install shows flows as well, and its
+// partials/ folder the partial an example includes.
 //
-//go:embed examples/*.json examples/flows/*.json
+//go:embed examples/*.json examples/flows/*.json examples/partials/*.md
 var examplesFS embed.FS
 
 // embeddedInfo describes the built-in example library.
@@ -42,8 +43,8 @@ func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	return s.load(), nil
 }
 
-// embeddedFiles lists the embedded examples as Files ("examples/NAME.json"
-// and "examples/flows/NAME.json").
+// embeddedFiles lists the embedded examples as Files ("examples/NAME.json",
+// "examples/flows/NAME.json" and the partials, "examples/partials/NAME.md").
 func embeddedFiles() []File {
 	names, err := fs.Glob(examplesFS, "examples/*.json")
 	if err != nil {
@@ -53,7 +54,11 @@ func embeddedFiles() []File {
 	if err != nil {
 		panic("templates: bad embedded glob: " + err.Error())
 	}
-	names = append(names, flows...)
+	partials, err := fs.Glob(examplesFS, "examples/partials/*.md")
+	if err != nil {
+		panic("templates: bad embedded glob: " + err.Error())
+	}
+	names = append(append(names, flows...), partials...)
 	files := make([]File, 0, len(names))
 	for _, n := range names {
 		data, err := examplesFS.ReadFile(n)

@@ -6,10 +6,17 @@ import (
 )
 
 // IsLibraryFile reports whether the file at p (slash-separated, within its
-// source) is one a library reads into its catalog: a template or a flow.
-// It is the one place that decides which files a source loads, so the
-// folder, GitHub and embedded sources and Build agree on it.
+// source) is one a library reads into its catalog: a template, a flow or
+// a partial (PartialName). It is the one place that decides which files a
+// source loads, so the folder, GitHub and embedded sources and Build agree
+// on it.
 func IsLibraryFile(p string) bool {
 	base := path.Base(p)
-	return strings.HasSuffix(base, ".json") && !strings.HasPrefix(base, ".")
+	if strings.HasPrefix(base, ".") {
+		return false
+	}
+	if _, ok := PartialName(p); ok {
+		return true
+	}
+	return strings.HasSuffix(base, ".json")
 }

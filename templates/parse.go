@@ -177,12 +177,20 @@ func documentWarnings(doc any, label, fileName string) []Warning {
 			if !ok {
 				continue
 			}
-			for _, name := range ExtractPlaceholders(content) {
+			names, plain := ExtractPlaceholders(content), []string(nil)
+			if hasLogic(content) {
+				// Names in blocks must be variables: that is an error
+				// (codeProblems), only a plain placeholder's is a warning.
+				names, plain = logicNames(content)
+			} else {
+				plain = names
+			}
+			for _, name := range names {
 				if used[name] {
 					continue
 				}
 				used[name] = true
-				if !defined[name] {
+				if !defined[name] && slices.Contains(plain, name) {
 					out = append(out, Warning{
 						Template: label,
 						Variable: name,
@@ -636,12 +644,38 @@ func codeProblems(doc any) []Problem {
 		}
 	}
 	out = append(out, testProblems(top)...)
+	out = append(out, documentLogicProblems(top)...)
 	if res, ok := top["resources"].([]any); ok {
 		for i, r := range res {
 			if s, ok := r.(string); ok {
 				if msg := resourceProblem(s); msg != "" {
 					out = append(out, Problem{Pointer: "/resources/" + strconv.Itoa(i), Message: msg})
 				}
+			}
+		}
+	}
+	return out
+}
+
+// documentLogicProblems checks the results and messages that have block
+// or partial syntax against the document's variables: the syntax the
+// engine accepts, the names its blocks use, a loop over a list.
+func documentLogicProblems(top map[string]any) []Problem {
+	var vars []Variable
+	if vs, ok := top["variables"].([]any); ok {
+		for _, v := range vs {
+			if m, ok := v.(map[string]any); ok {
+				vars = append(vars, Variable{Name: str(m, "name"), Type: str(m, "type")})
+			}
+		}
+	}
+	var out []Problem
+	for _, key := range []string{"results", "messages"} {
+		items, _ := top[key].([]any)
+		for i, r := range items {
+			m, _ := r.(map[string]any)
+			if content, ok := m["content"].(string); ok && hasLogic(content) {
+				out = append(out, logicProblems(content, vars, fmt.Sprintf("/%s/%d/content", key, i))...)
 			}
 		}
 	}

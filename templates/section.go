@@ -4,6 +4,7 @@ import (
 	"iter"
 	"math"
 	"slices"
+	"strings"
 )
 
 // Section is one result section in rendering order, or one message of a
@@ -26,6 +27,9 @@ type Section struct {
 	// it. Template has no field of its own for it, and the sections are
 	// the template's compiled form.
 	vars map[string]int
+	// logic is set for a section with block or partial syntax, which the
+	// Handlebars engine renders (logic.go); holes is nil then.
+	logic *logic
 }
 
 // hole is one placeholder of a section.
@@ -43,8 +47,15 @@ func (s Section) Parts() []Part { return slices.Collect(s.All()) }
 // All yields the section's content as literal and placeholder parts, in
 // order: Parts without the slice, for rendering, which walks them on every
 // request.
+//
+// A section with logic (Logic) is one literal part, its content: the
+// engine renders it (Execute).
 func (s Section) All() iter.Seq[Part] {
 	return func(yield func(Part) bool) {
+		if s.logic != nil {
+			yield(literal(s.Content))
+			return
+		}
 		lit := 0
 		for _, h := range s.holes {
 			if int(h.start) > lit && !yield(literal(s.Content[lit:h.start])) {
@@ -99,6 +110,13 @@ func (t *Template) Placeholders() []string {
 		for _, s := range ss {
 			for _, h := range s.holes {
 				names.add(placeholderName(s.Content[h.start:h.end]))
+			}
+			if s.logic != nil {
+				for _, r := range s.logic.refs {
+					if r.kind != refPartial && r.name != "this" && !strings.HasPrefix(r.name, "@") {
+						names.add(r.name)
+					}
+				}
 			}
 		}
 	}
@@ -225,6 +243,13 @@ func compileSection(name, format, content string, index func(string) int, m map[
 		// Parse refuses such files (maxParsedSize); only a template
 		// built by hand can get here.
 		panic("templates: a section's content is over 4 GiB")
+	}
+	if hasLogic(content) {
+		// Parse reported a section that does not compile; a template
+		// built by hand keeps such a section's placeholders.
+		if l, errs := compileLogic(content); len(errs) == 0 {
+			return Section{Name: name, Format: format, Content: content, vars: m, logic: l}
+		}
 	}
 	return Section{Name: name, Format: format, Content: content, holes: compileHoles(content, index), vars: m}
 }

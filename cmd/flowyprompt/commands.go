@@ -600,7 +600,22 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 		f := in.file
 		var rep templates.ValidationReport
 		isFlow := templates.IsFlowPath(filepath.ToSlash(f))
+		partial, isPartial := templates.PartialName(filepath.ToSlash(f))
 		switch {
+		case in.err == nil && isPartial:
+			// A partial is checked in its library, with the templates that
+			// include it: a partials/ folder's parent, or the folder of a
+			// _NAME.prompt.
+			root := filepath.Dir(f)
+			if filepath.Base(root) == "partials" {
+				root = filepath.Dir(root)
+			}
+			cat, err := library(root)
+			if err != nil {
+				return &exitError{code: 2, err: err}
+			}
+			rep = libraryReport(cat, root, f, templates.ValidationReport{Valid: true, Name: partial,
+				Errors: []templates.Problem{}, Warnings: []string{}})
 		case in.err != nil:
 			rep = templates.ValidationReport{Errors: []templates.Problem{templates.FaultProblem(in.err)}, Warnings: []string{}}
 			if flt := fault.As(in.err); flt != nil {
@@ -631,21 +646,40 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 					rep.Valid, rep.Code = false, fault.ResourceNotFound
 					rep.Errors = append(rep.Errors, ps...)
 				}
-				if ps := testProblems(t); len(ps) > 0 {
-					if rep.Valid {
-						rep.Code = fault.TestFailed
+				tested := t
+				if rep.Valid && len(t.Partials()) > 0 {
+					// Its partials are files of its library: linked there,
+					// and its tests run on the linked template.
+					cat, err := library(in.root)
+					if err != nil {
+						return &exitError{code: 2, err: err}
 					}
-					rep.Valid = false
-					rep.Errors = append(rep.Errors, ps...)
+					rep = libraryReport(cat, in.root, f, rep)
+					tested = nil
+					if e, ok := cat.Lookup(t.Metadata.Name); ok {
+						tested = e.Template
+					}
+				}
+				if tested != nil {
+					if ps := testProblems(tested); len(ps) > 0 {
+						if rep.Valid {
+							rep.Code = fault.TestFailed
+						}
+						rep.Valid = false
+						rep.Errors = append(rep.Errors, ps...)
+					}
 				}
 			}
 		}
 		if rep.Valid {
-			// Flows and templates are named apart (a flow's prompt is
-			// flow:NAME): each must be unique among its kind.
+			// Flows, partials and templates are named apart (a flow's
+			// prompt is flow:NAME): each must be unique among its kind.
 			key, pointer := rep.Name, "/metadata/name"
-			if isFlow {
+			switch {
+			case isFlow:
 				key, pointer = "flow:"+rep.Name, "/name"
+			case isPartial:
+				key, pointer = "partial:"+rep.Name, ""
 			}
 			if other, dup := names[key]; dup {
 				rep.Valid = false
@@ -696,6 +730,29 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 // attached, at its JSON pointer: a file rr cannot read (missing,
 // unreadable, outside the folder) and a template:// that lib does not
 // serve.
+// libraryReport is rep, for the file f of the library cat read from root,
+// made invalid with the library's problems when the library left f out:
+// what only the library can check, a template's partials or a partial's
+// own problems.
+func libraryReport(cat *templates.Catalog, root, f string, rep templates.ValidationReport) templates.ValidationReport {
+	rel, err := filepath.Rel(root, f)
+	if err != nil {
+		return rep
+	}
+	for _, inv := range cat.Invalid() {
+		if inv.Path != filepath.ToSlash(rel) {
+			continue
+		}
+		rep.Valid, rep.Code = false, fault.CodeOf(inv.Err)
+		ps := templates.Problems(inv.Err)
+		if len(ps) == 0 {
+			ps = []templates.Problem{templates.FaultProblem(inv.Err)}
+		}
+		rep.Errors = append(rep.Errors, ps...)
+	}
+	return rep
+}
+
 func resourceProblems(ctx context.Context, rr templates.ResourceReader, lib *templates.Catalog, t *templates.Template) []templates.Problem {
 	var out []templates.Problem
 	if t == nil {

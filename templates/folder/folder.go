@@ -167,6 +167,12 @@ func (d *Source) keepPrevious(c *templates.Catalog, files []templates.File) *tem
 		return c
 	}
 	rebuilt := templates.Rebuild(c, replaced, d.opts)
+	// A file whose last version fails too (a partial it includes is the
+	// one that broke) is not kept: the rebuild reports it.
+	kept = slices.DeleteFunc(kept, func(inv templates.Invalid) bool {
+		e, ok := rebuilt.Lookup(prevByPath[inv.Path].Template.Metadata.Name)
+		return !ok || e.Path != inv.Path
+	})
 	return rebuilt.WithInvalid(kept)
 }
 
@@ -240,7 +246,7 @@ func (d *Source) readFiles(ctx context.Context, u *unchanged) ([]templates.File,
 				continue
 			}
 			for _, s := range sub {
-				if !s.IsDir() && templates.IsLibraryFile(s.Name()) && !templates.Hidden(s.Name()) {
+				if !s.IsDir() && templates.IsLibraryFile(name+"/"+s.Name()) && !templates.Hidden(s.Name()) {
 					if f, ok := d.readFile(root, name+"/"+s.Name(), u); ok {
 						files = append(files, f)
 					}
@@ -444,6 +450,8 @@ func fingerprint(c *templates.Catalog) string {
 		b.WriteString(e.Path)
 		b.WriteByte(0)
 		b.WriteString(e.Digest)
+		// A partial's change changes the templates that include it.
+		b.WriteString(e.PartialsDigest)
 		b.WriteByte('\n')
 	}
 	// Flows are served as prompts too: a change to a flow file alone must
