@@ -125,8 +125,8 @@ func TestLogicErrors(t *testing.T) {
 		args          map[string]string
 		want          string
 	}{
-		{"not a boolean", "{{#if flag}}x{{/if}}", map[string]string{"flag": "yes"}, `argument "flag" is not true or false`},
-		{"not a JSON array", "{{#each files}}x{{/each}}", map[string]string{"files": `["a", 1]`}, `argument "files" is not a JSON array of strings`},
+		{"not a boolean", "{{#if flag}}x{{/if}}", map[string]string{"flag": "yes"}, `flag is not a valid boolean: not true or false`},
+		{"not a JSON array", "{{#each files}}x{{/each}}", map[string]string{"files": `["a", {"b": 1}]`}, `files is not a valid array: item 1 of the JSON array is an object, not a string`},
 		{"an argument without a variable, too long", "{{#if flag}}{{ghost}}{{/if}}",
 			map[string]string{"flag": "true", "ghost": strings.Repeat("g", MaxValueLength+1)}, `argument "ghost" is 10001 characters long`},
 		{"a loop too long", loops, map[string]string{"files": string(manyJSON)}, "would render more than"},
