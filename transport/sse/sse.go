@@ -26,6 +26,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/logid"
+
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
@@ -260,7 +262,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.conns[c.id] = c
 	h.mu.Unlock()
-	h.log.Debug("sse session opened", "session", c.id)
+	h.log.Debug("sse session opened", logid.Session(c.id))
 	if h.opts.OnSession != nil {
 		// Before the endpoint event names the session: its messages may
 		// be posted to another replica. Released once the stream is gone.
@@ -288,7 +290,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	delete(h.conns, c.id)
 	h.mu.Unlock()
-	h.log.Debug("sse session closed", "session", c.id)
+	h.log.Debug("sse session closed", logid.Session(c.id))
 }
 
 // deadlineWriter arms a write deadline before the first write of each

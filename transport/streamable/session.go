@@ -65,7 +65,8 @@ func (ss *session) unsolicited(data []byte) error {
 	defer ss.mu.Unlock()
 	if ss.getOpen {
 		if len(ss.queue) >= streamBacklog {
-			return fmt.Errorf("session %s: %d messages wait for a GET stream that is not being read", ss.id, streamBacklog)
+			// The id stays out: the error is logged, beside the session's digest.
+			return fmt.Errorf("%d messages wait for a GET stream that is not being read", streamBacklog)
 		}
 	} else if len(ss.queue) >= idleBacklog {
 		// Keep the newest. The queue may be far longer than the idle

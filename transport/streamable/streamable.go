@@ -31,6 +31,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/logid"
+
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
@@ -267,7 +269,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ss *session, la
 	if ew.StartRetry(h.opts.Retry) != nil {
 		return
 	}
-	h.log.Debug("mcp stream resumed", "session", ss.id, "last_event_id", lastID, "replayed", len(replay))
+	h.log.Debug("mcp stream resumed", logid.Session(ss.id), "last_event_id", lastID, "replayed", len(replay))
 	h.pump(r, ss, rt, ew, replay)
 }
 
@@ -281,6 +283,6 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	delete(h.sessions, ss.id)
 	h.mu.Unlock()
-	h.log.Debug("mcp session deleted", "session", ss.id)
+	h.log.Debug("mcp session deleted", logid.Session(ss.id))
 	w.WriteHeader(http.StatusOK)
 }
