@@ -122,6 +122,7 @@ type conn struct {
 	s        *mcp.Session
 	id       string
 	endpoint string
+	owner    httpx.Owner // who opened it (see lookupFor)
 	// cancel ends the stream's request, which makes the events server
 	// let go of the subscriber and return.
 	cancel context.CancelFunc
@@ -249,7 +250,7 @@ func (h *Handler) subscribed(id string, _ *r3sse.Subscriber) {
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	c := &conn{h: h, cancel: cancel}
+	c := &conn{h: h, cancel: cancel, owner: httpx.CallerOf(r).Owner}
 	s := httpx.OpenSession(w, r, h.e, c, h.opts.MaxSessions)
 	if s == nil {
 		return
@@ -341,7 +342,7 @@ func (h *Handler) endpointURL(r *http.Request, id string) string {
 		base = scheme + "://" + r.Host
 		path = strings.TrimRight(r.URL.Path, "/") + "/message"
 	}
-	return base + path + "?session_id=" + id
+	return base + path + "?" + endpointQuery(r, id)
 }
 
 // message serves POST /sse/message: find the session, read the message,
@@ -359,7 +360,7 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 			How: "open GET /sse and post to the URL its endpoint event gives"})
 		return
 	}
-	c := h.lookup(id)
+	c := h.lookupFor(r, id)
 	if c == nil {
 		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse and use its endpoint URL"))
 		return
@@ -453,7 +454,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 	}
 	var c *conn
 	if id != "" {
-		if c = h.lookup(id); c == nil {
+		if c = h.lookupFor(r, id); c == nil {
 			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
 			return
 		}

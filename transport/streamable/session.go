@@ -15,8 +15,9 @@ import (
 // which carries what belongs to no POST: broadcasts, and the notifications
 // of POSTs answered with JSON, for the GET stream.
 type session struct {
-	s  *mcp.Session
-	id string
+	s     *mcp.Session
+	id    string
+	owner httpx.Owner // who opened it; only they reach it (Handler.session)
 
 	// resumable reports whether the session's POST streams can be resumed
 	// (it speaks resumableSince or later): set once, as initialize is
@@ -93,7 +94,7 @@ func (ss *session) take() [][]byte {
 
 // newSession opens a session, or answers 503 and returns nil at the cap.
 func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
-	ss := &session{wake: make(chan struct{}, 1)}
+	ss := &session{wake: make(chan struct{}, 1), owner: httpx.CallerOf(r).Owner}
 	if ss.s = httpx.OpenSession(w, r, h.e, ss, h.opts.MaxSessions); ss.s == nil {
 		return nil
 	}

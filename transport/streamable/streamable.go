@@ -155,7 +155,9 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) *session {
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
-	if ss == nil || ended(ss.s) {
+	// A session someone else opened is answered as one that does not
+	// exist (httpx.Owner).
+	if ss == nil || ended(ss.s) || !ss.owner.Is(httpx.CallerOf(r).Owner) {
 		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
 		return nil
 	}
