@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/logid"
-
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 

@@ -26,9 +26,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/flowyprompt/flowyprompt/internal/logid"
-
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	r3sse "github.com/r3labs/sse/v2"

@@ -4,9 +4,8 @@ import (
 	"errors"
 	"net/http"
 
-	"github.com/flowyprompt/flowyprompt/internal/logid"
-
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 )
