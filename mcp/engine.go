@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"sync"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 )
 
 // EngineOptions tune the engine; zero values take the defaults.
@@ -235,7 +237,7 @@ func (e *Engine) expireIdle() {
 			}
 			e.mu.RUnlock()
 			for _, s := range expired {
-				e.log.Info("closing idle session", "session", s.id)
+				e.log.Info("closing idle session", logid.Session(s.id))
 				s.Close()
 			}
 		}

@@ -3,6 +3,8 @@ package mcp
 import (
 	"runtime"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 )
 
 // outboxLimit bounds the messages waiting in a session's outbox that no
@@ -62,7 +64,7 @@ func (s *Session) offer(m Outgoing) {
 		return
 	}
 	if s.queued() >= s.outboxLimit() {
-		s.engine.log.Warn("closing a session that stopped reading", "session", s.id)
+		s.engine.log.Warn("closing a session that stopped reading", logid.Session(s.id))
 		s.Close()
 		return
 	}
@@ -159,7 +161,7 @@ func (s *Session) flush() bool {
 			s.omu.Unlock()
 		}
 		if err != nil {
-			s.engine.log.Debug("session transport failed", "session", s.id, "err", err)
+			s.engine.log.Debug("session transport failed", logid.Session(s.id), "err", err)
 			s.Close()
 			return false
 		}

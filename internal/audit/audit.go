@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
@@ -107,7 +108,7 @@ func (rec *record) line(attrs []slog.Attr) slog.Record {
 	attrs = append(attrs, slog.String("client_name", info.Client.Name), slog.String("client_version", info.Client.Version),
 		slog.String("era", era), slog.String("protocol_version", info.ProtocolVersion))
 	if info.SessionID != "" {
-		attrs = append(attrs, slog.String("session", info.SessionID))
+		attrs = append(attrs, logid.Session(info.SessionID))
 	}
 	attrs = append(attrs, slog.String("request_id", info.ID), slog.Duration("duration", rec.dur))
 	switch o := rec.out; {

@@ -9,13 +9,16 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/audit"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
 // TestLine: one line per prompts/get and tools/call with what the hook and
 // the application told it; none for other methods or below info. Both
-// constructors write the same line.
+// constructors write the same line. A session is named by its digest,
+// never its id.
 func TestLine(t *testing.T) {
+	const sessionID = "87cb88f3c0ffee0087cb88f3c0ffee00"
 	tests := []struct {
 		name   string
 		level  slog.Level
@@ -26,11 +29,11 @@ func TestLine(t *testing.T) {
 		noLine bool
 	}{
 		{name: "prompt ok, 2025", info: mcp.RequestInfo{Method: "prompts/get", Target: "Commit_Message", ID: "2",
-			ProtocolVersion: "2025-06-18", Client: mcp.Implementation{Name: "c", Version: "1"}, SessionID: "s1"},
+			ProtocolVersion: "2025-06-18", Client: mcp.Implementation{Name: "c", Version: "1"}, SessionID: sessionID},
 			note: &audit.Usage{Template: "Commit_Message", Version: "1.0.0", Source: "github", Revision: "abc"},
 			want: map[string]any{"msg": "prompt used", "prompt": "Commit_Message", "template": "Commit_Message",
 				"template_version": "1.0.0", "source": "github", "source_revision": "abc", "client_name": "c",
-				"client_version": "1", "era": "2025", "protocol_version": "2025-06-18", "session": "s1",
+				"client_version": "1", "era": "2025", "protocol_version": "2025-06-18", "session": logid.Digest(sessionID),
 				"request_id": "2", "outcome": "ok", "error_code": ""}},
 		{name: "prompt failed, 2026", info: mcp.RequestInfo{Method: "prompts/get", Target: "Nope", ID: "x",
 			ProtocolVersion: "2026-07-28", Modern: true},
@@ -59,6 +62,9 @@ func TestLine(t *testing.T) {
 						t.Fatalf("wrote %s", buf.String())
 					}
 					return
+				}
+				if strings.Contains(buf.String(), sessionID) {
+					t.Errorf("the line holds the session id: %s", buf.String())
 				}
 				lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 				if len(lines) != 1 {

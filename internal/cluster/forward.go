@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/nats-io/nats.go"
 	"github.com/sourcegraph/jsonrpc2"
@@ -245,7 +246,7 @@ func (rt *Router) Connected() bool { return rt.nc.IsConnected() }
 // renews it on reconnecting, so the session becomes reachable then.
 func (rt *Router) Hold(id string) (release func(), err error) {
 	if !validToken(id) {
-		return nil, fmt.Errorf("cluster: hold session %q: not a subject token", id)
+		return nil, errors.New("cluster: hold session: its id is not a subject token")
 	}
 	rt.mu.Lock()
 	if rt.closed {
@@ -254,7 +255,7 @@ func (rt *Router) Hold(id string) (release func(), err error) {
 	}
 	if _, dup := rt.holds[id]; dup {
 		rt.mu.Unlock()
-		return nil, fmt.Errorf("cluster: hold session %s: already held", id)
+		return nil, fmt.Errorf("cluster: hold session %s: already held", logid.Digest(id))
 	}
 	sub, err := rt.nc.ChanSubscribe(rt.node.Subject("session", id), rt.reqs)
 	if err != nil {

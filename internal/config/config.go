@@ -286,7 +286,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	// as a flag default (serve -h would show it), and a command line is
 	// visible to every user of the machine: prefer MCP_AUTH_TOKEN.
 	c.AuthToken = str("MCP_AUTH_TOKEN")
-	fs.Func("auth-token", "require this bearer `token` on /mcp and /sse (env MCP_AUTH_TOKEN, preferred: command lines are visible to other users)", func(v string) error {
+	fs.Func("auth-token", "require this bearer `token` on every request to /mcp, /sse and /sse/message (env MCP_AUTH_TOKEN, preferred: command lines are visible to other users)", func(v string) error {
 		c.AuthToken = v
 		return nil
 	})

@@ -292,7 +292,7 @@ func (ev *events) close() {
 	<-ev.done
 }
 
-var sessionRE = regexp.MustCompile(`session_id=([0-9a-f]{32})$`)
+var sessionRE = regexp.MustCompile(`session_id=([0-9a-f]{32})(&|$)`)
 
 // openSSE opens GET /sse, initializes the session, and returns the stream
 // and its endpoint URL.

@@ -6,10 +6,12 @@
 // from every web page the user opens: a page whose DNS name is rebound to
 // 127.0.0.1 sends requests with its own Host and Origin, so both are
 // checked against allow lists (loopback names by default). An optional
-// bearer token guards /mcp and /sse; Void cannot send headers, so the SSE
-// URL may carry it as ?token= instead. Sessions and bodies are capped,
-// sessions per server and per client (the token, else the address, which
-// X-Forwarded-For gives only from the trusted proxies).
+// bearer token guards /mcp, /sse and every post to an SSE session; Void
+// cannot send headers, so the SSE URL may carry it as ?token= instead, and
+// the endpoint URL handed to such a client then carries it too. Sessions
+// and bodies are capped, sessions per server and per client (the token,
+// else the address, which X-Forwarded-For gives only from the trusted
+// proxies).
 //
 // Behind a load balancer, replicas reach each other's 2025-era sessions
 // through Options.Sessions: a request for a session another replica holds
@@ -70,8 +72,9 @@ type Options struct {
 	// AllowedOrigins are extra Origin values, "scheme://host[:port]"; "*"
 	// turns the Origin check off. Loopback origins are always allowed.
 	AllowedOrigins []string
-	// AuthToken, when set, is required on /mcp and /sse as
-	// "Authorization: Bearer TOKEN" (or ?token=TOKEN on /sse).
+	// AuthToken, when set, is required on every request to /mcp, /sse and
+	// /sse/message as "Authorization: Bearer TOKEN" (or ?token=TOKEN on
+	// /sse and /sse/message), whatever session it names.
 	AuthToken string
 	// ReadHeaderTimeout bounds the wait for a request's head, from the
 	// connection's start or the end of its previous request: a connection
@@ -129,6 +132,11 @@ type Options struct {
 //   - Serve is called once, by New, with the HTTP surface behind the
 //     security guard: requests other replicas forward here run on it, and
 //     are not checked again (the forwarding replica's guard did that).
+//     They reach the transports with the zero httpx.Owner, which is every
+//     request's while the one credential is the static token; a credential
+//     that names a member binds sessions to that member, and needs the
+//     forwarded request to carry the member and the holder to attach it
+//     before it can be used with a SessionRouter.
 //   - Hold is called as a session opens, before its id reaches the client,
 //     and what it returns as the session ends. An error does not fail the
 //     session: it is served here only, and the error logged once.
@@ -382,13 +390,20 @@ func (s *Server) originAllowed(origin string) bool {
 	return false
 }
 
-func (s *Server) tokenOK(r *http.Request) bool {
-	var got string
+// credential returns the token r carries, and whether it came in the
+// URL: the Authorization header's bearer token, else ?token= on the SSE
+// paths, for clients that cannot send headers.
+func credential(r *http.Request) (token string, inURL bool) {
 	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		got = strings.TrimSpace(a[7:])
-	} else if r.URL.Path == "/sse" {
-		got = r.URL.Query().Get("token")
+		return strings.TrimSpace(a[7:]), false
 	}
+	if (r.URL.Path == "/sse" || r.URL.Path == "/sse/message") && r.URL.RawQuery != "" {
+		return r.URL.Query().Get("token"), true
+	}
+	return "", false
+}
+
+func (s *Server) tokenOK(got string) bool {
 	if got == "" {
 		return false
 	}
@@ -398,11 +413,16 @@ func (s *Server) tokenOK(r *http.Request) bool {
 	return subtle.ConstantTimeCompare(sum[:], s.tokenSum[:]) == 1
 }
 
-// needsToken: the token guards what opens or runs sessions. A posted
-// /sse/message is authorised by its session id, which only a client that
-// passed the check on GET /sse has seen.
+// needsToken: the token guards every request that opens, runs or names a
+// session. A session id is no credential: it travels in URLs and headers
+// that are not kept secret, so a post to /sse/message needs the token as
+// much as GET /sse does.
 func needsToken(r *http.Request) bool {
-	return r.URL.Path == "/mcp" || r.URL.Path == "/sse"
+	switch r.URL.Path {
+	case "/mcp", "/sse", "/sse/message":
+		return true
+	}
+	return false
 }
 
 var corsAllowHeaders = strings.Join([]string{"Content-Type", "Accept", "Authorization", streamable.HeaderSession,
@@ -452,7 +472,8 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			}
 		}
 		if s.hasToken && needsToken(r) && r.Method != http.MethodOptions {
-			if !s.tokenOK(r) {
+			token, inURL := credential(r)
+			if !s.tokenOK(token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="flowyprompt"`)
 				httpx.WriteError(w, r, http.StatusUnauthorized, &fault.Error{Code: mcp.CodeUnauthorized,
 					What: "missing or wrong access token",
@@ -467,6 +488,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				q := r.URL.Query()
 				q.Del("token")
 				r.URL.RawQuery = q.Encode()
+				if inURL {
+					// Save for the SSE endpoint URL: a client that could
+					// only give the token in its URL posts to that one.
+					r = httpx.WithCaller(r, httpx.Caller{URLToken: token})
+				}
 			}
 		}
 		if opensSomething(r) {
@@ -598,7 +624,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	}
 	report := map[string]any{}
 	if s.opts.Status != nil {
-		detail := s.hasToken && s.tokenOK(r)
+		tok, _ := credential(r)
+		detail := s.hasToken && s.tokenOK(tok)
 		if raw, err := json.Marshal(s.opts.Status(detail)); err == nil {
 			var extra map[string]any
 			// "null" decodes without error into a nil map, which the

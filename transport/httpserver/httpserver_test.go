@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -142,13 +143,18 @@ func TestCORSPreflight(t *testing.T) {
 	}
 }
 
-// TestToken: with --auth-token, /mcp and /sse want the bearer token (or
-// ?token= on the SSE URL, for Void); posts to an SSE session's endpoint
-// are authorised by the session id; /healthz stays open.
+// TestToken: with --auth-token, /mcp, /sse and /sse/message want the
+// bearer token (or ?token= on the SSE URLs, for Void), whatever session a
+// request names; /healthz stays open.
 func TestToken(t *testing.T) {
 	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
 	_, c := start(t, e, httpserver.Options{AuthToken: "s3cret-token"})
 	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	bearer := []string{"Authorization", "Bearer s3cret-token"}
+	mcpID := c.openMCP(t, bearer...)
+	ev, endpoint := c.openSSE(t, "?token=s3cret-token")
+	defer ev.close()
+	sseID := sessionRE.FindStringSubmatch(endpoint)[1]
 	tests := []struct {
 		name   string
 		method string
@@ -160,14 +166,23 @@ func TestToken(t *testing.T) {
 		{"mcp without a token", "POST", "/mcp", initMCP, nil, 401},
 		{"mcp with a wrong token", "POST", "/mcp", initMCP, []string{"Authorization", "Bearer nope"}, 401},
 		{"mcp with a token prefix", "POST", "/mcp", initMCP, []string{"Authorization", "Bearer s3cret"}, 401},
-		{"mcp with the token", "POST", "/mcp", initMCP, []string{"Authorization", "Bearer s3cret-token"}, 200},
+		{"mcp with the token", "POST", "/mcp", initMCP, bearer, 200},
 		{"mcp with the token, lower-case scheme", "POST", "/mcp", initMCP, []string{"Authorization", "bearer s3cret-token"}, 200},
 		{"mcp with a Basic header", "POST", "/mcp", initMCP, []string{"Authorization", "Basic czNjcmV0LXRva2Vu"}, 401},
 		{"mcp does not take the query token", "POST", "/mcp?token=s3cret-token", initMCP, nil, 401},
+		{"mcp session without a token", "POST", "/mcp", ping, []string{"Mcp-Session-Id", mcpID}, 401},
+		{"mcp session stream without a token", "GET", "/mcp", "", []string{"Mcp-Session-Id", mcpID, "Accept", "text/event-stream"}, 401},
+		{"mcp session DELETE without a token", "DELETE", "/mcp", "", []string{"Mcp-Session-Id", mcpID}, 401},
+		{"mcp session with the token", "POST", "/mcp", ping, []string{"Mcp-Session-Id", mcpID, "Authorization", "Bearer s3cret-token"}, 200},
 		{"sse POST without a token", "POST", "/sse", ping, nil, 401},
 		{"sse POST with the query token", "POST", "/sse?token=s3cret-token", ping, nil, 200},
 		{"sse POST with a wrong query token", "POST", "/sse?token=s3cret-tokeN", ping, nil, 401},
-		{"sse POST with the header", "POST", "/sse", ping, []string{"Authorization", "Bearer s3cret-token"}, 200},
+		{"sse POST with the header", "POST", "/sse", ping, bearer, 200},
+		{"sse POST on a session without a token", "POST", "/sse?session_id=" + sseID, ping, nil, 401},
+		{"sse message without a token", "POST", "/sse/message?session_id=" + sseID, ping, nil, 401},
+		{"sse message with a wrong query token", "POST", "/sse/message?session_id=" + sseID + "&token=nope", ping, nil, 401},
+		{"sse message with a wrong header", "POST", "/sse/message?session_id=" + sseID, ping, []string{"Authorization", "Bearer nope"}, 401},
+		{"sse message to no session without a token", "POST", "/sse/message?session_id=0123456789abcdef0123456789abcdef", ping, nil, 401},
 		{"healthz is open", "GET", "/healthz", "", nil, 200},
 	}
 	for _, tc := range tests {
@@ -191,17 +206,37 @@ func TestToken(t *testing.T) {
 		if r := c.do(t, http.MethodGet, "/sse", ""); r.status != 401 {
 			t.Fatalf("GET /sse without a token: %d", r.status)
 		}
-		ev, endpoint := c.openSSE(t, "?token=s3cret-token")
-		defer ev.close()
-		if strings.Contains(endpoint, "s3cret") {
-			t.Fatalf("the endpoint URL carries the token: %s", endpoint)
+		// Void gives the token in the SSE URL and posts to the endpoint
+		// URL as it is: the URL carries the token.
+		if u, err := url.Parse(endpoint); err != nil || u.Query().Get("token") != "s3cret-token" {
+			t.Fatalf("the endpoint URL does not carry the token: %s", endpoint)
 		}
-		// The endpoint is posted to without the token, as Void does.
 		if got := c.post(t, endpoint, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); got != http.StatusAccepted {
 			t.Fatalf("post to the endpoint: %d", got)
 		}
+		// The refused posts of the table reached nothing: the next
+		// message on the stream answers this one.
 		if m := ev.message(t); m["id"] != float64(2) {
-			t.Fatalf("answer %v", m)
+			t.Fatalf("the next message is %v, want the answer to ping 2", m)
+		}
+	})
+
+	t.Run("sse stream with the header", func(t *testing.T) {
+		ev := c.stream(t, "/sse", bearer...)
+		defer ev.close()
+		e := ev.next(t)
+		if e.name != "endpoint" || strings.Contains(e.data, "token") {
+			t.Fatalf("first event %q %q, want the endpoint without the token", e.name, e.data)
+		}
+		path := strings.TrimPrefix(e.data, c.base)
+		if r := c.do(t, http.MethodPost, path, initMCP); r.status != 401 {
+			t.Fatalf("post without the header: %d %s", r.status, r.body)
+		}
+		if r := c.do(t, http.MethodPost, path, initMCP, bearer...); r.status != http.StatusAccepted {
+			t.Fatalf("post with the header: %d %s", r.status, r.body)
+		}
+		if m := ev.message(t); m["id"] != float64(0) || m["result"] == nil {
+			t.Fatalf("the next message is %v, want the initialize answer", m)
 		}
 	})
 }

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 	r3sse "github.com/r3labs/sse/v2"
@@ -142,6 +143,7 @@ type conn struct {
 	s        *mcp.Session
 	id       string
 	endpoint string
+	owner    httpx.Owner // who opened it (see lookupFor)
 	// cancel ends the stream's request, which makes the events server
 	// let go of the subscriber and return.
 	cancel context.CancelFunc
@@ -351,7 +353,7 @@ func (h *Handler) subscribed(id string, _ *r3sse.Subscriber) {
 func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
-	c := &conn{h: h, cancel: cancel}
+	c := &conn{h: h, cancel: cancel, owner: httpx.CallerOf(r).Owner}
 	s := h.opts.Gate.OpenSession(w, r, h.e, c)
 	if s == nil {
 		return
@@ -364,7 +366,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.conns[c.id] = c
 	h.mu.Unlock()
-	h.log.Debug("sse session opened", "session", c.id)
+	h.log.Debug("sse session opened", logid.Session(c.id))
 	if h.opts.OnSession != nil {
 		// Before the endpoint event names the session: its messages may
 		// be posted to another replica. Released once the stream is gone.
@@ -403,7 +405,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	delete(h.conns, c.id)
 	h.mu.Unlock()
-	h.log.Debug("sse session closed", "session", c.id)
+	h.log.Debug("sse session closed", logid.Session(c.id))
 }
 
 // deadlineWriter arms a write deadline before the first write of each
@@ -484,7 +486,7 @@ func (h *Handler) endpointURL(r *http.Request, id string) string {
 		base = scheme + "://" + r.Host
 		path = strings.TrimRight(r.URL.Path, "/") + "/message"
 	}
-	return base + path + "?session_id=" + id
+	return base + path + "?" + endpointQuery(r, id)
 }
 
 // message serves POST /sse/message: find the session, read the message,
@@ -502,7 +504,7 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 			How: "open GET /sse and post to the URL its endpoint event gives"})
 		return
 	}
-	c := h.lookup(id)
+	c := h.lookupFor(r, id)
 	if c == nil {
 		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse and use its endpoint URL"))
 		return
@@ -596,7 +598,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 	}
 	var c *conn
 	if id != "" {
-		if c = h.lookup(id); c == nil {
+		if c = h.lookupFor(r, id); c == nil {
 			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("open a new stream with GET /sse"))
 			return
 		}

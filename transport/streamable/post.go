@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
@@ -76,7 +77,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		if ss = h.newSession(w, r); ss == nil {
 			return
 		}
-		h.log.Debug("mcp session opened", "session", ss.id)
+		h.log.Debug("mcp session opened", logid.Session(ss.id))
 		x.ss, x.fresh = ss, true
 	}
 	// A session is not resumable until its initialize is answered, so

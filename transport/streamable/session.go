@@ -8,14 +8,16 @@ import (
 	"sync/atomic"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 )
 
 // session is one /mcp session; it is the engine session's mcp.Sink,
 // which carries what belongs to no POST: broadcasts, and the notifications
 // of POSTs answered with JSON, for the GET stream.
 type session struct {
-	s  *mcp.Session
-	id string
+	s     *mcp.Session
+	id    string
+	owner httpx.Owner // who opened it; only they reach it (Handler.session)
 
 	// resumable reports whether the session's POST streams can be resumed
 	// (it speaks resumableSince or later): set once, as initialize is
@@ -64,7 +66,8 @@ func (ss *session) unsolicited(data []byte) error {
 	defer ss.mu.Unlock()
 	if ss.getOpen {
 		if len(ss.queue) >= streamBacklog {
-			return fmt.Errorf("session %s: %d messages wait for a GET stream that is not being read", ss.id, streamBacklog)
+			// The id stays out: the error is logged, beside the session's digest.
+			return fmt.Errorf("%d messages wait for a GET stream that is not being read", streamBacklog)
 		}
 	} else if len(ss.queue) >= idleBacklog {
 		// Keep the newest. The queue may be far longer than the idle
@@ -92,7 +95,7 @@ func (ss *session) take() [][]byte {
 // newSession opens a session, or answers the refusal and returns nil at a
 // cap (httpx.Gate).
 func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
-	ss := &session{wake: make(chan struct{}, 1)}
+	ss := &session{wake: make(chan struct{}, 1), owner: httpx.CallerOf(r).Owner}
 	if ss.s = h.opts.Gate.OpenSession(w, r, h.e, ss); ss.s == nil {
 		return nil
 	}

@@ -32,6 +32,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
 )
@@ -150,7 +151,9 @@ func (h *Handler) session(w http.ResponseWriter, r *http.Request) *session {
 	h.mu.Lock()
 	ss := h.sessions[id]
 	h.mu.Unlock()
-	if ss == nil || ended(ss.s) {
+	// A session someone else opened is answered as one that does not
+	// exist (httpx.Owner).
+	if ss == nil || ended(ss.s) || !ss.owner.Is(httpx.CallerOf(r).Owner) {
 		httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
 		return nil
 	}
@@ -264,7 +267,7 @@ func (h *Handler) resume(w http.ResponseWriter, r *http.Request, ss *session, la
 	if ew.StartRetry(h.opts.Retry) != nil {
 		return
 	}
-	h.log.Debug("mcp stream resumed", "session", ss.id, "last_event_id", lastID, "replayed", len(replay))
+	h.log.Debug("mcp stream resumed", logid.Session(ss.id), "last_event_id", lastID, "replayed", len(replay))
 	h.pump(r, ss, rt, ew, replay)
 }
 
@@ -278,6 +281,6 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	delete(h.sessions, ss.id)
 	h.mu.Unlock()
-	h.log.Debug("mcp session deleted", "session", ss.id)
+	h.log.Debug("mcp session deleted", logid.Session(ss.id))
 	w.WriteHeader(http.StatusOK)
 }
