@@ -90,8 +90,10 @@ type Catalog struct {
 }
 
 // Build parses files into a catalog. It never fails: invalid files are left
-// out and listed by Invalid, and never hide the valid ones. Only *.json files
-// are considered, and dot-files (editor droppings) are skipped; a path that
+// out and listed by Invalid, and never hide the valid ones. Only the files
+// IsLibraryFile names are considered (dotprompt partials, _NAME.prompt,
+// are pieces, not templates), and dot-files (editor droppings) are
+// skipped; a path that
 // could escape its folder is refused. When two files declare the same
 // metadata.name, the first by path wins and the other is reported invalid.
 func Build(files []File, opts BuildOptions) *Catalog {
@@ -137,7 +139,12 @@ func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 		if !IsLibraryFile(f.Path) {
 			continue
 		}
-		if IsFlowPath(f.Path) {
+		format, _ := FormatOf(f.Path)
+		if isDotpromptPartial(f.Path) {
+			// A piece templates include, not a template.
+			continue
+		}
+		if IsFlowPath(f.Path) && format == FormatJSON {
 			// Flows are checked against the templates, so they wait until
 			// every template is in.
 			flowFiles = append(flowFiles, f)
@@ -671,13 +678,13 @@ func NotFound(name string, c *Catalog) *fault.Error {
 }
 
 // invalidFile returns the invalid file that would hold the template name:
-// NAME.json in any folder.
+// NAME.json, or NAME in another format, in any folder.
 func (c *Catalog) invalidFile(name string) (Invalid, bool) {
 	if c == nil {
 		return Invalid{}, false
 	}
 	for _, inv := range c.invalid {
-		if path.Base(inv.Path) == BareName(name)+".json" {
+		if _, stem := FormatOf(inv.Path); stem == BareName(name) {
 			return inv, true
 		}
 	}

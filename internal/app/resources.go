@@ -39,8 +39,8 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 	out := make([]mcp.Resource, 0, len(entries))
 	for _, e := range entries {
 		m := e.Template.Metadata
-		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
-			Description: sentence(m.Description), MimeType: "application/json", Size: int64(len(e.Raw))})
+		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: templateTitle(e.Template),
+			Description: sentence(m.Description), MimeType: templateMIME(e.Template), Size: int64(len(e.Raw))})
 	}
 	rr, _ := a.lib.Source().(templates.ResourceReader)
 	for _, p := range listedFiles(cat) {
@@ -148,7 +148,7 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 			f.Details["uri"] = shownURI(uri)
 			return mcp.ResourceContents{}, f
 		}
-		return mcp.ResourceContents{URI: uri, MimeType: "application/json", Text: string(e.Raw)}, nil
+		return mcp.ResourceContents{URI: uri, MimeType: templateMIME(e.Template), Text: string(e.Raw)}, nil
 	}
 	if strings.Contains(uri, "://") && !strings.HasPrefix(uri, FileURIPrefix) {
 		return mcp.ResourceContents{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("unknown resource %q", shownURI(uri)),
