@@ -34,6 +34,9 @@ func (r *formatReader) readDotprompt(data []byte) {
 		}
 		r.doc = doc
 		body, bodyLine = src[m[4]:], 1+strings.Count(src[:m[4]], "\n")
+	} else if m := dotprompt.EmptyFrontmatterRegex.FindStringSubmatchIndex(src); m != nil {
+		r.doc = &yamlDoc{firstLine: 2}
+		body, bodyLine = src[m[2]:], 1+strings.Count(src[:m[2]], "\n")
 	} else if strings.HasPrefix(src, "---") {
 		r.problems = append(r.problems, Problem{Message: "line 1: the front matter that starts with --- has no closing --- line: end it with a line of ---"})
 		return
@@ -65,8 +68,9 @@ func (r *formatReader) dotpromptMessages(body string, firstLine int) {
 	}
 	for _, m := range roleMarker.FindAllStringSubmatchIndex(body, -1) {
 		add(m[0])
-		role = body[m[2]:m[3]]
-		if m[2] < 0 {
+		if m[2] >= 0 {
+			role = body[m[2]:m[3]]
+		} else {
 			role = body[m[4]:m[5]]
 		}
 		at, line = m[1], firstLine+strings.Count(body[:m[0]], "\n")
@@ -122,7 +126,7 @@ func (r *formatReader) dotpromptInputs() {
 		key := fmt.Sprint(it.Key)
 		name := strings.TrimSuffix(strings.SplitN(key, "(", 2)[0], "?")
 		ptr := base + escapePointer(key)
-		if name == dotprompt.WildcardPropertyName {
+		if key == dotprompt.WildcardPropertyName {
 			r.fail(ptr, 0, "wildcard inputs (*) are not supported: name each input")
 			continue
 		}
