@@ -12,7 +12,7 @@ import (
 // machine with no network, token or folder. Its flows/ folder holds a flow
 // of the examples, so a fresh install shows flows as well.
 //
-//go:embed examples/*.json examples/flows/*.json
+//go:embed examples
 var examplesFS embed.FS
 
 // embeddedInfo describes the built-in example library.
@@ -42,18 +42,20 @@ func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	return s.load(), nil
 }
 
-// embeddedFiles lists the embedded examples as Files ("examples/NAME.json"
-// and "examples/flows/NAME.json").
+// embeddedFiles lists the embedded examples as Files: every file of
+// examples/ a library reads (IsLibraryFile), "examples/NAME.json",
+// "examples/NAME.prompt.yml", "examples/flows/NAME.json" and the like.
 func embeddedFiles() []File {
-	names, err := fs.Glob(examplesFS, "examples/*.json")
+	var names []string
+	err := fs.WalkDir(examplesFS, "examples", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && IsLibraryFile(p) {
+			names = append(names, p)
+		}
+		return err
+	})
 	if err != nil {
-		panic("templates: bad embedded glob: " + err.Error())
+		panic("templates: bad embedded examples: " + err.Error())
 	}
-	flows, err := fs.Glob(examplesFS, "examples/flows/*.json")
-	if err != nil {
-		panic("templates: bad embedded glob: " + err.Error())
-	}
-	names = append(names, flows...)
 	files := make([]File, 0, len(names))
 	for _, n := range names {
 		data, err := examplesFS.ReadFile(n)

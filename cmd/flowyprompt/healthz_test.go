@@ -179,7 +179,7 @@ func TestBinaryHealthzListsConflicts(t *testing.T) {
 	if diff := cmp.Diff([]string{"mine:directory", "examples:embedded"}, got); diff != "" {
 		t.Errorf("source members (-want +got):\n%s", diff)
 	}
-	if report["templates"] != float64(14) {
-		t.Errorf("templates %v, want 14 (13 examples and the folder's one)", report["templates"])
+	if report["templates"] != float64(17) {
+		t.Errorf("templates %v, want 17 (16 examples and the folder's one)", report["templates"])
 	}
 }
