@@ -68,12 +68,11 @@ func TestReadFormatFiles(t *testing.T) {
 				{Name: "count", Type: TypeInteger, Required: true},
 				{Name: "ratio", Type: TypeNumber, Default: strp("0.5")},
 				{Name: "formal", Type: TypeBoolean, Default: strp("false")},
-				{Name: "tags", Type: TypeArray, Description: "labels to use", Default: strp(`["a","b"]`)},
 				{Name: "tone", Type: TypeString, Description: "the voice", Enum: []string{"warm", "dry"}},
 			},
 			msgs: []Message{
 				{Role: RoleUser, Content: "Be {{tone}}."},
-				{Role: RoleUser, Content: "Write {{count}} lines on {{topic}} ({{ratio}}, {{formal}}, {{tags}})."},
+				{Role: RoleUser, Content: "Write {{count}} lines on {{topic}} ({{ratio}}, {{formal}})."},
 				{Role: RoleAssistant, Content: "Here they are:"},
 			},
 		},
@@ -152,6 +151,24 @@ func TestReadFormatFiles(t *testing.T) {
 const promptyContext = "The Alpine Explorer Tent boasts a detachable divider for privacy,  numerous mesh windows and adjustable vents for ventilation, and  " +
 	"a waterproof design. It even has a built-in gear loft for storing  your outdoor essentials. In short, it's a blend of privacy, comfort,  " +
 	"and convenience, making it your second home in the heart of nature!\n"
+
+// A list input (Picoschema's array, Prompty's array type) is an array
+// variable; its default, a YAML list, travels as a JSON array text.
+func TestReadListInputs(t *testing.T) {
+	for file, data := range map[string]string{
+		"a.prompt":  "---\ninput:\n  schema:\n    tags?(array, labels to use): string\n  default:\n    tags: [a, b]\n---\n{{tags}}",
+		"a.prompty": "---\ninputs:\n  tags:\n    type: array\n    description: labels to use\n    default: [a, b]\n---\nuser:\n{{tags}}",
+	} {
+		tpl, _, err := Parse([]byte(data), ParseOptions{FileName: file})
+		if err != nil {
+			t.Fatalf("%s: %v", file, err)
+		}
+		want := []Variable{{Name: "tags", Type: TypeArray, Description: "labels to use", Default: strp(`["a","b"]`)}}
+		if diff := cmp.Diff(want, tpl.Variables); diff != "" {
+			t.Errorf("%s: variables (-want +got):\n%s", file, diff)
+		}
+	}
+}
 
 func TestFormatOf(t *testing.T) {
 	tests := []struct{ path, format, name string }{
