@@ -193,6 +193,13 @@ func (r *formatReader) finish() (*Template, []Warning, error) {
 		return nil, r.warnings, invalid(r.file, slices.Compact(r.problems), nil)
 	}
 	r.placeholderVariables()
+	for i := range t.Variables {
+		if v := &t.Variables[i]; strings.TrimSpace(v.Description) == "" {
+			// Clients show an argument's description beside its field:
+			// one the file does not describe says where its value goes.
+			v.Description = fmt.Sprintf("The value of {{%s}} in the prompt.", v.Name)
+		}
+	}
 	for i := range t.Tests {
 		// A row's other columns (a .prompt.yml's expected output) are
 		// not arguments.

@@ -2,6 +2,7 @@ package templates
 
 import (
 	"os"
+	"slices"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -31,7 +32,7 @@ func TestReadFormatFiles(t *testing.T) {
 	}{
 		{
 			file: "summarize.prompt.yml", format: FormatPromptYML, title: "Text Summarizer", desc: "Summarizes input text concisely",
-			vars: []Variable{{Name: "input", Type: TypeString, Required: true}},
+			vars: []Variable{{Name: "input", Type: TypeString, Required: true, Description: "The value of {{input}} in the prompt."}},
 			msgs: []Message{
 				{Role: RoleUser, Content: "You are a text summarizer. Your only job is to summarize text given to you."},
 				{Role: RoleUser, Content: "Summarize the given text, beginning with \"Summary -\":\n<text>\n{{input}}\n</text>\n"},
@@ -126,7 +127,7 @@ func TestReadFormatFiles(t *testing.T) {
 			if tpl.Format != tt.format || tpl.Metadata.Name != name || tpl.Metadata.Title != tt.title || tpl.Metadata.Description != tt.desc {
 				t.Errorf("format %q name %q title %q description %q", tpl.Format, tpl.Metadata.Name, tpl.Metadata.Title, tpl.Metadata.Description)
 			}
-			if diff := cmp.Diff(tt.vars, tpl.Variables, cmpopts.EquateEmpty()); diff != "" {
+			if diff := cmp.Diff(described(tt.vars), tpl.Variables, cmpopts.EquateEmpty()); diff != "" {
 				t.Errorf("variables (-want +got):\n%s", diff)
 			}
 			if diff := cmp.Diff(tt.msgs, tpl.Messages); diff != "" {
@@ -148,6 +149,18 @@ func TestReadFormatFiles(t *testing.T) {
 	}
 }
 
+// described is vars with the description a variable the file does not
+// describe is given.
+func described(vars []Variable) []Variable {
+	out := slices.Clone(vars)
+	for i := range out {
+		if out[i].Description == "" {
+			out[i].Description = "The value of {{" + out[i].Name + "}} in the prompt."
+		}
+	}
+	return out
+}
+
 const promptyContext = "The Alpine Explorer Tent boasts a detachable divider for privacy,  numerous mesh windows and adjustable vents for ventilation, and  " +
 	"a waterproof design. It even has a built-in gear loft for storing  your outdoor essentials. In short, it's a blend of privacy, comfort,  " +
 	"and convenience, making it your second home in the heart of nature!\n"
@@ -164,7 +177,7 @@ func TestReadListInputs(t *testing.T) {
 			t.Fatalf("%s: %v", file, err)
 		}
 		want := []Variable{{Name: "tags", Type: TypeArray, Description: "labels to use", Default: strp(`["a","b"]`)}}
-		if diff := cmp.Diff(want, tpl.Variables); diff != "" {
+		if diff := cmp.Diff(want, tpl.Variables); diff != "" { // described in the file
 			t.Errorf("%s: variables (-want +got):\n%s", file, diff)
 		}
 	}
