@@ -2,8 +2,8 @@ package templates
 
 import (
 	"os"
-	"slices"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
