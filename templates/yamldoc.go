@@ -24,9 +24,44 @@ type yamlDoc struct {
 	firstLine int
 }
 
-// maxYAMLDepth bounds the nesting a template's YAML may have: prompt files
-// are shallow, and a deep one would only cost stack.
-const maxYAMLDepth = 32
+// Bounds on how deep a template's YAML may nest, checked before the
+// parser sees it: the parser's time grows much faster than the nesting (a
+// 100 KB file of "[" takes minutes), and prompt files are shallow.
+const (
+	// maxFlowDepth bounds brackets ([ and {) open at once.
+	maxFlowDepth = 64
+	// maxLineLead bounds the spaces, tabs and "- " or "? " indicators
+	// that start a line: block nesting.
+	maxLineLead = 256
+)
+
+// nestingProblem refuses YAML nested past the bounds. It counts every
+// bracket, in quoted text too, so its limit is far above what a prompt
+// needs.
+func nestingProblem(src []byte, firstLine int) *Problem {
+	depth, line, lead, start := 0, firstLine, 0, true
+	for _, c := range src {
+		switch c {
+		case '\n':
+			line, lead, start = line+1, 0, true
+			continue
+		case '[', '{':
+			if depth++; depth > maxFlowDepth {
+				return &Problem{Message: fmt.Sprintf("line %d: the YAML opens more than %d brackets ([ or {) at once: templates are not nested that deep", line, maxFlowDepth)}
+			}
+		case ']', '}':
+			depth = max(depth-1, 0)
+		}
+		if start {
+			if c != ' ' && c != '\t' && c != '-' && c != '?' {
+				start = false
+			} else if lead++; lead > maxLineLead {
+				return &Problem{Message: fmt.Sprintf("line %d: the line starts with more than %d spaces and list markers: templates are not nested that deep", line, maxLineLead)}
+			}
+		}
+	}
+	return nil
+}
 
 // parseYAML decodes src, which starts on the file's line firstLine, as a
 // YAML mapping. What it refuses (a syntax error, anchors and aliases, a
@@ -39,6 +74,9 @@ func parseYAML(src []byte, firstLine int) (doc *yamlDoc, problem *Problem) {
 			doc, problem = nil, &Problem{Message: fmt.Sprintf("the YAML cannot be read: %v", r)}
 		}
 	}()
+	if p := nestingProblem(src, firstLine); p != nil {
+		return nil, p
+	}
 	file, err := parser.ParseBytes(src, 0)
 	if err != nil {
 		return nil, yamlProblem(err, firstLine)
@@ -52,7 +90,6 @@ func parseYAML(src []byte, firstLine int) (doc *yamlDoc, problem *Problem) {
 	}
 	body := file.Docs[0].Body
 	var refused *Problem
-	depth := 0
 	ast.Walk(visitor(func(n ast.Node) bool {
 		if refused != nil {
 			return false
@@ -66,16 +103,10 @@ func parseYAML(src []byte, firstLine int) (doc *yamlDoc, problem *Problem) {
 				lineOf(n, firstLine))}
 			return false
 		}
-		if d := n.GetToken().Position.IndentLevel; d > depth {
-			depth = d
-		}
 		return true
 	}), body)
 	if refused != nil {
 		return nil, refused
-	}
-	if depth > maxYAMLDepth {
-		return nil, &Problem{Message: fmt.Sprintf("the YAML is nested %d levels deep, over the limit of %d", depth, maxYAMLDepth)}
 	}
 	if _, ok := body.(*ast.NullNode); ok {
 		return &yamlDoc{firstLine: firstLine}, nil
