@@ -949,3 +949,25 @@ func TestCheckRequests(t *testing.T) {
 		})
 	}
 }
+
+// TestSaveTemplateKeepsOtherFormats: a save writes our JSON, so it never
+// replaces a template the repository keeps in another format.
+func TestSaveTemplateKeepsOtherFormats(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakegithub.Library{Files: map[string][]byte{
+		"templates/greet.prompt": []byte("---\nname: Greeter\n---\nHello {{who}}"),
+	}})
+	s := h.source()
+	if _, err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Reset()
+	_, err := s.SaveTemplate(ctxT(t), "greet", fakegithub.ValidTemplate("greet", "ours {{subject}}"), "replace greet")
+	f := fault.As(err)
+	if f == nil || f.Code != fault.WriteConflict || !strings.Contains(f.Why, "templates/greet.prompt holds it as a dotprompt file") {
+		t.Fatalf("SaveTemplate error = %v, want WRITE_CONFLICT naming the file and its format", err)
+	}
+	if n := h.fake.Count(fakegithub.RoutePut); n != 0 {
+		t.Errorf("%d writes reached GitHub, want none", n)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/goccy/go-yaml"
 )
 
@@ -314,4 +315,26 @@ func testArguments(row yaml.MapSlice) map[string]string {
 		}
 	}
 	return args
+}
+
+// formatNames names the formats in messages.
+var formatNames = map[string]string{
+	FormatPromptYML: "GitHub Models .prompt.yml",
+	FormatDotprompt: "dotprompt",
+	FormatPrompty:   "Prompty",
+}
+
+// SaveOverFormat is the WRITE_CONFLICT error for saving the template name
+// into the file p when p is in another format than ours: a save writes
+// flowyprompt's JSON, which would turn the team's file into another
+// format. It is nil for a JSON file.
+func SaveOverFormat(name, p string) error {
+	format, _ := FormatOf(p)
+	if format == "" || format == FormatJSON {
+		return nil
+	}
+	return &fault.Error{Code: fault.WriteConflict, What: "save template " + name,
+		Why:     fmt.Sprintf("%s holds it as a %s file, and a save writes flowyprompt's JSON, which would replace the file's format", p, formatNames[format]),
+		How:     fmt.Sprintf("edit %s in its own format, or save the template under another name", p),
+		Details: map[string]any{"file": p, "format": format}}
 }
