@@ -382,22 +382,35 @@ func TestBuildFormats(t *testing.T) {
 	}
 }
 
-func FuzzReadFormats(f *testing.F) {
-	for _, name := range []string{"summarize.prompt.yml", "greet.prompt", "food_chat.prompt", "typed.prompt", "chat.prompty", "support.prompty"} {
-		data, err := os.ReadFile(filepath.Join("testdata", "formats", name))
+// Each reader is fuzzed on its own, from its real files and a few
+// hostile seeds: whatever the bytes, it returns a template whose messages,
+// roles and variables hold, or INVALID_TEMPLATE with its problems.
+func FuzzReadPromptYML(f *testing.F) {
+	fuzzReader(f, "f.prompt.yml", []string{"summarize.prompt.yml"}, "x: &a [*a]\n", "messages:\n  - role: system\n    content: \"{{a}}\"\n")
+}
+
+func FuzzReadDotprompt(f *testing.F) {
+	fuzzReader(f, "f.prompt", []string{"greet.prompt", "food_chat.prompt", "typed.prompt"},
+		"---\ninput:\n  schema:\n    x(enum): 3\n---\n{{role \"model\"}}", "---\n---\n{{history}}")
+}
+
+func FuzzReadPrompty(f *testing.F) {
+	fuzzReader(f, "f.prompty", []string{"chat.prompty", "support.prompty"}, "---\n---\nuser:\n", "---\ninputs:\n  a: [b]\n---\ntool:\nx")
+}
+
+func fuzzReader(f *testing.F, name string, files []string, seeds ...string) {
+	for _, file := range files {
+		data, err := os.ReadFile(filepath.Join("testdata", "formats", file))
 		if err != nil {
 			f.Fatal(err)
 		}
-		f.Add(name, data)
+		f.Add(data)
 	}
-	f.Add("a.prompt.yml", []byte("x: &a [*a]\n"))
-	f.Add("a.prompt", []byte("---\ninput:\n  schema:\n    x(enum): 3\n---\n{{role \"model\"}}"))
-	f.Add("a.prompty", []byte("---\n---\nuser:\n"))
-	f.Fuzz(func(t *testing.T, name string, data []byte) {
-		format, _ := FormatOf(name)
-		if format == "" || format == FormatJSON || strings.ContainsAny(name, "/\\") {
-			return
-		}
+	for _, s := range seeds {
+		f.Add([]byte(s))
+	}
+	format, _ := FormatOf(name)
+	f.Fuzz(func(t *testing.T, data []byte) {
 		tpl, _, err := Parse(data, ParseOptions{MaxFileSize: 4096, FileName: name})
 		if err != nil {
 			if tpl != nil {
@@ -412,8 +425,8 @@ func FuzzReadFormats(f *testing.F) {
 			}
 			return
 		}
-		if !validName.MatchString(tpl.Metadata.Name) || tpl.Format != format {
-			t.Fatalf("accepted name %q, format %q", tpl.Metadata.Name, tpl.Format)
+		if tpl.Metadata.Name != "f" || tpl.Format != format {
+			t.Fatalf("name %q, format %q", tpl.Metadata.Name, tpl.Format)
 		}
 		if len(tpl.Messages) == 0 || len(tpl.Turns()) != len(tpl.Messages) {
 			t.Fatalf("%d turns for %d messages", len(tpl.Turns()), len(tpl.Messages))
@@ -424,9 +437,28 @@ func FuzzReadFormats(f *testing.F) {
 			}
 		}
 		for _, v := range tpl.Variables {
-			if !variableName.MatchString(v.Name) {
-				t.Fatalf("variable %q", v.Name)
+			if !variableName.MatchString(v.Name) || v.Description == "" {
+				t.Fatalf("variable %+v", v)
 			}
 		}
 	})
+}
+
+// BenchmarkRead: reading each format's real file, against our JSON
+// fixture, per file (ns and allocations).
+func BenchmarkRead(b *testing.B) {
+	for _, file := range []string{"../Fixture_Template.json", "summarize.prompt.yml", "typed.prompt", "chat.prompty"} {
+		data, err := os.ReadFile(filepath.Join("testdata", "formats", file))
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(filepath.Base(file), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, _, err := Parse(data, ParseOptions{FileName: filepath.Base(file)}); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
 }
