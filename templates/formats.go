@@ -85,14 +85,12 @@ type formatMessage struct {
 
 func newFormatReader(format, file string) *formatReader {
 	_, name := FormatOf(file)
-	if name == "" && file == "" {
-		name = "prompt"
-	}
 	return &formatReader{file: file, format: format, t: &Template{Format: format, Metadata: Metadata{Name: name}}}
 }
 
-// fail records a problem at pointer, on the line the YAML has it (or
-// line, when the pointer is not into YAML).
+// fail records a problem at pointer, on line: the line the YAML has the
+// pointer on when line is 0, none when it is negative (a problem of the
+// file as a whole).
 func (r *formatReader) fail(pointer string, line int, format string, args ...any) {
 	if line == 0 {
 		line = r.doc.line(pointer)
