@@ -164,16 +164,21 @@ func TestEnterpriseAPIURL(t *testing.T) {
 func TestTree(t *testing.T) {
 	t.Parallel()
 	files := map[string][]byte{
-		"templates/A.json":         []byte("a"),
-		"templates/team/B.json":    []byte("bb"),
-		"templates/notes.md":       []byte("x"),
-		"templates/.drafts/X.json": []byte("x"), // hidden: never a template, as in a folder source
-		"templates/.Y.json":        []byte("y"),
-		".github/Z.json":           []byte("z"),
-		"templates-old/C.json":     []byte("c"),
-		"other/D.json":             []byte("d"),
-		"README.json":              []byte("r"),
-		"prompts/sub/deep/E.json":  []byte("eeeee"),
+		"templates/A.json":      []byte("a"),
+		"templates/team/B.json": []byte("bb"),
+		"templates/notes.md":    []byte("x"),
+		// The formats teams already keep are templates too; other YAML is not.
+		"templates/summarize.prompt.yml": []byte("s"),
+		"templates/greet.prompt":         []byte("g"),
+		"templates/chat.prompty":         []byte("c"),
+		"templates/config.yml":           []byte("x"),
+		"templates/.drafts/X.json":       []byte("x"), // hidden: never a template, as in a folder source
+		"templates/.Y.json":              []byte("y"),
+		".github/Z.json":                 []byte("z"),
+		"templates-old/C.json":           []byte("c"),
+		"other/D.json":                   []byte("d"),
+		"README.json":                    []byte("r"),
+		"prompts/sub/deep/E.json":        []byte("eeeee"),
 	}
 	entry := func(p string) TreeEntry {
 		return TreeEntry{Path: p, SHA: fakegithub.BlobSHA(files[p]), Size: len(files[p])}
@@ -183,10 +188,12 @@ func TestTree(t *testing.T) {
 		want    []TreeEntry
 		wantErr string
 	}{
-		{path: "templates", want: []TreeEntry{entry("templates/A.json"), entry("templates/team/B.json")}},
+		{path: "templates", want: []TreeEntry{entry("templates/A.json"), entry("templates/chat.prompty"), entry("templates/greet.prompt"),
+			entry("templates/summarize.prompt.yml"), entry("templates/team/B.json")}},
 		{path: "prompts/sub", want: []TreeEntry{entry("prompts/sub/deep/E.json")}},
 		{path: ".", want: []TreeEntry{entry("README.json"), entry("other/D.json"), entry("prompts/sub/deep/E.json"),
-			entry("templates-old/C.json"), entry("templates/A.json"), entry("templates/team/B.json")}},
+			entry("templates-old/C.json"), entry("templates/A.json"), entry("templates/chat.prompty"), entry("templates/greet.prompt"),
+			entry("templates/summarize.prompt.yml"), entry("templates/team/B.json")}},
 		{path: "missing", wantErr: fault.GitHubNotFound},
 	}
 	h := newHarness(t, fakegithub.Library{Files: files})
@@ -940,5 +947,27 @@ func TestCheckRequests(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSaveTemplateKeepsOtherFormats: a save writes our JSON, so it never
+// replaces a template the repository keeps in another format.
+func TestSaveTemplateKeepsOtherFormats(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakegithub.Library{Files: map[string][]byte{
+		"templates/greet.prompt": []byte("---\nname: Greeter\n---\nHello {{who}}"),
+	}})
+	s := h.source()
+	if _, err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	h.fake.Reset()
+	_, err := s.SaveTemplate(ctxT(t), "greet", fakegithub.ValidTemplate("greet", "ours {{subject}}"), "replace greet")
+	f := fault.As(err)
+	if f == nil || f.Code != fault.WriteConflict || !strings.Contains(f.Why, "templates/greet.prompt holds it as a dotprompt file") {
+		t.Fatalf("SaveTemplate error = %v, want WRITE_CONFLICT naming the file and its format", err)
+	}
+	if n := h.fake.Count(fakegithub.RoutePut); n != 0 {
+		t.Errorf("%d writes reached GitHub, want none", n)
 	}
 }

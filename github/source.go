@@ -813,6 +813,9 @@ func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, 
 		p = s.cfg.path + "/" + p
 	}
 	if e, ok := base.Lookup(name); ok {
+		if err := templates.SaveOverFormat(name, e.Path); err != nil {
+			return "", err
+		}
 		p = e.Path
 	} else if other := templateAt(base, p); other != "" {
 		return "", &fault.Error{Code: fault.WriteConflict, What: "save template " + name,

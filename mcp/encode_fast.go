@@ -18,6 +18,9 @@ import (
 func appendFast(dst []byte, v any) ([]byte, bool) {
 	switch r := v.(type) {
 	case *GetPromptResult:
+		if r.Meta != nil {
+			return dst, false
+		}
 		for _, m := range r.Messages {
 			if !plainText(m.Content) {
 				return dst, false

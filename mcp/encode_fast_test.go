@@ -43,6 +43,16 @@ func TestAppendFastMatchesEncodingJSON(t *testing.T) {
 	if _, ok := appendFast(nil, &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: Content{Type: "resource", Resource: &ResourceContents{URI: "x"}}}}}); ok {
 		t.Error("a resource message was encoded by the fast path")
 	}
+	// A result with _meta (a template's model settings) too, so the
+	// _meta is never dropped.
+	withMeta := &GetPromptResult{Messages: []PromptMessage{{Role: "user", Content: TextContent("x")}}, Meta: map[string]any{"io.flowyprompt/model": map[string]any{"name": "m"}}}
+	if _, ok := appendFast(nil, withMeta); ok {
+		t.Error("a result with _meta was encoded by the fast path")
+	}
+	var buf bytes.Buffer
+	if err := encodeJSON(&buf, withMeta); err != nil || !strings.Contains(buf.String(), `"_meta":{"io.flowyprompt/model":{"name":"m"}}`) {
+		t.Errorf("encoded %s, %v", buf.String(), err)
+	}
 }
 
 // TestFastSizeLeavesRoom: for the results the hot paths build (prompt

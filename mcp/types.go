@@ -127,6 +127,9 @@ type Prompt struct {
 	Title       string           `json:"title,omitempty"`
 	Description string           `json:"description,omitempty"`
 	Arguments   []PromptArgument `json:"arguments"`
+	// Meta is the prompt's _meta: what the server adds under its own
+	// keys (a template's model settings).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // PromptArgument is one argument of a prompt.
@@ -155,6 +158,8 @@ type GetPromptParams struct {
 type GetPromptResult struct {
 	Description string          `json:"description,omitempty"`
 	Messages    []PromptMessage `json:"messages"`
+	// Meta is the result's _meta, as Prompt's.
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // PromptMessage is one message of a prompt.

@@ -87,6 +87,9 @@ type Catalog struct {
 	conflicts []Conflict   // sorted by name
 	invalid   []Invalid    // sorted by path
 	flows     []*FlowEntry // sorted by name
+	// partials are the library's valid partials, sorted by path, for
+	// export: the templates have them linked in already.
+	partials []Partial
 	// flowAlias resolves bare flow names in a Composite's catalog, as
 	// alias does for templates. nil for a single source.
 	flowAlias map[string]*FlowEntry
@@ -103,9 +106,10 @@ type Catalog struct {
 // files (IsLibraryFile) are considered, and dot-files (editor droppings) are
 // skipped; a path that could escape its folder is refused. When two files
 // declare the same metadata.name, the first by path wins and the other is
-// reported invalid. The partials are read first and linked into the
-// templates that include them: a template whose partials are missing, in a
-// cycle or nested too deep is invalid.
+// reported invalid. The partials (partials/NAME.md, dotprompt's
+// _NAME.prompt) are read first and linked into the templates that include
+// them: a template whose partials are missing, in a cycle or nested too
+// deep is invalid.
 func Build(files []File, opts BuildOptions) *Catalog {
 	return build(nil, files, opts)
 }
@@ -150,10 +154,12 @@ func build(prev *Catalog, files []File, opts BuildOptions) *Catalog {
 		if !IsLibraryFile(f.Path) {
 			continue
 		}
-		if _, ok := PartialName(f.Path); ok {
+		if _, ok := PartialName(f.Path); ok || isDotpromptPartial(f.Path) {
+			// A piece templates include, not a template.
 			continue
 		}
-		if IsFlowPath(f.Path) {
+		format, _ := FormatOf(f.Path)
+		if IsFlowPath(f.Path) && format == FormatJSON {
 			// Flows are checked against the templates, so they wait until
 			// every template is in.
 			flowFiles = append(flowFiles, f)
@@ -235,6 +241,8 @@ func (c *Catalog) buildPartials(sorted []File, maxSize int) *partialSet {
 		byName[name] = p
 		if p.err != nil {
 			c.invalid = append(c.invalid, Invalid{Path: f.Path, Err: p.err})
+		} else {
+			c.partials = append(c.partials, Partial{Name: name, Path: f.Path, Text: partialBody(f.Path, f.Data)})
 		}
 	}
 	ps := newPartialSet(byName)
@@ -480,6 +488,18 @@ func (c *Catalog) Conflicts() []Conflict {
 	}
 	return slices.Clone(c.conflicts)
 }
+
+// Partial is one partial of a library, as a template includes it.
+type Partial struct {
+	Name string // what {{> NAME}} names
+	Path string // partials/NAME.md or _NAME.prompt, within its source
+	Text string // what it puts in place (a _NAME.prompt's body)
+}
+
+// Partials returns the library's valid partials, sorted by path, for
+// writing the library out again; the slice is shared: do not modify it. A
+// Composite's catalog has none of its own.
+func (c *Catalog) Partials() []Partial { return c.partials }
 
 // Invalid returns the files left out, sorted by path; never nil.
 func (c *Catalog) Invalid() []Invalid {
@@ -749,13 +769,13 @@ func NotFound(name string, c *Catalog) *fault.Error {
 }
 
 // invalidFile returns the invalid file that would hold the template name:
-// NAME.json in any folder.
+// NAME.json, or NAME in another format, in any folder.
 func (c *Catalog) invalidFile(name string) (Invalid, bool) {
 	if c == nil {
 		return Invalid{}, false
 	}
 	for _, inv := range c.invalid {
-		if path.Base(inv.Path) == BareName(name)+".json" {
+		if _, stem := FormatOf(inv.Path); stem == BareName(name) {
 			return inv, true
 		}
 	}

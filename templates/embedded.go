@@ -13,7 +13,7 @@ import (
 // of the examples, so a fresh install shows flows as well, and its
 // partials/ folder the partial an example includes.
 //
-//go:embed examples/*.json examples/flows/*.json examples/partials/*.md
+//go:embed examples
 var examplesFS embed.FS
 
 // embeddedInfo describes the built-in example library.
@@ -43,22 +43,20 @@ func (s *embeddedSource) Load(ctx context.Context) (*Catalog, error) {
 	return s.load(), nil
 }
 
-// embeddedFiles lists the embedded examples as Files ("examples/NAME.json",
-// "examples/flows/NAME.json" and the partials, "examples/partials/NAME.md").
+// embeddedFiles lists the embedded examples as Files: every file of
+// examples/ a library reads (IsLibraryFile), "examples/NAME.json",
+// "examples/NAME.prompt.yml", "examples/flows/NAME.json" and the like.
 func embeddedFiles() []File {
-	names, err := fs.Glob(examplesFS, "examples/*.json")
+	var names []string
+	err := fs.WalkDir(examplesFS, "examples", func(p string, d fs.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && IsLibraryFile(p) {
+			names = append(names, p)
+		}
+		return err
+	})
 	if err != nil {
-		panic("templates: bad embedded glob: " + err.Error())
+		panic("templates: bad embedded examples: " + err.Error())
 	}
-	flows, err := fs.Glob(examplesFS, "examples/flows/*.json")
-	if err != nil {
-		panic("templates: bad embedded glob: " + err.Error())
-	}
-	partials, err := fs.Glob(examplesFS, "examples/partials/*.md")
-	if err != nil {
-		panic("templates: bad embedded glob: " + err.Error())
-	}
-	names = append(append(names, flows...), partials...)
 	files := make([]File, 0, len(names))
 	for _, n := range names {
 		data, err := examplesFS.ReadFile(n)

@@ -24,9 +24,24 @@ func TestEmbeddedExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	onDisk, err := filepath.Glob("examples/*.json")
+	all, err := filepath.Glob("examples/*")
 	if err != nil {
 		t.Fatal(err)
+	}
+	var onDisk []string
+	formats := map[string]bool{}
+	for _, p := range all {
+		if templates.IsLibraryFile(p) {
+			onDisk = append(onDisk, p)
+			format, _ := templates.FormatOf(p)
+			formats[format] = true
+		}
+	}
+	// One example in each format, so a fresh install shows them all.
+	for _, f := range []string{templates.FormatJSON, templates.FormatPromptYML, templates.FormatDotprompt, templates.FormatPrompty} {
+		if !formats[f] {
+			t.Errorf("no built-in example in the %s format", f)
+		}
 	}
 	if c.Len() < 10 {
 		t.Errorf("%d embedded examples, want at least 10", c.Len())
@@ -79,6 +94,15 @@ func TestEmbeddedExamplesRender(t *testing.T) {
 	for _, e := range c.Templates() {
 		name := e.Template.Metadata.Name
 		t.Run(name, func(t *testing.T) {
+			if e.Template.Format != templates.FormatJSON {
+				// The other formats are conversations: their messages.
+				msgs, err := render.Conversation(e.Template, sampleArgs(e.Template))
+				if err != nil {
+					t.Fatal(err)
+				}
+				golden.Text(t, filepath.Join(dir, name+".md"), render.Transcript(msgs))
+				return
+			}
 			got, err := render.Prompt(e.Template, sampleArgs(e.Template))
 			if err != nil {
 				t.Fatal(err)

@@ -6,10 +6,11 @@ import (
 )
 
 // IsLibraryFile reports whether the file at p (slash-separated, within its
-// source) is one a library reads into its catalog: a template, a flow or
-// a partial (PartialName). It is the one place that decides which files a
-// source loads, so the folder, GitHub and embedded sources and Build agree
-// on it.
+// source) is one a library reads into its catalog: a template in our JSON
+// or in one of the formats teams already keep (NAME.prompt.yml,
+// NAME.prompt.yaml, NAME.prompt, NAME.prompty), a flow, or a partial
+// (PartialName). It is the one place that decides which files a source
+// loads, so the folder, GitHub and embedded sources and Build agree on it.
 func IsLibraryFile(p string) bool {
 	base := path.Base(p)
 	if strings.HasPrefix(base, ".") {
@@ -18,5 +19,6 @@ func IsLibraryFile(p string) bool {
 	if _, ok := PartialName(p); ok {
 		return true
 	}
-	return strings.HasSuffix(base, ".json")
+	format, _ := FormatOf(base)
+	return format != ""
 }

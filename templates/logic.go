@@ -459,6 +459,19 @@ func logicProblems(content string, vars []Variable, pointer string) []Problem {
 // them those written as plain placeholders outside any loop (which, like
 // a plain section's, may name no variable), each in order of first use,
 // as far as the section can be read.
+// loopNames returns the names content's {{#each}} blocks loop over: a file
+// that declares no inputs (.prompt.yml) makes them lists.
+func loopNames(content string) []string {
+	refs, _ := scanLogic(content)
+	var out nameSet
+	for _, r := range refs {
+		if r.kind == refEach && !strings.HasPrefix(r.name, "@") && r.name != "this" {
+			out.add(r.name)
+		}
+	}
+	return out.list
+}
+
 func logicNames(content string) (used, plain []string) {
 	refs, _ := scanLogic(content)
 	var u, p nameSet

@@ -233,7 +233,10 @@ func TestPartialFiles(t *testing.T) {
 		if ok != (want != "") || (ok && name != want) {
 			t.Errorf("PartialName(%q) = %q, %v; want %q", p, name, ok, want)
 		}
-		if lib := IsLibraryFile(p); lib != (want != "" && !strings.Contains(p, "/.")) && !strings.HasSuffix(p, ".json") {
+		// A partial is a library file; so is a template in any format
+		// (a.prompt, partials/x.json).
+		format, _ := FormatOf(p)
+		if lib := IsLibraryFile(p); lib != ((want != "" || format != "") && !strings.Contains(p, "/.")) {
 			t.Errorf("IsLibraryFile(%q) = %v", p, lib)
 		}
 	}

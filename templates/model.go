@@ -39,7 +39,11 @@ type Template struct {
 
 // Metadata describes a template.
 type Metadata struct {
-	Name        string   `json:"name"`
+	Name string `json:"name"`
+	// Title is the name a file of another format gives itself (a
+	// .prompt.yml's name): clients show it; Name, from the file's name,
+	// is the one they ask for.
+	Title       string   `json:"title,omitempty"`
 	Description string   `json:"description"`
 	Version     string   `json:"version"`
 	Author      string   `json:"author,omitempty"`

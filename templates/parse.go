@@ -119,6 +119,10 @@ func Parse(data []byte, opts ParseOptions) (*Template, []Warning, error) {
 		return nil, nil, TooLarge(opts.FileName, int64(len(data)), maxParsedSize)
 	}
 
+	if format, _ := FormatOf(opts.FileName); format != "" && format != FormatJSON {
+		return parseFormat(data, format, opts)
+	}
+
 	doc, err := decodeDocument(data)
 	if err != nil {
 		return nil, nil, invalid(opts.FileName, []Problem{{Message: err.Error()}}, err)
@@ -840,7 +844,7 @@ func (t *Template) pack() {
 // same order.
 func (t *Template) eachString(f func(*string)) {
 	md := &t.Metadata
-	for _, s := range []*string{&md.Name, &md.Description, &md.Version, &md.Author, &md.Category, &md.LastUpdated} {
+	for _, s := range []*string{&md.Name, &md.Title, &md.Description, &md.Version, &md.Author, &md.Category, &md.LastUpdated} {
 		f(s)
 	}
 	for i := range md.Tags {

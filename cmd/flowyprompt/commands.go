@@ -11,7 +11,6 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
-	"path"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
@@ -564,8 +563,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			return &exitError{code: 2, err: fmt.Errorf("cannot read %s: %w", p, err)}
 		}
 		if len(files) == 0 {
-			return &exitError{code: 1, err: fmt.Errorf("no template files in %s: validate reads the *.json files of a folder and of its "+
-				"subfolders one level down (not those whose names start with a dot); name a template file, or the folder that holds them", p)}
+			return &exitError{code: 1, err: fmt.Errorf("no template files in %s: validate reads the template files (*.json, *.prompt.yml, *.prompt, *.prompty) "+
+				"of a folder and of its subfolders one level down (not those whose names start with a dot); name a template file, or the folder that holds them", p)}
 		}
 		for _, f := range files {
 			inputs = append(inputs, input{filepath.Join(p, filepath.FromSlash(f.Path)), f.Data, f.Err, p})
@@ -599,7 +598,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 	for _, in := range inputs {
 		f := in.file
 		var rep templates.ValidationReport
-		isFlow := templates.IsFlowPath(filepath.ToSlash(f))
+		format, _ := templates.FormatOf(f)
+		isFlow := templates.IsFlowPath(filepath.ToSlash(f)) && format == templates.FormatJSON
 		partial, isPartial := templates.PartialName(filepath.ToSlash(f))
 		switch {
 		case in.err == nil && isPartial:
@@ -632,7 +632,8 @@ func cmdValidate(ctx context.Context, args []string, stdout, stderr io.Writer, l
 			if rep.Valid {
 				// A listed file that is not there fails the prompt's
 				// attachments when served: it is an error here.
-				t, _, _ := templates.Parse(in.data, templates.ParseOptions{MaxFileSize: cfg.MaxFileSize})
+				// The file's name says its format.
+				t, _, _ := templates.Parse(in.data, templates.ParseOptions{MaxFileSize: cfg.MaxFileSize, FileName: filepath.Base(f)})
 				var lib *templates.Catalog
 				if slices.ContainsFunc(t.Resources, func(r string) bool { return strings.HasPrefix(r, app.TemplateURIPrefix) }) {
 					// Only then: a named file's folder may hold anything.
@@ -947,7 +948,7 @@ func cliNotFound(err error, name string, cat *templates.Catalog, list string) er
 	cp := *f
 	cp.How = "run " + list + " to see the names; names are case-sensitive"
 	for _, inv := range cat.Invalid() {
-		if path.Base(inv.Path) == name+".json" {
+		if _, stem := templates.FormatOf(inv.Path); stem == name {
 			cp.Why = fmt.Sprintf("the file %s, which may hold it, is invalid: %v", inv.Path, inv.Err)
 			cp.How = fmt.Sprintf("fix %s (flowyprompt validate lists every problem of a file), or run %s to see the names", inv.Path, list)
 			break

@@ -203,7 +203,7 @@ func TestBinaryHealthzListsConflicts(t *testing.T) {
 	if diff := cmp.Diff([]string{"mine:directory", "examples:embedded"}, got); diff != "" {
 		t.Errorf("source members (-want +got):\n%s", diff)
 	}
-	if report["templates"] != float64(15) {
-		t.Errorf("templates %v, want 15 (14 examples and the folder's one)", report["templates"])
+	if report["templates"] != float64(18) {
+		t.Errorf("templates %v, want 18 (17 examples and the folder's one)", report["templates"])
 	}
 }

@@ -59,6 +59,7 @@ Usage:
   flowyprompt test      [flags]              run the templates' tests (exit 1 if any fails)
   flowyprompt call      TOOL ['{json}']       run one MCP tool and print its result
   flowyprompt check     [flags]              check the configuration and the template source
+  flowyprompt export    --format F --out DIR  write the library as dotprompt, .prompt.yml or Agent Skills
   flowyprompt version                        print the version
 
 Templates come from --templates DIR (TEMPLATES_DIR), a GitHub repository
@@ -144,6 +145,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdCall(ctx, rest, stdout, stderr, lookup)
 	case "check":
 		return cmdCheck(ctx, rest, stdout, stderr, lookup)
+	case "export":
+		return cmdExport(ctx, rest, stdout, stderr, lookup)
 	case "version":
 		return cmdVersion(rest, stdout, stderr)
 	case "--version", "-version":
@@ -259,6 +262,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"test":     {"Render every test of the templates' \"tests\" and check what each expects; print PASS or FAIL for each and the counts; exit 1 if any fails.", "flowyprompt test --templates ./prompts --junit report.xml"},
 	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},
 	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached, a template is invalid or a file a template lists is missing.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
+	"export":   {"Write every template in another format: dotprompt .prompt files, GitHub Models .prompt.yml files, or one Agent Skill folder (SKILL.md) per template.", "flowyprompt export --format skill --out ./skills --templates ./prompts"},
 	"version":  {"Print the version, the commit it was built from, the Go version and the platform.", "flowyprompt version"},
 }
 

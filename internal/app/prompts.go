@@ -37,7 +37,8 @@ func promptOf(t *templates.Template) mcp.Prompt {
 	for _, v := range t.Variables {
 		args = append(args, mcp.PromptArgument{Name: v.Name, Description: argumentDescription(v), Required: v.Required})
 	}
-	return mcp.Prompt{Name: t.Metadata.Name, Title: title(t.Metadata.Name), Description: t.Metadata.Description, Arguments: args}
+	return mcp.Prompt{Name: t.Metadata.Name, Title: templateTitle(t), Description: t.Metadata.Description, Arguments: args,
+		Meta: modelMeta(t)}
 }
 
 // argumentDescription adds the default and allowed values, since the
@@ -99,7 +100,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if len(e.Template.Resources) > 0 {
 		msgs = append(msgs, a.embeddedResources(ctx, cat, e.Template)...)
 	}
-	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs}, nil
+	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs, Meta: modelMeta(e.Template)}, nil
 }
 
 // promptMessages renders t with args into prompts/get's messages: one user
@@ -143,4 +144,41 @@ func (a *App) remember(r *mcp.Request, t *templates.Template, args map[string]st
 			a.used.remember(r.SessionID(), t.Metadata.Name, k, v)
 		}
 	}
+}
+
+// ModelMetaKey is the _meta key under which a prompt carries the model
+// settings its file gives (a .prompt.yml's model and modelParameters, a
+// dotprompt's model and config, a Prompty's model).
+const ModelMetaKey = "io.flowyprompt/model"
+
+// modelMeta is a prompt's _meta for t: its model settings, or nil when
+// its file gives none.
+func modelMeta(t *templates.Template) map[string]any {
+	if t.Model == nil {
+		return nil
+	}
+	return map[string]any{ModelMetaKey: t.Model}
+}
+
+// templateTitle is the title clients show: the name a file of another
+// format gives itself, else the name in words.
+func templateTitle(t *templates.Template) string {
+	if t.Metadata.Title != "" {
+		if ns, _, ok := strings.Cut(t.Metadata.Name, templates.NamespaceSeparator); ok {
+			return t.Metadata.Title + " (" + ns + ")"
+		}
+		return t.Metadata.Title
+	}
+	return title(t.Metadata.Name)
+}
+
+// templateMIME is the media type of a template's file.
+func templateMIME(t *templates.Template) string {
+	switch t.Format {
+	case templates.FormatPromptYML:
+		return "application/yaml"
+	case templates.FormatDotprompt, templates.FormatPrompty:
+		return "text/markdown"
+	}
+	return "application/json"
 }

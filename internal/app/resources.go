@@ -39,8 +39,8 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 	out := make([]mcp.Resource, 0, len(entries))
 	for _, e := range entries {
 		m := e.Template.Metadata
-		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: title(m.Name),
-			Description: sentence(m.Description), MimeType: "application/json", Size: int64(len(e.Raw))})
+		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: templateTitle(e.Template),
+			Description: sentence(m.Description), MimeType: templateMIME(e.Template), Size: int64(len(e.Raw))})
 	}
 	rr, _ := a.lib.Source().(templates.ResourceReader)
 	for _, p := range listedFiles(cat) {
@@ -141,7 +141,7 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 		return mcp.ResourceContents{}, err
 	}
 	if res.entry != nil {
-		return mcp.ResourceContents{URI: res.uri, MimeType: "application/json", Text: string(res.entry.Raw)}, nil
+		return mcp.ResourceContents{URI: res.uri, MimeType: templateMIME(res.entry.Template), Text: string(res.entry.Raw)}, nil
 	}
 	data, mimeType, err := res.rr.ReadResource(ctx, res.rel)
 	if err != nil {

@@ -60,12 +60,18 @@ func TestSeveralSources(t *testing.T) {
 	cacheDir := t.TempDir()
 	_, team := repoSource(t, "acme", cacheDir, map[string][]byte{
 		"templates/Code_Review.json": sourceTemplate("Code_Review", "team review"),
-		"templates/Team_Only.json":   sourceTemplate("Team_Only", "team only")})
+		"templates/Team_Only.json":   sourceTemplate("Team_Only", "team only"),
+		// A dotprompt file in the repository, served like the JSON ones.
+		"templates/greet.prompt": []byte("---\nname: Greeter\n---\nHello {{who}}, from the team.")})
 	platformRepo, platform := repoSource(t, "ops", cacheDir, map[string][]byte{
 		"templates/Code_Review.json":     sourceTemplate("Code_Review", "platform review"),
 		"templates/Incident_Update.json": sourceTemplate("Incident_Update", "incident update")})
 	dir := t.TempDir()
 	writeTemplate(t, dir, "Local_Note", string(sourceTemplate("Local_Note", "local note")))
+	if err := os.WriteFile(filepath.Join(dir, "summarize.prompt.yml"),
+		[]byte("name: Text Summarizer\nmessages:\n  - role: user\n    content: Summarize {{input}}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	local := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: dir}})
 
 	src, err := templates.NewComposite([]templates.Member{{Namespace: "team", Source: team},
@@ -97,7 +103,11 @@ func TestSeveralSources(t *testing.T) {
 	}{
 		{"prompts/list", mcp.MethodPromptsList, map[string]any{},
 			[]string{`"local/Local_Note"`, `"platform/Code_Review"`, `"platform/Incident_Update"`, `"team/Code_Review"`, `"team/Team_Only"`,
-				`"title":"Code Review (platform)"`}, nil, false},
+				`"title":"Code Review (platform)"`, `"local/summarize"`, `"title":"Text Summarizer (local)"`, `"team/greet"`, `"title":"Greeter (team)"`}, nil, false},
+		{"a format's prompt from GitHub", mcp.MethodPromptsGet, map[string]any{"name": "greet", "arguments": map[string]string{"who": "Zed"}},
+			[]string{`"text":"Hello Zed, from the team."`}, nil, false},
+		{"a format's prompt from the folder", mcp.MethodPromptsGet, map[string]any{"name": "local/summarize", "arguments": map[string]string{"input": "this"}},
+			[]string{`"text":"Summarize this"`}, nil, false},
 		{"namespaced prompt", mcp.MethodPromptsGet, map[string]any{"name": "platform/Code_Review"}, []string{"platform review"}, []string{"team review"}, false},
 		{"bare prompt, first source", mcp.MethodPromptsGet, map[string]any{"name": "Code_Review"}, []string{"team review"}, []string{"platform review"}, false},
 		{"bare prompt, only source", mcp.MethodPromptsGet, map[string]any{"name": "Incident_Update"}, []string{"incident update"}, nil, false},

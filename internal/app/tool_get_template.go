@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -83,6 +84,7 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 	m, vars := shortened(t, limit)
 	var b strings.Builder
 	writeTemplateMetadata(&b, m)
+	model := writeModel(&b, t)
 	writeVariables(&b, vars)
 	sections, turns := writeStructure(&b, t)
 	source := writeSource(&b, e, cat.Info())
@@ -98,6 +100,12 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 	if turns != nil {
 		structured["messages"] = turns
 	}
+	if model != nil {
+		structured["model"] = model
+	}
+	if t.Format != "" && t.Format != templates.FormatJSON {
+		structured["format"] = t.Format
+	}
 	if limit > 0 {
 		structured["truncated"] = true
 	}
@@ -109,7 +117,16 @@ func describeTemplate(e *templates.Entry, cat *templates.Catalog, limit int) *to
 
 // writeTemplateMetadata writes the Result line and the Metadata section.
 func writeTemplateMetadata(b *strings.Builder, m templates.Metadata) {
-	fmt.Fprintf(b, "## Result\nTemplate **%s** v%s.\n\n## Metadata\n- Description: %s\n", m.Name, m.Version, m.Description)
+	version := ""
+	if m.Version != "" {
+		// A file of another format may give no version.
+		version = " v" + m.Version
+	}
+	fmt.Fprintf(b, "## Result\nTemplate **%s**%s.\n\n## Metadata\n", m.Name, version)
+	if m.Title != "" {
+		fmt.Fprintf(b, "- Title: %s\n", m.Title)
+	}
+	fmt.Fprintf(b, "- Description: %s\n", m.Description)
 	if m.Author != "" {
 		fmt.Fprintf(b, "- Author: %s\n", m.Author)
 	}
@@ -122,6 +139,25 @@ func writeTemplateMetadata(b *strings.Builder, m templates.Metadata) {
 	if m.LastUpdated != "" {
 		fmt.Fprintf(b, "- Last updated: %s\n", m.LastUpdated)
 	}
+}
+
+// writeModel writes the Model section, when t's file gives model
+// settings, and returns them for structuredContent (nil when there are
+// none). They are what the template was written for: shown, never acted on.
+func writeModel(b *strings.Builder, t *templates.Template) *templates.Model {
+	if t.Model == nil {
+		return nil
+	}
+	b.WriteString("\n## Model\n")
+	if t.Model.Name != "" {
+		fmt.Fprintf(b, "- Name: %s\n", t.Model.Name)
+	}
+	keys := slices.Sorted(maps.Keys(t.Model.Parameters))
+	for _, k := range keys {
+		v, _ := json.Marshal(t.Model.Parameters[k]) // values decoded from YAML always encode
+		fmt.Fprintf(b, "- %s: %s\n", k, truncateRunes(string(v), 200))
+	}
+	return t.Model
 }
 
 // writeVariables writes the Variables section.

@@ -60,7 +60,11 @@ func summarize(t *templates.Template) templateSummary {
 }
 
 func writeSummary(b *strings.Builder, i int, s templateSummary) {
-	fmt.Fprintf(b, "%d. **%s** (v%s)", i, s.Name, s.Version)
+	fmt.Fprintf(b, "%d. **%s**", i, s.Name)
+	if s.Version != "" {
+		// A file of another format may give no version.
+		fmt.Fprintf(b, " (v%s)", s.Version)
+	}
 	if s.Category != "" {
 		fmt.Fprintf(b, " [%s]", s.Category)
 	}

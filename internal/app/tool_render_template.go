@@ -315,8 +315,11 @@ func renderReport(t *templates.Template, text string, messages, used int, defaul
 		b.WriteString("## Result\nRendered template ")
 	}
 	b.WriteString(t.Metadata.Name)
-	b.WriteString(" v")
-	b.WriteString(t.Metadata.Version)
+	if t.Metadata.Version != "" {
+		// A file of another format may give no version.
+		b.WriteString(" v")
+		b.WriteString(t.Metadata.Version)
+	}
 	b.WriteString(" (")
 	if messages > 0 {
 		b.WriteString(strconv.Itoa(messages))

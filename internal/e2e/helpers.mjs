@@ -251,12 +251,17 @@ export function startHTTP(extraArgs = [], extraEnv = {}) {
 }
 
 /**
- * The prompts the built-in examples are served as, sorted: each template
- * by its metadata.name, and each flow of examples/flows as flow:NAME.
+ * The prompts the built-in examples are served as, sorted: each JSON
+ * template by its metadata.name, each file of another format by its base
+ * name without the format's extension (dotprompt partials, _NAME.prompt,
+ * are not prompts), and each flow of examples/flows as flow:NAME.
  */
 export function examplePrompts() {
   const json = (dir) => readdirSync(dir).filter((f) => f.endsWith(".json"));
-  const templates = json(EXAMPLES).map((f) => exampleTemplate(f.slice(0, -5)).metadata.name);
+  const formats = readdirSync(EXAMPLES)
+    .map((f) => /^([^_.][^.]*)\.(?:prompt\.ya?ml|prompt|prompty)$/.exec(f)?.[1])
+    .filter(Boolean);
+  const templates = [...json(EXAMPLES).map((f) => exampleTemplate(f.slice(0, -5)).metadata.name), ...formats];
   const flows = json(join(EXAMPLES, "flows")).map((f) => `flow:${JSON.parse(readFileSync(join(EXAMPLES, "flows", f), "utf8")).name}`);
   return [...templates, ...flows].sort();
 }

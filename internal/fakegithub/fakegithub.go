@@ -1056,7 +1056,7 @@ func invalidTemplate(name string, i int) []byte {
 	case 2:
 		return []byte(`{"metadata": {"name": "` + name + `", "description": "Bad version", "version": "v1"}, ` + vars + `, ` + results + `}`)
 	case 3:
-		return []byte(`{` + meta + `, "variables": [{"name": "subject", "type": "number", "description": "What"}], ` + results + `}`)
+		return []byte(`{` + meta + `, "variables": [{"name": "subject", "type": "int", "description": "What"}], ` + results + `}`)
 	case 4:
 		return []byte(`{` + meta + `, ` + vars + `, "results": []}`)
 	default:

@@ -1,6 +1,7 @@
 package folder
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -542,4 +543,36 @@ func TestWatchSeesChangesBeforeItStarts(t *testing.T) {
 	writeAtomic(t, filepath.Join(dir, "b.json"), b)
 	h := startWatch(t, src)
 	h.changeWhere("b, written before the watch started", hasDigest("b", b))
+}
+
+// TestWatchOtherFormats: files of the formats teams already keep are
+// watched like JSON ones: added, changed (a half-written one kept), removed.
+func TestWatchOtherFormats(t *testing.T) {
+	dir := t.TempDir()
+	writeAtomic(t, filepath.Join(dir, "a.json"), tmpl("a", "first"))
+	src := New(dir, templates.BuildOptions{Logger: quiet})
+	h := startWatch(t, src)
+	h.nextChange("initial catalog")
+
+	yml := func(text string) []byte {
+		return []byte("name: Summary\nmessages:\n  - role: user\n    content: " + text + " {{input}}\n")
+	}
+	writeAtomic(t, filepath.Join(dir, "summarize.prompt.yml"), yml("Summarize"))
+	h.changeWhere("summarize added", func(c *templates.Catalog) bool { _, ok := c.Lookup("summarize"); return ok })
+	writeAtomic(t, filepath.Join(dir, "summarize.prompt.yml"), yml("Shorten"))
+	holds := func(name string, data []byte) func(*templates.Catalog) bool {
+		return func(c *templates.Catalog) bool { e, ok := c.Lookup(name); return ok && bytes.Equal(e.Raw, data) }
+	}
+	h.changeWhere("summarize changed", holds("summarize", yml("Shorten")))
+	writeAtomic(t, filepath.Join(dir, "summarize.prompt.yml"), []byte("messages: [\n"))
+	broken := h.changeWhere("summarize reported broken", func(c *templates.Catalog) bool { return len(c.Invalid()) == 1 })
+	if !holds("summarize", yml("Shorten"))(broken) || !broken.Invalid()[0].Kept {
+		t.Fatalf("half-written summarize not kept: %v %v", names(broken.Templates()), broken.Invalid())
+	}
+	writeAtomic(t, filepath.Join(dir, "greet.prompty"), []byte("---\nname: Greet\n---\nuser:\nHello {{who}}\n"))
+	h.changeWhere("greet added", func(c *templates.Catalog) bool { _, ok := c.Lookup("greet"); return ok })
+	if err := os.Remove(filepath.Join(dir, "greet.prompty")); err != nil {
+		t.Fatal(err)
+	}
+	h.changeWhere("greet removed", func(c *templates.Catalog) bool { _, ok := c.Lookup("greet"); return !ok })
 }

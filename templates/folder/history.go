@@ -222,12 +222,12 @@ func (d *Source) repoPrefix(ctx context.Context) (string, error) {
 }
 
 // checkHistoryPath refuses what is not a path of the folder's catalog (a
-// visible *.json file inside the folder), or would not survive being a
+// visible file inside the folder that IsLibraryFile names), or would not survive being a
 // line of git's input: the history of the repository's other files is not
 // the library's to show.
 func checkHistoryPath(p string) error {
 	clean, err := templates.RelPath(p)
-	if err != nil || clean != p || !strings.HasSuffix(p, ".json") || strings.ContainsFunc(p, unicode.IsControl) {
+	if err != nil || clean != p || !templates.IsLibraryFile(p) || strings.ContainsFunc(p, unicode.IsControl) {
 		return fault.New(fault.InvalidArgument, "read the history of "+strconv.Quote(p),
 			"the path is not a file of the template folder", "name a template; its path is the one flowyprompt_get_template shows")
 	}

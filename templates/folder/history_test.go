@@ -273,3 +273,26 @@ func BenchmarkFileHistory(b *testing.B) {
 		}
 	})
 }
+
+// A template in another format has its history like a JSON one: the
+// history is by path, whatever the file's format.
+func TestFileHistoryOtherFormat(t *testing.T) {
+	r := gittest.New(t)
+	yml := func(text string) []byte {
+		return []byte("name: Summarize\nmessages:\n  - role: user\n    content: " + text + " {{input}}\n")
+	}
+	c0 := r.Commit("Ada Lovelace", "Summarize: first", map[string][]byte{"summarize.prompt.yml": yml("Summarize")})
+	c1 := r.Commit("Ada Lovelace", "Summarize: shorter", map[string][]byte{"summarize.prompt.yml": yml("Shorten")})
+	src := New(r.Root, templates.BuildOptions{Logger: quiet})
+	got, err := src.FileHistory(context.Background(), "summarize.prompt.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Revisions) != 2 || got.Revisions[0].Commit != c1 || got.Revisions[1].Commit != c0 {
+		t.Fatalf("history %+v", got)
+	}
+	data, err := src.FileAt(context.Background(), "summarize.prompt.yml", c0)
+	if err != nil || !strings.Contains(string(data), "Summarize {{input}}") {
+		t.Errorf("FileAt: %q, %v", data, err)
+	}
+}

@@ -101,7 +101,7 @@ func (d *Source) saveTarget(ctx context.Context, name string) (string, error) {
 	// counts. An unreadable folder leaves files empty: the write reports it.
 	files, _ := d.readFiles(ctx, nil)
 	if rel, ok := d.templatePath(name, files); ok {
-		return rel, nil
+		return rel, templates.SaveOverFormat(name, rel)
 	}
 	rel := name + ".json"
 	if other, ok := d.heldTemplate(rel, files); ok && other != name {

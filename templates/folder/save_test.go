@@ -182,3 +182,19 @@ func loadedFolder(t *testing.T, files, afterLoad map[string][]byte) (string, *So
 	}
 	return dir, src
 }
+
+// TestSaveKeepsOtherFormats: a save writes our JSON, so it never replaces
+// a template the team keeps in another format.
+func TestSaveKeepsOtherFormats(t *testing.T) {
+	files := map[string][]byte{"summarize.prompt.yml": []byte("name: Summary\nmessages:\n  - role: user\n    content: Summarize {{input}}\n")}
+	dir, src := loadedFolder(t, files, nil)
+	before := readDir(t, dir)
+	_, err := src.SaveTemplate(context.Background(), "summarize", tmpl("summarize", "saved version"), "unused")
+	f := fault.As(err)
+	if f == nil || f.Code != fault.WriteConflict || !strings.Contains(f.Why, "summarize.prompt.yml holds it as a GitHub Models .prompt.yml file") || f.How == "" {
+		t.Fatalf("SaveTemplate error = %v, want WRITE_CONFLICT naming the file and its format", err)
+	}
+	if after := readDir(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+		t.Errorf("a refused save changed the folder: before %v, after %v", slices.Sorted(maps.Keys(before)), slices.Sorted(maps.Keys(after)))
+	}
+}
