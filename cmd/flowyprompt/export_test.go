@@ -25,23 +25,23 @@ func TestExport(t *testing.T) {
 			if code != 0 {
 				t.Fatalf("exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
-			checkOutput(t, stdout, stderr, []string{"Wrote 16 templates as " + tt.format + " to " + out}, nil)
+			checkOutput(t, stdout, stderr, []string{"Wrote 17 templates as " + tt.format + " to " + out}, nil)
 			if _, err := os.Stat(filepath.Join(out, tt.file)); err != nil {
 				t.Fatal(err)
 			}
 			if tt.format == "skill" {
 				entries, err := os.ReadDir(out)
-				if err != nil || len(entries) != 16 {
+				if err != nil || len(entries) != 17 {
 					t.Fatalf("%d skill folders, %v", len(entries), err)
 				}
 				return
 			}
 			stdout, stderr, code = runCLI(t, nil, "", "validate", out)
-			if code != 0 || !strings.Contains(stdout, "16 valid, 0 invalid") {
+			if code != 0 || !strings.Contains(stdout, "18 valid, 0 invalid") {
 				t.Errorf("validate of the export: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
 			stdout, stderr, code = runCLI(t, map[string]string{"TEMPLATES_DIR": out}, "", "list")
-			if code != 0 || !strings.Contains(stdout, "Code_Review") || !strings.Contains(stdout, "16 templates from directory") {
+			if code != 0 || !strings.Contains(stdout, "Code_Review") || !strings.Contains(stdout, "17 templates from directory") {
 				t.Errorf("list of the export: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 			}
 		})

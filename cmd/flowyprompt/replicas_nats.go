@@ -75,8 +75,9 @@ func (r natsReplicas) health(src templates.Source, detail bool) (any, bool) {
 	h := r.node.Health()
 	if !detail {
 		// The server's address and the link's last error are for the
-		// operator.
-		return map[string]any{"replica": h.Replica, "connected": h.Connected, "since": h.Since, "replicas": h.Replicas}, h.Connected
+		// operator; the refused messages are counts, which anyone may see.
+		return map[string]any{"replica": h.Replica, "connected": h.Connected, "since": h.Since, "replicas": h.Replicas,
+			"refused_messages": h.Refused}, h.Connected
 	}
 	cs := clusterStatus{Health: h}
 	if gs, ok := src.(sharer); ok {

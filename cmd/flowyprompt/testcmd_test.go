@@ -120,7 +120,7 @@ func TestTestCommand(t *testing.T) {
 			"FAIL Greet/wrong: ", "2 passed, 2 failed\n"}},
 		{name: "validate runs the tests", args: []string{"validate", filepath.Join(dir, "Greet.json")}, code: 1, stdout: []string{
 			`error   /tests/2: test "wrong" fails: the text does not contain "Hello Ada!"`, "1 invalid"}},
-		{name: "the examples", args: []string{"test"}, stdout: []string{"PASS Commit_Message/conventional by default", " passed, 0 failed\n"}},
+		{name: "the examples", args: []string{"test"}, stdout: []string{"PASS Commit_Message/conventional by default", " passed, 0 failed, 2 not run\n"}},
 		{name: "arguments", args: []string{"test", "extra"}, code: 2},
 		{name: "help", args: []string{"test", "-h"}, stderr: []string{"Usage: flowyprompt test [--junit FILE] [flags]", "-junit FILE", "-templates"}},
 	}

@@ -230,11 +230,22 @@ func promptYML(t *templates.Template) ([]byte, error) {
 		msgs = append(msgs, yaml.MapSlice{{Key: "role", Value: m.Role}, {Key: "content", Value: m.Content}})
 	}
 	doc = append(doc, yaml.MapItem{Key: "messages", Value: msgs})
+	// A .prompt.yml declares no inputs, so no defaults: a row gives the
+	// defaults its test left to the template, so that it renders there
+	// (and in gh models eval) what the test renders here.
+	defaults := map[string]string{}
+	for _, v := range t.Variables {
+		if v.Default != nil {
+			defaults[v.Name] = *v.Default
+		}
+	}
 	var rows []yaml.MapSlice
 	for _, test := range t.Tests {
+		args := maps.Clone(defaults)
+		maps.Copy(args, test.Arguments)
 		row := yaml.MapSlice{}
-		for _, k := range slices.Sorted(maps.Keys(test.Arguments)) {
-			row = append(row, yaml.MapItem{Key: k, Value: test.Arguments[k]})
+		for _, k := range slices.Sorted(maps.Keys(args)) {
+			row = append(row, yaml.MapItem{Key: k, Value: args[k]})
 		}
 		if test.Expect.Equals != nil {
 			row = append(row, yaml.MapItem{Key: "expected", Value: *test.Expect.Equals})
