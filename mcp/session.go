@@ -156,7 +156,7 @@ func (s *Session) Deliver(frame []byte, rt Route) int {
 		return 1
 	}
 	in, _ := modernFrame(f)
-	return s.deliver(f, in, rt)
+	return s.deliver(f, in, nil, rt)
 }
 
 // DeliverInbound is Deliver for a message the transport read first
@@ -175,7 +175,7 @@ func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
 	if in.IsRequest() && in.Modern() {
 		modern = in
 	}
-	return s.deliver(in.f, modern, rt)
+	return s.deliver(in.f, modern, in.lease, rt)
 }
 
 // deliver serves one frame read; modern is its Inbound when it is a
@@ -183,8 +183,9 @@ func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
 // for its in-flight table and outbox. A request goes on to the dispatch
 // stage (Engine.start) once the session has checked what only the 2025
 // era has: its method allowed before initialize, and initialize itself,
-// which the session answers.
-func (s *Session) deliver(f frame, modern *Inbound, rt Route) int {
+// which the session answers. lease is the message's (Inbound.Keep), which
+// a request it starts takes.
+func (s *Session) deliver(f frame, modern *Inbound, lease *Lease, rt Route) int {
 	switch f.kind {
 	case kindResponse:
 		s.resolve(f)
@@ -222,7 +223,7 @@ func (s *Session) deliver(f frame, modern *Inbound, rt Route) int {
 				Version20260728, MetaProtocolVersion)))
 		return 1
 	}
-	s.engine.start(context.Background(), Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt}, m)
+	s.engine.start(context.Background(), Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt, lease: lease}, m)
 	return 1
 }
 

@@ -509,11 +509,14 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Content-Type is not checked: the body is, and curl's default
 	// form type should not stand between a person and a working request.
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
+	body, lease, ok := h.opts.ReadHeld(w, r, id)
 	if !ok {
 		return
 	}
-	if _, ok := h.deliver(w, r, c.s, body, c); ok {
+	// The request the message becomes keeps the lease until it has run
+	// (after the 202, for most); anything else lets go of it here.
+	defer lease.Release()
+	if _, ok := h.deliver(w, r, c.s, body, lease, c); ok {
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
@@ -525,8 +528,11 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 // a request of revision 2026-07-28 or later, which that revision defines
 // for stdio and Streamable HTTP only, with its JSON-RPC error on rt, so a
 // dual-era client's probe fails and it falls back to initialize.
-func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, rt mcp.Route) (answers int, ok bool) {
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, lease *mcp.Lease, rt mcp.Route) (answers int, ok bool) {
 	in, err := mcp.ParseInbound(body)
+	if err == nil {
+		in.Keep(lease)
+	}
 	var id json.RawMessage
 	fe, _ := err.(*mcp.FrameError) // ParseInbound's one kind of error
 	switch {
@@ -601,10 +607,11 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
+	body, lease, ok := h.opts.ReadHeld(w, r, id)
 	if !ok {
 		return
 	}
+	defer lease.Release()
 	if !json.Valid(body) {
 		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
@@ -620,7 +627,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c != nil {
-		h.answer(w, r, c.s, body)
+		h.answer(w, r, c.s, body, lease)
 		return
 	}
 	if peek.Method == mcp.MethodInitialize {
@@ -645,7 +652,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 	// Initialize is answered within Deliver, so the request that follows
 	// finds the session ready.
 	s.Deliver(oneShotInit(), nil)
-	h.answer(w, r, s, body)
+	h.answer(w, r, s, body, lease)
 }
 
 // oneShotInit is the initialize a POST /sse session without a client
@@ -657,9 +664,9 @@ func oneShotInit() []byte {
 }
 
 // answer delivers body on s and writes its response as the HTTP body.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte) {
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, lease *mcp.Lease) {
 	rt := newDirectRoute()
-	n, ok := h.deliver(w, r, s, body, rt)
+	n, ok := h.deliver(w, r, s, body, lease, rt)
 	if !ok {
 		return
 	}

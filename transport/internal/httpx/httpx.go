@@ -376,6 +376,10 @@ type Settings struct {
 	// Gate admits sessions and listen streams under the server's caps,
 	// one gate for both transports (nil: a gate without caps).
 	Gate *Gate
+	// Budget bounds the bytes of posted messages in flight, one budget
+	// for both transports (nil: Budgets(DefaultMaxInflightBytes,
+	// MaxBodyBytes)).
+	Budget *Budget
 }
 
 // Fill sets what is unset to the defaults, the body cap to e's message cap.
@@ -397,5 +401,8 @@ func (st *Settings) Fill(e *mcp.Engine) {
 	}
 	if st.Gate == nil {
 		st.Gate = NewGate(Limits{})
+	}
+	if st.Budget == nil {
+		st.Budget = NewBudget(Budgets(DefaultMaxInflightBytes, st.MaxBodyBytes))
 	}
 }
