@@ -363,16 +363,24 @@ func (s *Session) Subscribed(uri string) bool {
 }
 
 // subscribe keeps a subscription to uri, unless the session already has
-// its maximum (EngineOptions.MaxSubscriptions) of others; subscribing
-// again to one it has is no new one.
+// its maximum (EngineOptions.MaxSubscriptions) of others, or the server's
+// subscriptions take their maximum (EngineOptions.MaxSubscriptionBytes);
+// subscribing again to one it has is no new one.
 func (s *Session) subscribe(uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.state.Load() == stateClosed {
+		// Close has let go of the subscriptions: nothing more is kept.
+		return ErrSessionClosed
+	}
 	if _, ok := s.subs[uri]; ok {
 		return nil
 	}
 	if limit := s.engine.opts.MaxSubscriptions; len(s.subs) >= limit {
 		return tooManySubscriptions(limit)
+	}
+	if err := s.engine.holdSubscriptions("params.uri", subscriptionSize(uri)); err != nil {
+		return err
 	}
 	if s.subs == nil {
 		s.subs = make(map[string]struct{})
@@ -384,7 +392,10 @@ func (s *Session) subscribe(uri string) error {
 // unsubscribe forgets the subscription to uri, if there is one.
 func (s *Session) unsubscribe(uri string) {
 	s.mu.Lock()
-	delete(s.subs, uri)
+	if _, ok := s.subs[uri]; ok {
+		delete(s.subs, uri)
+		s.engine.letGoSubscriptions(subscriptionSize(uri))
+	}
 	s.mu.Unlock()
 }
 
@@ -522,6 +533,10 @@ func (s *Session) Close() {
 		for _, r := range s.inflight {
 			r.cancel(ErrSessionClosed)
 		}
+		for uri := range s.subs {
+			s.engine.letGoSubscriptions(subscriptionSize(uri))
+		}
+		s.subs = nil
 		s.mu.Unlock()
 		s.end(ErrSessionClosed)
 		close(s.done)
