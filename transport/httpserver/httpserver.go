@@ -50,8 +50,11 @@ const (
 	// clients are needed to fill it, and one that tries is refused long
 	// before, while a client's own sessions and streams fit many times.
 	DefaultMaxSessionsPerClient = 1000
-	DefaultReadHeaderTimeout    = 10 * time.Second
-	DefaultIdleTimeout          = 30 * time.Second
+	// DefaultMaxInflightBytes bounds the bytes of posted messages held at
+	// once (Options.MaxInflightBytes).
+	DefaultMaxInflightBytes  = httpx.DefaultMaxInflightBytes
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
 	// MaxHeaderBytes bounds a request's head; a larger one gets 431.
 	MaxHeaderBytes = 64 << 10
 )
@@ -105,7 +108,7 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxInflightBytes bounds the bytes of posted messages held at once,
 	// from before a body is read until its request has run (default
-	// httpx.DefaultMaxInflightBytes; negative: no bound): a quarter of it
+	// DefaultMaxInflightBytes; negative: no bound): a quarter of it
 	// per client, a sixteenth per session (httpx.Budgets).
 	MaxInflightBytes int64
 	// WriteTimeout drops a streaming client that has not taken a write for
@@ -221,7 +224,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	budget := httpx.NewBudget(httpx.BudgetLimits{})
 	switch {
 	case opts.MaxInflightBytes == 0:
-		budget = httpx.NewBudget(httpx.Budgets(httpx.DefaultMaxInflightBytes, maxBody))
+		budget = httpx.NewBudget(httpx.Budgets(DefaultMaxInflightBytes, maxBody))
 	case opts.MaxInflightBytes > 0:
 		budget = httpx.NewBudget(httpx.Budgets(opts.MaxInflightBytes, maxBody))
 	}
