@@ -207,7 +207,10 @@ func (st *Settings) ReadHeld(w http.ResponseWriter, r *http.Request, session str
 		WriteError(w, r, ref.status, ref.err)
 		return nil, nil, false
 	}
-	body, ok := ReadBody(w, r, st.MaxBodyBytes, st.BodyTimeout)
+	// The body's length is granted: it is taken in one allocation of
+	// that length, so that what it holds is what the budget counts (a
+	// buffer grown as bytes arrive may hold up to twice as much).
+	body, ok := readBody(w, r, st.MaxBodyBytes, st.BodyTimeout, n)
 	if !ok {
 		res.release()
 		return nil, nil, false
