@@ -7,10 +7,13 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -95,4 +98,70 @@ func TestBinaryInflightBudget(t *testing.T) {
 	}
 	checkError(t, body, "SESSION_REQUIRED")
 	s.requireRunning(t, "after the refusals")
+}
+
+// TestBinaryInflightBytesMemory: sixty-four clients that each send all
+// of a message of the largest size but its last byte, and hold it there,
+// make the server hold at most its budget of them (--max-inflight-bytes,
+// 32 MiB here), not all of them (256 MiB, twice that as buffers grow):
+// the rest wait, then are refused unread. RSS, read from /proc, grows by
+// less than the bound.
+func TestBinaryInflightBytesMemory(t *testing.T) {
+	const clients = 64
+	const budget = 32 << 20
+	const bound = 96 << 20 // the budget, and room for the heap's own
+	s := startHTTPArgs(t, "--max-inflight-bytes", strconv.Itoa(budget), "--max-message-size", strconv.Itoa(declaredBody),
+		"--trusted-proxies", "127.0.0.1")
+	s.health(t)
+	before, err := readMemory(s.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := bodyStart(declaredBody - 1) // shared, read only
+	conns := make([]net.Conn, clients)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	var cut atomic.Int64
+	var wg sync.WaitGroup
+	for i := range clients {
+		wg.Go(func() {
+			c, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+			if err != nil {
+				t.Errorf("dial: %v", err)
+				return
+			}
+			conns[i] = c
+			c.SetWriteDeadline(time.Now().Add(30 * time.Second))
+			head := unfinishedPost(s.addr, fmt.Sprintf("X-Forwarded-For: 203.0.113.%d\r\n", i+1), nil)
+			// A message refused for want of budget has its connection
+			// closed with its body unread: the write fails, as it should.
+			if _, err := io.WriteString(c, head); err != nil {
+				cut.Add(1)
+				return
+			}
+			if _, err := c.Write(body); err != nil {
+				cut.Add(1)
+			}
+		})
+	}
+	wg.Wait()
+	s.requireRunning(t, "while holding unfinished bodies")
+	after, err := readMemory(s.PID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("RSS %d MB -> %d MB (peak %d MB); %d of %d bodies refused unread",
+		before.RSS>>20, after.RSS>>20, after.HWM>>20, cut.Load(), clients)
+	if max := int64(clients - budget/declaredBody); cut.Load() < max/2 {
+		t.Errorf("%d of %d bodies refused, want most of the %d over the budget", cut.Load(), clients, max)
+	}
+	if grew := after.RSS - before.RSS; grew >= bound {
+		t.Fatalf("%d unfinished %d-byte bodies grew the server's RSS from %d MB to %d MB, want under %d MB more",
+			clients, declaredBody, before.RSS>>20, after.RSS>>20, bound>>20)
+	}
 }
