@@ -203,7 +203,7 @@ func (st *Settings) ReadHeld(w http.ResponseWriter, r *http.Request, session str
 	}
 	res, ref := st.Budget.reserve(r.Context(), clientid.Of(r), session, n)
 	if ref != nil {
-		st.Logger.Info("refused a message for want of budget", "share", ref.err.Details["share"], "bytes", n)
+		st.Logger.Debug("refused a message for want of budget", "share", ref.err.Details["share"], "bytes", n)
 		WriteError(w, r, ref.status, ref.err)
 		return nil, nil, false
 	}
