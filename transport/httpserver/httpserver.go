@@ -654,6 +654,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	report["sessions"] = map[string]int{"total": c.Total, "sse": sseN, "mcp": mcpN, "listen": c.Listens, "clients": c.Clients}
 	// Legacy SSE clients dropped for letting their stream's buffer fill.
 	report["dropped_streams"] = s.sse.Dropped()
+	// What clients make the server hold under its shared bounds, in bytes.
+	report["held_bytes"] = map[string]int64{"posted": s.settings.Budget.Held(), "sse_buffers": s.sse.Buffered()}
 	body, err := json.Marshal(report)
 	if err != nil {
 		httpx.WriteError(w, r, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,

@@ -67,6 +67,7 @@ type Budget struct {
 	total *semaphore.Weighted // nil: no server-wide bound
 
 	mu       sync.Mutex
+	held     int64 // by all messages
 	clients  map[string]int64
 	sessions map[string]int64
 }
@@ -80,8 +81,12 @@ func NewBudget(lim BudgetLimits) *Budget {
 	return b
 }
 
-// Limits returns the budget's bounds.
-func (b *Budget) Limits() BudgetLimits { return b.lim }
+// Held returns the bytes messages in flight hold now, for /healthz.
+func (b *Budget) Held() int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.held
+}
 
 // reservation is what one message holds of a budget.
 type reservation struct {
@@ -107,6 +112,7 @@ func (b *Budget) reserve(ctx context.Context, client, session string, n int64) (
 		return nil, b.refuse(http.StatusTooManyRequests, "client", "this client's", held, n, b.lim.PerClient,
 			"a quarter of --max-inflight-bytes, or one message of the largest size; a client is its access token, else its address")
 	}
+	b.held += n
 	b.clients[client] += n
 	if session != "" {
 		b.sessions[session] += n
@@ -152,6 +158,7 @@ var shareNames = map[string]string{"server": "all clients together", "client": "
 func (r *reservation) give(n int64) {
 	b := r.b
 	b.mu.Lock()
+	b.held -= n
 	if b.clients[r.client] -= n; b.clients[r.client] <= 0 {
 		delete(b.clients, r.client)
 	}

@@ -88,6 +88,13 @@ func TestBudgetRefusesPastItsShares(t *testing.T) {
 					})
 				}
 				wg.Wait()
+				var sum int64
+				for _, p := range tc.held {
+					sum += int64(p.size)
+				}
+				if got := st.Budget.Held(); got != sum {
+					t.Errorf("Held() = %d with the messages held, want %d", got, sum)
+				}
 
 				w, lease := send(&st, tc.over)
 				if lease != nil || w.Code != tc.status {
@@ -122,8 +129,8 @@ func TestBudgetRefusesPastItsShares(t *testing.T) {
 					lease.Release()
 				}
 				b := st.Budget
-				if len(b.clients) != 0 || len(b.sessions) != 0 {
-					t.Errorf("the budget still counts clients %v, sessions %v", b.clients, b.sessions)
+				if len(b.clients) != 0 || len(b.sessions) != 0 || b.Held() != 0 {
+					t.Errorf("the budget still counts clients %v, sessions %v, %d bytes", b.clients, b.sessions, b.Held())
 				}
 			})
 		})
