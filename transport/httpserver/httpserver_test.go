@@ -577,7 +577,7 @@ func TestHealthzOddStatus(t *testing.T) {
 			}
 			want := map[string]any{"status": "ok", "dropped_streams": float64(0),
 				"held_bytes": map[string]any{"posted": float64(0), "sse_buffers": float64(0)},
-				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0), "listen": float64(0), "clients": float64(0)}}
+				"sessions":   map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0), "listen": float64(0), "clients": float64(0)}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("healthz (-want +got):\n%s", diff)
 			}
