@@ -69,7 +69,7 @@ func (x *Exchange) Run(ctx context.Context, rt Route) {
 // modernRequest builds the Request of a modern message.
 func modernRequest(in *Inbound, peer *Peer, level Level, s *Session, rt Route) Request {
 	r := Request{Method: in.f.method, ID: in.f.id, Params: in.f.params, peer: peer, s: s, route: rt,
-		modern: true, level: level}
+		modern: true, level: level, lease: in.lease}
 	if m := in.meta; m != nil {
 		r.progressToken = m.ProgressToken
 		r.trace = traceContext{parent: m.TraceParent, state: m.TraceState}
@@ -131,15 +131,20 @@ func nop() {}
 // share.
 func (e *Engine) start(parent context.Context, req Request, m method) {
 	s := req.s
+	// The request's bytes are its run's from here: whichever way it
+	// ends, its lease is let go then (run's end, or the refusals below).
+	req.lease.take()
 	if s != nil {
 		select {
 		case s.slots <- struct{}{}:
 		case <-s.done:
+			req.lease.end()
 			return
 		}
 	}
 	if !e.admit() {
 		handOver(s, req.route, errorReply(e, req.ID, errShuttingDown, req.modern), s != nil)
+		req.lease.end()
 		return
 	}
 	r := &running{Request: req, e: e, m: m, stop: nop}
@@ -154,6 +159,7 @@ func (e *Engine) start(parent context.Context, req Request, m method) {
 			r.stop()
 			r.cancel(ErrSessionClosed)
 			e.running.Done()
+			defer req.lease.end()
 			if errors.Is(err, ErrSessionClosed) {
 				<-s.slots
 				return
@@ -176,6 +182,7 @@ func (e *Engine) start(parent context.Context, req Request, m method) {
 func (r *running) run() {
 	e, s := r.e, r.s
 	defer e.running.Done()
+	defer r.lease.end()
 	res, err := e.call(r.ctx, r.m, &r.Request)
 	// Read before the context is ended below: only a client (or the
 	// session's end) cancels it while the handler runs.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/logid"
@@ -22,7 +23,11 @@ type EngineOptions struct {
 	// subscriptions/listen stream, may subscribe to (default
 	// DefaultMaxSubscriptions).
 	MaxSubscriptions int
-	Logger           *slog.Logger
+	// MaxSubscriptionBytes bounds what the resource subscriptions of all
+	// sessions and listen streams take together (default
+	// DefaultMaxSubscriptionBytes).
+	MaxSubscriptionBytes int64
+	Logger               *slog.Logger
 	// Observer, when set, sees every request and every 2025-era session
 	// end (see Observer); nil costs the request path nothing.
 	Observer Observer
@@ -41,6 +46,9 @@ func (o *EngineOptions) fill() {
 	}
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = DefaultMaxSubscriptions
+	}
+	if o.MaxSubscriptionBytes <= 0 {
+		o.MaxSubscriptionBytes = DefaultMaxSubscriptionBytes
 	}
 	if o.RequestTimeout <= 0 {
 		o.RequestTimeout = 5 * time.Minute
@@ -87,6 +95,9 @@ type Engine struct {
 	serverInfoMember []byte
 	lmu              sync.Mutex
 	listeners        map[*listener]struct{} // open subscriptions/listen streams
+	// subscribed is the bytes the resource subscriptions of all sessions
+	// and listen streams take (MaxSubscriptionBytes bounds it).
+	subscribed atomic.Int64
 
 	paramHeaders sync.Map // tool name → *paramHeaders
 }

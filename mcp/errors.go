@@ -30,6 +30,7 @@ const (
 	CodeSessionNotFound    = "SESSION_NOT_FOUND"
 	CodeTooManySessions    = "TOO_MANY_SESSIONS"
 	CodeClientLimit        = "CLIENT_LIMIT_REACHED" // one client's cap; TOO_MANY_SESSIONS is the server's
+	CodeServerBusy         = "SERVER_BUSY"          // the server's budget of messages in flight is spent
 	CodeBodyTooLarge       = "BODY_TOO_LARGE"
 	CodeBadRequest         = "BAD_REQUEST"
 	CodeNotAcceptable      = "NOT_ACCEPTABLE"
@@ -103,6 +104,7 @@ var rpcCodes = map[string]int64{
 	CodeSessionNotFound:           rpcSessionNotFound,
 	CodeTooManySessions:           rpcServerError,
 	CodeClientLimit:               rpcServerError,
+	CodeServerBusy:                rpcServerError,
 	CodeBodyTooLarge:              rpcServerError,
 	CodeBadRequest:                rpcServerError,
 	CodeNotAcceptable:             rpcServerError,

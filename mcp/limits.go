@@ -29,6 +29,20 @@ const (
 	// while a client can no longer make a subscription cost a megabyte.
 	MaxURILength = 2 << 10
 
+	// DefaultMaxSubscriptionBytes bounds what the resource subscriptions
+	// of all sessions and subscriptions/listen streams take together,
+	// each its URI's length and SubscriptionCost. Without it, every
+	// session could keep DefaultMaxSubscriptions of the longest URIs,
+	// 2 MiB a session and 20 GiB at the default --max-sessions; with it,
+	// the server keeps at most 16 MiB of them, which is some 150,000
+	// subscriptions to URIs of a usual 50 bytes: a thousand clients each
+	// following a library of a hundred resources.
+	DefaultMaxSubscriptionBytes = 16 << 20
+
+	// SubscriptionCost is what one subscription takes besides its URI:
+	// its map entry and string header.
+	SubscriptionCost = 64
+
 	// MaxClientInfoField is the longest clientInfo name, title or version,
 	// in bytes. Clients send a product name and a version number; 256
 	// bytes holds any of them, and a session keeps them for its life (the
@@ -67,6 +81,39 @@ func tooManySubscriptions(limit int) error {
 		"unsubscribe from resources you no longer show, or ask the operator to raise --max-subscriptions",
 		"params.uri", limit+1, limit)
 }
+
+// subscriptionsFull refuses a subscription of size bytes that would take
+// the server's subscriptions (now bytes) over limit, which all sessions
+// and listen streams share.
+func subscriptionsFull(field string, size int, now, limit int64) error {
+	return limitError(fmt.Sprintf("%s would take the server's resource subscriptions from %d to %d bytes, over its limit of %d", field, now, now+int64(size), limit),
+		"the server keeps at most that many bytes of resource subscriptions for all sessions and subscriptions/listen streams together, so that no number of clients can make it hold more",
+		"retry later, once other subscriptions have ended, or subscribe to fewer resources; unsubscribe from those you no longer show",
+		field, size, int(limit))
+}
+
+// subscriptionSize is what a subscription to uri takes of the server's
+// MaxSubscriptionBytes.
+func subscriptionSize(uri string) int { return len(uri) + SubscriptionCost }
+
+// holdSubscriptions counts size more bytes of subscriptions, unless that
+// would take the server's over MaxSubscriptionBytes; field names what is
+// refused.
+func (e *Engine) holdSubscriptions(field string, size int) error {
+	limit := e.opts.MaxSubscriptionBytes
+	for {
+		now := e.subscribed.Load()
+		if now+int64(size) > limit {
+			return subscriptionsFull(field, size, now, limit)
+		}
+		if e.subscribed.CompareAndSwap(now, now+int64(size)) {
+			return nil
+		}
+	}
+}
+
+// letGoSubscriptions uncounts size bytes of subscriptions that ended.
+func (e *Engine) letGoSubscriptions(size int) { e.subscribed.Add(-int64(size)) }
 
 // tooManyListened refuses a subscriptions/listen that names more than
 // limit resources.

@@ -284,3 +284,44 @@ func TestInitializeBounds(t *testing.T) {
 		})
 	}
 }
+
+// TestSubscriptionsShareTheServersTotal: the resource subscriptions of
+// all sessions and listen streams together take at most
+// MaxSubscriptionBytes; one that would go over it is refused with -32602
+// naming the field and the limit, whichever session or stream asks, and
+// fits once others have ended (an unsubscribe, a session's end).
+func TestSubscriptionsShareTheServersTotal(t *testing.T) {
+	each := len("test://n/1") + mcp.SubscriptionCost
+	limit := 3 * each
+	e := numberedEngine(t, mcp.EngineOptions{MaxSubscriptionBytes: int64(limit)})
+	a, b := mcptest.Connect(t, e), mcptest.Connect(t, e)
+	a.Initialize(t, mcp.LatestVersion)
+	b.Initialize(t, mcp.LatestVersion)
+	id := 0
+	subscribe := func(c *mcptest.Client, method, uri string) mcptest.Message {
+		id++
+		return c.Request(t, id, method, map[string]string{"uri": uri})
+	}
+	ok := func(m mcptest.Message) {
+		t.Helper()
+		if m.Error != nil || string(m.Result) != "{}" {
+			t.Fatalf("got %s, want {}", m.Raw)
+		}
+	}
+	ok(subscribe(a, mcp.MethodResourcesSubscribe, "test://n/1"))
+	ok(subscribe(a, mcp.MethodResourcesSubscribe, "test://n/2"))
+	ok(subscribe(b, mcp.MethodResourcesSubscribe, "test://n/3"))
+	wantLimit(t, subscribe(b, mcp.MethodResourcesSubscribe, "test://n/4"), "params.uri", limit)
+	l := mcptest.Connect(t, e)
+	wantLimit(t, listen(t, l, 1, []string{"test://n/5"}), "params.notifications.resourceSubscriptions", limit)
+	wantListeners(t, e, 0)
+
+	ok(subscribe(a, mcp.MethodResourcesUnsubscribe, "test://n/1"))
+	ok(subscribe(b, mcp.MethodResourcesSubscribe, "test://n/4"))
+	b.S.Close() // its two subscriptions end with it
+	if ack := listen(t, l, 2, []string{"test://n/5", "test://n/6"}); ack.Method != mcp.NotificationSubscriptionsAcknowledged {
+		t.Fatalf("once others ended: got %s, want the acknowledgement", ack.Raw)
+	}
+	wantListeners(t, e, 1)
+	wantLimit(t, subscribe(a, mcp.MethodResourcesSubscribe, "test://n/7"), "params.uri", limit)
+}

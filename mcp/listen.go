@@ -48,6 +48,14 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 		if err != nil {
 			return nil, err
 		}
+		size := 0
+		for _, u := range list {
+			size += subscriptionSize(u)
+		}
+		if err := e.holdSubscriptions("params.notifications.resourceSubscriptions", size); err != nil {
+			return nil, err
+		}
+		defer e.letGoSubscriptions(size)
 		agreed.ResourceSubscriptions = list
 	}
 	ctx, end := context.WithCancelCause(ctx)

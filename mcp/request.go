@@ -35,6 +35,7 @@ type Request struct {
 	s             *Session // the session it came on; nil for a modern request on HTTP
 	route         Route    // its reply path, or nil for the session's Sink
 	progressToken json.RawMessage
+	lease         *Lease // what its bytes hold of a budget until its run ends
 
 	// modern: the request carried its own context in _meta (revision
 	// 2026-07-28 and later), and is answered as that era says.

@@ -156,7 +156,7 @@ func (s *Session) Deliver(frame []byte, rt Route) int {
 		return 1
 	}
 	in, _ := modernFrame(f)
-	return s.deliver(f, in, rt)
+	return s.deliver(f, in, nil, rt)
 }
 
 // DeliverInbound is Deliver for a message the transport read first
@@ -175,7 +175,7 @@ func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
 	if in.IsRequest() && in.Modern() {
 		modern = in
 	}
-	return s.deliver(in.f, modern, rt)
+	return s.deliver(in.f, modern, in.lease, rt)
 }
 
 // deliver serves one frame read; modern is its Inbound when it is a
@@ -183,8 +183,9 @@ func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
 // for its in-flight table and outbox. A request goes on to the dispatch
 // stage (Engine.start) once the session has checked what only the 2025
 // era has: its method allowed before initialize, and initialize itself,
-// which the session answers.
-func (s *Session) deliver(f frame, modern *Inbound, rt Route) int {
+// which the session answers. lease is the message's (Inbound.Keep), which
+// a request it starts takes.
+func (s *Session) deliver(f frame, modern *Inbound, lease *Lease, rt Route) int {
 	switch f.kind {
 	case kindResponse:
 		s.resolve(f)
@@ -222,7 +223,7 @@ func (s *Session) deliver(f frame, modern *Inbound, rt Route) int {
 				Version20260728, MetaProtocolVersion)))
 		return 1
 	}
-	s.engine.start(context.Background(), Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt}, m)
+	s.engine.start(context.Background(), Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt, lease: lease}, m)
 	return 1
 }
 
@@ -362,16 +363,24 @@ func (s *Session) Subscribed(uri string) bool {
 }
 
 // subscribe keeps a subscription to uri, unless the session already has
-// its maximum (EngineOptions.MaxSubscriptions) of others; subscribing
-// again to one it has is no new one.
+// its maximum (EngineOptions.MaxSubscriptions) of others, or the server's
+// subscriptions take their maximum (EngineOptions.MaxSubscriptionBytes);
+// subscribing again to one it has is no new one.
 func (s *Session) subscribe(uri string) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.state.Load() == stateClosed {
+		// Close has let go of the subscriptions: nothing more is kept.
+		return ErrSessionClosed
+	}
 	if _, ok := s.subs[uri]; ok {
 		return nil
 	}
 	if limit := s.engine.opts.MaxSubscriptions; len(s.subs) >= limit {
 		return tooManySubscriptions(limit)
+	}
+	if err := s.engine.holdSubscriptions("params.uri", subscriptionSize(uri)); err != nil {
+		return err
 	}
 	if s.subs == nil {
 		s.subs = make(map[string]struct{})
@@ -383,7 +392,10 @@ func (s *Session) subscribe(uri string) error {
 // unsubscribe forgets the subscription to uri, if there is one.
 func (s *Session) unsubscribe(uri string) {
 	s.mu.Lock()
-	delete(s.subs, uri)
+	if _, ok := s.subs[uri]; ok {
+		delete(s.subs, uri)
+		s.engine.letGoSubscriptions(subscriptionSize(uri))
+	}
 	s.mu.Unlock()
 }
 
@@ -521,6 +533,10 @@ func (s *Session) Close() {
 		for _, r := range s.inflight {
 			r.cancel(ErrSessionClosed)
 		}
+		for uri := range s.subs {
+			s.engine.letGoSubscriptions(subscriptionSize(uri))
+		}
+		s.subs = nil
 		s.mu.Unlock()
 		s.end(ErrSessionClosed)
 		close(s.done)

@@ -161,6 +161,7 @@ type Inbound struct {
 	name    string // params.name (tools/call, prompts/get) or params.uri (resources/read)
 	named   bool
 	args    json.RawMessage // params.arguments of tools/call
+	lease   *Lease          // its bytes' share of the transport's budget (Keep)
 }
 
 // A FrameError is ParseInbound's answer to bytes that are no JSON-RPC

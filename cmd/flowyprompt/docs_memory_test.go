@@ -58,15 +58,30 @@ func TestDocsMemoryBound(t *testing.T) {
 	if message != mcp.DefaultMaxMessageSize {
 		t.Errorf("--max-message-size defaults to %d, the engine to %d", message, mcp.DefaultMaxMessageSize)
 	}
+	inflight := cfg.MaxInflightBytes
+	if inflight != httpserver.DefaultMaxInflightBytes {
+		t.Errorf("--max-inflight-bytes defaults to %d, the server to %d", inflight, httpserver.DefaultMaxInflightBytes)
+	}
 
 	rows := []struct{ row, value string }{
 		{"| sessions and `subscriptions/listen` streams of the server |", thousands(sessions)},
 		{"| requests in flight in one session |", thousands(mcp.DefaultMaxInflightPerSession)},
 		{"| one message (a posted body; a forwarded one) |", size(message)},
+		{"| posted messages held at once, from before a body is read until its request has run |", size(inflight)},
 		{"| a request's head |", size(httpserver.MaxHeaderBytes)},
 		{"| a legacy SSE stream's buffer (events not yet written to the client) |", size(sse.BufferBytes)},
+		{"| the buffers of all legacy SSE streams together |", size(sse.TotalBufferBytes)},
 		{"| completion memory of one session |", size(app.CompletionSessionBytes)},
 		{"| completion memory of all sessions |", size(app.CompletionTotalBytes)},
+		{"| resource subscriptions of all sessions and listen streams together (each its URI's length and 64 bytes) |", size(mcp.DefaultMaxSubscriptionBytes)},
+		{"| `clientInfo` `name`, `title`, `version` (`initialize`, or a 2026 request's `_meta`) |", size(mcp.MaxClientInfoField) + " each"},
+		{"| the capabilities a client declares (`initialize`, or a 2026 request's `_meta`) |", size(mcp.MaxCapabilitiesSize)},
+		{"| forwarded requests a replica serves at once (`--nats`) |", thousands(int64(cfg.MaxForwarded))},
+		{"| of them, one session's |", thousands(int64(cfg.MaxForwardedPerSession))},
+		{"| of them, one client's |", thousands(int64(cfg.MaxForwardedPerClient))},
+	}
+	if mcp.SubscriptionCost != 64 {
+		t.Errorf("a subscription costs %d bytes besides its URI; the Limits table says 64", mcp.SubscriptionCost)
 	}
 	for _, r := range rows {
 		i := strings.Index(limits, r.row)
@@ -75,14 +90,17 @@ func TestDocsMemoryBound(t *testing.T) {
 			continue
 		}
 		row, _, _ := strings.Cut(limits[i+len(r.row):], "\n")
-		if def, _, _ := strings.Cut(row, "|"); strings.TrimSpace(def) != r.value && !strings.HasPrefix(strings.TrimSpace(def), r.value+",") {
+		if def, _, _ := strings.Cut(row, "|"); strings.TrimSpace(def) != r.value && !strings.HasPrefix(strings.TrimSpace(def), r.value+",") && !strings.HasPrefix(strings.TrimSpace(def), r.value+";") {
 			t.Errorf("the Limits table's %s gives the default %q, the code %s", r.row, strings.TrimSpace(def), r.value)
 		}
 	}
 
+	// What each session holds for itself: what its client said of itself.
+	// Everything else a session could hold without bound is bounded for
+	// all sessions together, below.
 	perSession := []memoryTerm{
-		{"requests in flight, each holding its body while it runs", mcp.DefaultMaxInflightPerSession, message},
-		{"the legacy SSE stream's buffer", 1, sse.BufferBytes},
+		{"`clientInfo`'s fields", 3, mcp.MaxClientInfoField},
+		{"the capabilities it declared", 1, mcp.MaxCapabilitiesSize},
 	}
 	var session int64
 	var want []string
@@ -92,13 +110,28 @@ func TestDocsMemoryBound(t *testing.T) {
 	}
 	want = append(want, "one session in all: "+size(session))
 	all := memoryTerm{"sessions", sessions, session}
-	completion := min(sessions*app.CompletionSessionBytes, app.CompletionTotalBytes)
-	serverWide := []string{fmt.Sprintf("completion memory of all sessions: min(%s × %s, %s) = %s",
-		thousands(sessions), size(app.CompletionSessionBytes), size(app.CompletionTotalBytes), size(completion))}
-	total := all.bytes() + completion
 	want = append(want, all.line())
-	want = append(want, serverWide...)
-	want = append(want, fmt.Sprintf("**At most %s (about %.1f TiB)**", size(total), float64(total)/(1<<40)))
+	completion := min(sessions*app.CompletionSessionBytes, app.CompletionTotalBytes)
+	shared := []struct {
+		what  string
+		bytes int64
+	}{
+		{"posted messages held until their requests have run (`--max-inflight-bytes`)", inflight},
+		{"the buffers of all legacy SSE streams", sse.TotalBufferBytes},
+		{"resource subscriptions of all sessions and listen streams", mcp.DefaultMaxSubscriptionBytes},
+	}
+	total := all.bytes()
+	for _, m := range shared {
+		total += m.bytes
+		want = append(want, fmt.Sprintf("%s: %s", m.what, size(m.bytes)))
+	}
+	want = append(want, fmt.Sprintf("completion memory of all sessions: min(%s × %s, %s) = %s",
+		thousands(sessions), size(app.CompletionSessionBytes), size(app.CompletionTotalBytes), size(completion)))
+	total += completion
+	want = append(want, fmt.Sprintf("**At most %s (about %d MiB)**", size(total), (total+1<<19)>>20))
+	if total > 2<<30 {
+		t.Errorf("at the defaults the server can be made to hold %s, over 2 GiB", size(total))
+	}
 	for _, w := range want {
 		if !strings.Contains(limits, w) {
 			t.Errorf("docs/http.md's Limits does not say %q", w)
@@ -116,10 +149,13 @@ func thousands(n int64) string {
 }
 
 // size writes a byte count in MiB, or KiB when it is not a whole number
-// of MiB.
+// of MiB, or bytes when it is not one of KiB.
 func size(n int64) string {
-	if n%(1<<20) == 0 {
+	switch {
+	case n%(1<<20) == 0:
 		return thousands(n>>20) + " MiB"
+	case n%(1<<10) == 0:
+		return thousands(n>>10) + " KiB"
 	}
-	return thousands(n>>10) + " KiB"
+	return thousands(n) + " bytes"
 }

@@ -36,8 +36,11 @@ func httpIdleTimeout(cfg *config.Config) time.Duration {
 // stops accepting, lets in-flight requests finish and closes the streams.
 func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) error {
 	cfg := &s.cfg
-	if cfg.KeepAlive < 0 || cfg.IdleTimeout < 0 || cfg.MaxSessions < 0 || cfg.MaxSessionsPerClient < 0 {
-		return usageError("--keepalive, --idle-timeout, --max-sessions and --max-sessions-per-client cannot be negative (0 turns keep-alives, expiry or the cap off)")
+	if cfg.KeepAlive < 0 || cfg.IdleTimeout < 0 || cfg.MaxSessions < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxInflightBytes < 0 {
+		return usageError("--keepalive, --idle-timeout, --max-sessions, --max-sessions-per-client and --max-inflight-bytes cannot be negative (0 turns keep-alives, expiry or the cap off)")
+	}
+	if cfg.MaxInflightBytes > 0 && cfg.MaxInflightBytes < int64(cfg.MaxMessageSize) {
+		return usageError("--max-inflight-bytes %d is less than --max-message-size %d: the largest message would never fit; raise it, or set 0 for no bound", cfg.MaxInflightBytes, cfg.MaxMessageSize)
 	}
 	keepAlive := cfg.KeepAlive
 	if keepAlive == 0 {
@@ -51,6 +54,10 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	if perClient == 0 {
 		perClient = -1
 	}
+	inflight := cfg.MaxInflightBytes
+	if inflight == 0 {
+		inflight = -1
+	}
 	opts := httpserver.Options{
 		Addr:                 cfg.Addr,
 		PublicURL:            cfg.PublicURL,
@@ -62,6 +69,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		MaxSessionsPerClient: perClient,
 		TrustedProxies:       cfg.TrustedProxies,
 		MaxBodyBytes:         int64(cfg.MaxMessageSize),
+		MaxInflightBytes:     inflight,
 		Status:               catalogStatus(s.lib, s.replicas, s.src, s.audit),
 		Logger:               s.log,
 	}

@@ -117,7 +117,7 @@ func TestCommands(t *testing.T) {
 			flags: append(append(append([]string{}, sourceFlagNames...), writeFlagNames...),
 				"addr", "allowed-hosts", "allowed-origins", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
 				"max-forwarded", "max-forwarded-per-client", "max-forwarded-per-session",
-				"max-message-size", "max-sessions", "max-sessions-per-client", "max-subscriptions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport", "trusted-proxies")},
+				"max-inflight-bytes", "max-message-size", "max-sessions", "max-sessions-per-client", "max-subscriptions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport", "trusted-proxies")},
 		{name: "list help", args: []string{"list", "-h"},
 			stderr: []string{"Usage: flowyprompt list", "List the templates", "Example:\n  flowyprompt list "},
 			flags:  append([]string{"json"}, sourceFlagNames...)},

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
 	"github.com/nats-io/nats.go"
@@ -90,5 +91,80 @@ func TestNATSNeedsStateKeys(t *testing.T) {
 		if code != 2 || !strings.Contains(stderr, want) {
 			t.Errorf("exit %d, stderr %q; want 2 and %q", code, stderr, want)
 		}
+	}
+}
+
+// startReplica is startHTTP with serve flags besides the environment.
+func startReplica(t *testing.T, env []string, args ...string) *httpServer {
+	t.Helper()
+	addr, err := freeAddr()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := append(append([]string{"env", "-i"}, serverEnv(t, env...)...), binary(t), "serve", "--transport", "http", "--addr", addr)
+	p, err := startProcess(append(cmd, args...), addr, 15*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return &httpServer{process: p, addr: addr}
+}
+
+// TestBinaryForwardingCountsEachClient: behind a trusted proxy, the
+// replica that forwards a request names its client as its own caps do,
+// by the address the proxy reports, so the holder's bound per client
+// (--max-forwarded-per-client) counts each client apart: one client that
+// holds its share of forwarded streams does not take a victim's, who
+// reaches the same replica through the same proxy.
+func TestBinaryForwardingCountsEachClient(t *testing.T) {
+	ns := natstest.Start(t)
+	env := []string{"NATS_URL=" + ns.URL(), clusterKeysEnv}
+	a := startReplica(t, env, "--max-forwarded-per-client", "1")
+	b := startReplica(t, append(env, "MCP_TRUSTED_PROXIES=127.0.0.1"))
+	a.joined(t)
+	b.joined(t)
+	open := func() string {
+		res, body := a.post(t, "/mcp", initializeMsg)
+		id := res.Header.Get("Mcp-Session-Id")
+		if res.StatusCode != http.StatusOK || id == "" {
+			a.fatalf(t, "initialize on a: %s %q", res.Status, body)
+		}
+		return id
+	}
+	attacker, victim := open(), open()
+
+	// The attacker's stream, forwarded through b to a, holds its one slot
+	// for as long as it is open: its answer's head is a's.
+	req, err := http.NewRequest(http.MethodGet, "http://"+b.addr+"/mcp", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/event-stream")
+	req.Header.Set("Mcp-Session-Id", attacker)
+	req.Header.Set("X-Forwarded-For", "203.0.113.1")
+	stream, err := client.Do(req)
+	if err != nil {
+		b.fatalf(t, "GET /mcp through b: %v", err)
+	}
+	defer stream.Body.Close()
+	if stream.StatusCode != http.StatusOK {
+		t.Fatalf("the attacker's stream through b: %s, want 200", stream.Status)
+	}
+
+	const list = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}`
+	tests := []struct {
+		name, session, client string
+		want                  int
+	}{
+		{"the attacker, at its bound", attacker, "203.0.113.1", http.StatusServiceUnavailable},
+		{"the victim, through the same proxy", victim, "203.0.113.2", http.StatusOK},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res, answer := postMCP(t, b, list, "Mcp-Session-Id", tc.session, "X-Forwarded-For", tc.client)
+			if res.StatusCode != tc.want {
+				t.Errorf("POST /mcp through b: %s %q, want %d", res.Status, answer, tc.want)
+			}
+		})
 	}
 }

@@ -62,6 +62,9 @@ func (r natsReplicas) shared() (github.Shared, string) {
 func (r natsReplicas) router(log *slog.Logger, maxBody int) (httpserver.SessionRouter, func(), error) {
 	opts := r.limits
 	opts.Logger, opts.MaxBodyBytes = log, maxBody
+	// A client is counted as the transports count it: behind
+	// --trusted-proxies by its own address, with a token by the token.
+	opts.ClientKey = httpserver.ClientKey
 	rt, err := cluster.NewRouter(r.node, opts)
 	if err != nil {
 		return nil, nil, err

@@ -75,6 +75,9 @@ type Config struct {
 	// MaxSessionsPerClient caps the sessions and listen streams of one
 	// client (its token, else its address).
 	MaxSessionsPerClient int
+	// MaxInflightBytes bounds the bytes of posted messages the HTTP
+	// transports hold at once, until their requests have run (0: none).
+	MaxInflightBytes int64
 	// TrustedProxies are the reverse proxies (addresses, CIDR ranges)
 	// whose X-Forwarded-For names the client.
 	TrustedProxies []string
@@ -301,12 +304,13 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	c.NATSCreds, c.NATSCA, c.NATSCert, c.NATSKey = str("NATS_CREDS"), str("NATS_CA"), str("NATS_CERT"), str("NATS_KEY")
 	fs.IntVar(&c.MaxForwarded, "max-forwarded", 1024, "with --nats, most `requests` other replicas forward to this one at once; more are refused with 503")
 	fs.IntVar(&c.MaxForwardedPerSession, "max-forwarded-per-session", 64, "with --nats, most forwarded `requests` of one session at once (an open event stream counts while open)")
-	fs.IntVar(&c.MaxForwardedPerClient, "max-forwarded-per-client", 256, "with --nats, most forwarded `requests` of one client (by remote address) at once")
+	fs.IntVar(&c.MaxForwardedPerClient, "max-forwarded-per-client", 256, "with --nats, most forwarded `requests` of one client (its token, else its address, as --max-sessions-per-client counts it) at once")
 	fs.StringVar(&c.Replica, "replica-id", str("FLOWYPROMPT_REPLICA_ID"), "this replica's `id` in the cluster: letters, digits, '-' and '_' (env FLOWYPROMPT_REPLICA_ID; default: the host name and a random suffix)")
 	fs.DurationVar(&c.KeepAlive, "keepalive", 15*time.Second, "`interval` of keep-alive comments on HTTP event streams (0: none)")
 	fs.DurationVar(&c.IdleTimeout, "idle-timeout", 30*time.Minute, "close HTTP sessions unused for this `duration` (an open event stream keeps a session alive; 0: never)")
 	fs.IntVar(&c.MaxSessions, "max-sessions", 10000, "most live HTTP `sessions` and subscriptions/listen streams; at the cap idle sessions are ended to make room, then 503 (0: no cap)")
 	fs.IntVar(&c.MaxSessionsPerClient, "max-sessions-per-client", 1000, "most HTTP sessions and listen streams one client (its token, else its address) holds; more are refused with 429 (0: no cap)")
+	fs.Int64Var(&c.MaxInflightBytes, "max-inflight-bytes", 256<<20, "most `bytes` of posted messages held at once until their requests have run, a quarter of it per client and a sixteenth per session; more wait up to 1 s, then are refused with 503 or 429 (0: no bound)")
 	list(&c.TrustedProxies)(str("MCP_TRUSTED_PROXIES"))
 	fs.Func("trusted-proxies", "reverse proxies whose X-Forwarded-For names the client, comma-separated `addresses or CIDR ranges` (env MCP_TRUSTED_PROXIES; default: none, the header is ignored)", func(v string) error {
 		c.TrustedProxies = nil

@@ -52,8 +52,11 @@ const (
 	// clients are needed to fill it, and one that tries is refused long
 	// before, while a client's own sessions and streams fit many times.
 	DefaultMaxSessionsPerClient = 1000
-	DefaultReadHeaderTimeout    = 10 * time.Second
-	DefaultIdleTimeout          = 30 * time.Second
+	// DefaultMaxInflightBytes bounds the bytes of posted messages held at
+	// once (Options.MaxInflightBytes).
+	DefaultMaxInflightBytes  = httpx.DefaultMaxInflightBytes
+	DefaultReadHeaderTimeout = 10 * time.Second
+	DefaultIdleTimeout       = 30 * time.Second
 	// MaxHeaderBytes bounds a request's head; a larger one gets 431.
 	MaxHeaderBytes = 64 << 10
 )
@@ -106,6 +109,11 @@ type Options struct {
 	// MaxBodyBytes caps a request body (default: the engine's
 	// MaxMessageSize).
 	MaxBodyBytes int64
+	// MaxInflightBytes bounds the bytes of posted messages held at once,
+	// from before a body is read until its request has run (default
+	// DefaultMaxInflightBytes; negative: no bound): a quarter of it
+	// per client, a sixteenth per session (httpx.Budgets).
+	MaxInflightBytes int64
 	// WriteTimeout drops a streaming client that has not taken a write for
 	// this long (default 30 s).
 	WriteTimeout time.Duration
@@ -217,8 +225,19 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		opts.IdleTimeout = DefaultIdleTimeout
 	}
 	gate := httpx.NewGate(httpx.Limits{Max: opts.MaxSessions, PerClient: opts.MaxSessionsPerClient})
-	settings := httpx.Settings{KeepAlive: opts.KeepAlive, MaxBodyBytes: opts.MaxBodyBytes,
-		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger, Gate: gate}
+	maxBody := opts.MaxBodyBytes
+	if maxBody <= 0 {
+		maxBody = int64(e.Options().MaxMessageSize)
+	}
+	budget := httpx.NewBudget(httpx.BudgetLimits{})
+	switch {
+	case opts.MaxInflightBytes == 0:
+		budget = httpx.NewBudget(httpx.Budgets(DefaultMaxInflightBytes, maxBody))
+	case opts.MaxInflightBytes > 0:
+		budget = httpx.NewBudget(httpx.Budgets(opts.MaxInflightBytes, maxBody))
+	}
+	settings := httpx.Settings{KeepAlive: opts.KeepAlive, MaxBodyBytes: maxBody,
+		WriteTimeout: opts.WriteTimeout, BodyTimeout: opts.BodyTimeout, Logger: opts.Logger, Gate: gate, Budget: budget}
 	settings.Fill(e)
 	s := &Server{e: e, opts: opts, log: settings.Logger, origins: map[string]bool{}, gate: gate, proxies: proxies}
 	s.stopped, s.stop = context.WithCancel(context.Background())
@@ -495,26 +514,35 @@ func (s *Server) guard(next http.Handler) http.Handler {
 				}
 			}
 		}
-		if opensSomething(r) {
+		if countsClient(r) {
 			r = r.WithContext(clientid.With(r.Context(), s.client(r)))
 		}
 		next.ServeHTTP(w, r)
 	})
 }
 
-// opensSomething reports whether r may open what the caps per client
-// count: a session (GET /sse, POST /sse, initialize on /mcp) or a
-// subscriptions/listen stream (a POST /mcp without a session). Only those
-// need to know their client.
-func opensSomething(r *http.Request) bool {
+// countsClient reports whether r may take what the bounds per client
+// count: a session (GET /sse, POST /sse, initialize on /mcp), a
+// subscriptions/listen stream (a POST /mcp without a session), a posted
+// message's share of the budget of bytes in flight (any POST), or a
+// forwarding slot of another replica (any request naming a session).
+// Only those need to know their client.
+func countsClient(r *http.Request) bool {
 	switch r.URL.Path {
-	case "/sse":
+	case "/sse", "/sse/message", "/mcp":
 		return true
-	case "/mcp":
-		return r.Method == http.MethodPost && r.Header.Get(streamable.HeaderSession) == ""
 	}
 	return false
 }
+
+// ClientKey is the key a request that passed the server's guard is
+// counted under by the bounds per client (its access token's digest when
+// the server has one, else its address read through the trusted
+// proxies); outside the guard, its peer's address. It names a client
+// without saying who it is: for counting, never for showing. Replicas
+// count the requests they forward to each other by it
+// (cluster.RouterOptions.ClientKey), as the transports count sessions.
+func ClientKey(r *http.Request) string { return clientid.Of(r) }
 
 // client is the key r's client is counted under: the access token when the
 // server has one (every request that got this far presented it), else
@@ -563,10 +591,14 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 		}
 		var body []byte
 		if r.Method == http.MethodPost {
+			var lease *mcp.Lease
 			var ok bool
-			if body, ok = httpx.ReadBody(w, r, s.settings.MaxBodyBytes, s.settings.BodyTimeout); !ok {
+			if body, lease, ok = s.settings.ReadHeld(w, r, id); !ok {
 				return
 			}
+			// The body is held here until the replica holding the
+			// session has answered.
+			defer lease.Release()
 		}
 		if r.Method == http.MethodGet {
 			// A stream would otherwise hold the shutdown for its whole
@@ -649,6 +681,8 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	report["sessions"] = map[string]int{"total": c.Total, "sse": sseN, "mcp": mcpN, "listen": c.Listens, "clients": c.Clients}
 	// Legacy SSE clients dropped for letting their stream's buffer fill.
 	report["dropped_streams"] = s.sse.Dropped()
+	// What clients make the server hold under its shared bounds, in bytes.
+	report["held_bytes"] = map[string]int64{"posted": s.settings.Budget.Held(), "sse_buffers": s.sse.Buffered()}
 	body, err := json.Marshal(report)
 	if err != nil {
 		httpx.WriteError(w, r, http.StatusInternalServerError, &fault.Error{Code: fault.Internal,

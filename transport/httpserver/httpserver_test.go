@@ -377,6 +377,12 @@ func TestHealthz(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &got); err != nil {
 		t.Fatal(err)
 	}
+	// The open listen stream holds its message for as long as it is open.
+	held, _ := got["held_bytes"].(map[string]any)
+	if posted, _ := held["posted"].(float64); posted <= 0 || held["sse_buffers"] == nil {
+		t.Errorf("healthz held_bytes = %v, want the listen's message held and the SSE buffers counted", got["held_bytes"])
+	}
+	delete(got, "held_bytes")
 	want := map[string]any{
 		"status":    "ok",
 		"templates": float64(13),
@@ -605,7 +611,8 @@ func TestHealthzOddStatus(t *testing.T) {
 				t.Fatal(err)
 			}
 			want := map[string]any{"status": "ok", "dropped_streams": float64(0),
-				"sessions": map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0), "listen": float64(0), "clients": float64(0)}}
+				"held_bytes": map[string]any{"posted": float64(0), "sse_buffers": float64(0)},
+				"sessions":   map[string]any{"total": float64(0), "sse": float64(0), "mcp": float64(0), "listen": float64(0), "clients": float64(0)}}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("healthz (-want +got):\n%s", diff)
 			}

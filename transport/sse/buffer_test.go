@@ -1,14 +1,17 @@
 package sse_test
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
 	"regexp"
 	"runtime"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -98,3 +101,58 @@ func stalledStream(t *testing.T, addr string) (*net.TCPConn, string) {
 }
 
 var sessionIDRE = regexp.MustCompile(`session_id=([0-9a-f]{32})`)
+
+// lockedBuffer is a log's destination written from several goroutines.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// TestStreamsShareTheirTotal: what all streams hold together is bounded
+// (Options.TotalBufferBytes) below what each may hold: a client that
+// stops reading is dropped once the streams' total would go over it,
+// though its own buffer has room, saying so in the log; and what its
+// stream held is let go of once it is gone.
+func TestStreamsShareTheirTotal(t *testing.T) {
+	const total = 256 << 10 // a quarter of one stream's BufferBytes
+	e := newEngine(t, mcp.EngineOptions{})
+	var logs lockedBuffer
+	h, ts, c := serve(t, e, sse.Options{TotalBufferBytes: total, Settings: httpx.Settings{WriteTimeout: time.Hour, KeepAlive: -1,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil))}})
+
+	conn, id := stalledStream(t, ts.Listener.Addr().String())
+	defer conn.Close()
+	handshakeRaw(t, c, ts.URL+"/sse/message?session_id="+id)
+	blob := strings.Repeat("x", 16<<10)
+	peak := int64(0)
+	for sent := 0; sent < 64<<20 && e.Session(id) != nil; sent += len(blob) {
+		e.Notify("notifications/test", map[string]string{"blob": blob})
+		peak = max(peak, h.Buffered())
+	}
+	transporttest.Settle(t, wait, "the stalled session ended", func() bool { return e.Session(id) == nil })
+	if !strings.Contains(logs.String(), "hold their total") {
+		t.Errorf("the drop was not for the total; log:\n%s", logs.String())
+	}
+	if peak > total {
+		t.Errorf("the streams held %d bytes, over their total of %d", peak, total)
+	}
+	transporttest.Settle(t, wait, "the stream removed", func() bool { return h.Sessions() == 0 })
+	if got := h.Dropped(); got != 1 {
+		t.Errorf("Dropped() = %d, want 1", got)
+	}
+	if got := h.Buffered(); got != 0 {
+		t.Errorf("Buffered() = %d once the stream is gone, want 0", got)
+	}
+}

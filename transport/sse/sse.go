@@ -48,6 +48,9 @@ type Options struct {
 	// PublicURL/sse/message?session_id=…. Empty: built from the request's
 	// Host.
 	PublicURL string
+	// TotalBufferBytes bounds what all streams hold together, as
+	// BufferBytes bounds one (0: the default, TotalBufferBytes).
+	TotalBufferBytes int64
 }
 
 // Handler serves GET /sse, POST /sse and POST /sse/message for one engine.
@@ -60,7 +63,8 @@ type Handler struct {
 	mu    sync.Mutex
 	conns map[string]*conn
 
-	dropped atomic.Uint64 // streams dropped for not reading (Dropped)
+	dropped  atomic.Uint64 // streams dropped for not reading (Dropped)
+	buffered atomic.Int64  // bytes all streams hold (Buffered)
 }
 
 // BufferBytes bounds what one stream holds for its client: the events
@@ -72,6 +76,16 @@ type Handler struct {
 // result budgets allow anyway.
 const BufferBytes = 1 << 20
 
+// TotalBufferBytes bounds what all streams hold together, by default
+// (Options.TotalBufferBytes): without it, every session's stream could
+// hold BufferBytes at once, 10,000 MiB at the default --max-sessions.
+// When the total is reached, the stream whose event would go over it is
+// dropped as one whose own buffer is full: streams of clients that read
+// hold next to nothing, so the total is reached only when clients stop
+// reading, and the stream dropped is one of theirs or one that adds to
+// them. One event always fits when no stream holds anything.
+const TotalBufferBytes = 64 << 20
+
 // eventCost is what one event costs besides its data: the *r3sse.Event
 // and its place in the stream's channels.
 const eventCost = 192
@@ -80,6 +94,9 @@ const eventCost = 192
 func New(e *mcp.Engine, opts Options) *Handler {
 	opts.Fill(e)
 	opts.PublicURL = strings.TrimRight(opts.PublicURL, "/")
+	if opts.TotalBufferBytes <= 0 {
+		opts.TotalBufferBytes = TotalBufferBytes
+	}
 	h := &Handler{e: e, opts: opts, log: opts.Logger, conns: make(map[string]*conn)}
 	h.events = r3sse.New()
 	// A session's outbox hands over at most its in-flight responses and
@@ -135,6 +152,24 @@ func (h *Handler) Sessions() int {
 // Dropped returns how many streams were dropped because their client let
 // the buffer fill (BufferBytes), since the handler was made.
 func (h *Handler) Dropped() uint64 { return h.dropped.Load() }
+
+// Buffered returns the bytes all streams hold for their clients now,
+// bounded by Options.TotalBufferBytes.
+func (h *Handler) Buffered() int64 { return h.buffered.Load() }
+
+// hold counts size more bytes held by a stream, unless that would take
+// the total over its bound while some stream holds anything.
+func (h *Handler) hold(size int) bool {
+	for {
+		n := h.buffered.Load()
+		if n > 0 && n+int64(size) > h.opts.TotalBufferBytes {
+			return false
+		}
+		if h.buffered.CompareAndSwap(n, n+int64(size)) {
+			return true
+		}
+	}
+}
 
 // conn is one GET /sse stream and the session behind it; it is the
 // session's mcp.Sink.
@@ -214,12 +249,21 @@ func (c *conn) publish(data []byte) bool {
 func (c *conn) send(ev *r3sse.Event) bool {
 	size := cap(ev.Data) + len(ev.Comment) + eventCost
 	c.bmu.Lock()
-	ok := !c.dropped && (c.held == 0 || c.held+size <= BufferBytes) && c.h.events.TryPublish(c.id, ev)
+	fits := !c.dropped && (c.held == 0 || c.held+size <= BufferBytes)
+	total := fits && !c.h.hold(size)
+	ok := fits && !total && c.h.events.TryPublish(c.id, ev)
 	if ok {
 		c.held += size
 		c.sizes = append(c.sizes, size)
+	} else if fits && !total {
+		c.h.buffered.Add(-int64(size))
 	}
+	held := c.held
 	c.bmu.Unlock()
+	if total {
+		c.h.log.Info("the legacy SSE streams hold their total: dropping the stream that would go over it",
+			"session", c.id, "held_bytes", held, "total_bytes", c.h.opts.TotalBufferBytes)
+	}
 	if !ok {
 		c.drop()
 	}
@@ -233,8 +277,19 @@ func (c *conn) written() {
 	defer c.bmu.Unlock()
 	if len(c.sizes) > 0 {
 		c.held -= c.sizes[0]
+		c.h.buffered.Add(-int64(c.sizes[0]))
 		c.sizes = c.sizes[1:]
 	}
+}
+
+// forget lets go of what the stream held once it is gone: its events are
+// never written, and nothing more is published to it.
+func (c *conn) forget() {
+	c.bmu.Lock()
+	defer c.bmu.Unlock()
+	c.dropped = true
+	c.h.buffered.Add(-int64(c.held))
+	c.held, c.sizes = 0, nil
 }
 
 // drop ends a stream whose client lets its buffer fill. A write to the
@@ -402,6 +457,7 @@ func (h *Handler) stream(w http.ResponseWriter, r *http.Request) {
 	c.stopKeepAlive()
 	s.Close()
 	h.events.RemoveStream(c.id)
+	c.forget()
 	h.mu.Lock()
 	delete(h.conns, c.id)
 	h.mu.Unlock()
@@ -511,11 +567,14 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 	}
 	// The Content-Type is not checked: the body is, and curl's default
 	// form type should not stand between a person and a working request.
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
+	body, lease, ok := h.opts.ReadHeld(w, r, id)
 	if !ok {
 		return
 	}
-	if _, ok := h.deliver(w, r, c.s, body, c); ok {
+	// The request the message becomes keeps the lease until it has run
+	// (after the 202, for most); anything else lets go of it here.
+	defer lease.Release()
+	if _, ok := h.deliver(w, r, c.s, body, lease, c); ok {
 		w.WriteHeader(http.StatusAccepted)
 	}
 }
@@ -527,8 +586,11 @@ func (h *Handler) message(w http.ResponseWriter, r *http.Request) {
 // a request of revision 2026-07-28 or later, which that revision defines
 // for stdio and Streamable HTTP only, with its JSON-RPC error on rt, so a
 // dual-era client's probe fails and it falls back to initialize.
-func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, rt mcp.Route) (answers int, ok bool) {
+func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, lease *mcp.Lease, rt mcp.Route) (answers int, ok bool) {
 	in, err := mcp.ParseInbound(body)
+	if err == nil {
+		in.Keep(lease)
+	}
 	var id json.RawMessage
 	fe, _ := err.(*mcp.FrameError) // ParseInbound's one kind of error
 	switch {
@@ -603,10 +665,11 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
+	body, lease, ok := h.opts.ReadHeld(w, r, id)
 	if !ok {
 		return
 	}
+	defer lease.Release()
 	if !json.Valid(body) {
 		httpx.WriteError(w, r, http.StatusBadRequest, httpx.ParseError())
 		return
@@ -622,7 +685,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if c != nil {
-		h.answer(w, r, c.s, body)
+		h.answer(w, r, c.s, body, lease)
 		return
 	}
 	if peek.Method == mcp.MethodInitialize {
@@ -647,7 +710,7 @@ func (h *Handler) direct(w http.ResponseWriter, r *http.Request) {
 	// Initialize is answered within Deliver, so the request that follows
 	// finds the session ready.
 	s.Deliver(oneShotInit(), nil)
-	h.answer(w, r, s, body)
+	h.answer(w, r, s, body, lease)
 }
 
 // oneShotInit is the initialize a POST /sse session without a client
@@ -659,9 +722,9 @@ func oneShotInit() []byte {
 }
 
 // answer delivers body on s and writes its response as the HTTP body.
-func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte) {
+func (h *Handler) answer(w http.ResponseWriter, r *http.Request, s *mcp.Session, body []byte, lease *mcp.Lease) {
 	rt := newDirectRoute()
-	n, ok := h.deliver(w, r, s, body, rt)
+	n, ok := h.deliver(w, r, s, body, lease, rt)
 	if !ok {
 		return
 	}

@@ -39,10 +39,17 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	body, ok := httpx.ReadBody(w, r, h.opts.MaxBodyBytes, h.opts.BodyTimeout)
+	var session string
+	if ss != nil {
+		session = ss.id
+	}
+	body, lease, ok := h.opts.ReadHeld(w, r, session)
 	if !ok {
 		return
 	}
+	// The request the message becomes keeps the lease until it has run;
+	// anything else lets go of it when the POST is answered.
+	defer lease.Release()
 	x := &exchange{ss: ss, acceptsJSON: acceptJSON, preferJSON: acceptJSON && !(h.opts.PreferStreams && acceptEvents)}
 	in, err := mcp.ParseInbound(body)
 	if err != nil {
@@ -58,6 +65,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		}
 		return
 	}
+	in.Keep(lease)
 	if ss == nil {
 		v := r.Header.Get(HeaderProtocolVersion)
 		if v != "" && !mcp.IsSupportedVersion(v) || in.Modern() && v == "" {

@@ -93,6 +93,12 @@ func MethodNotAllowed(w http.ResponseWriter, r *http.Request, allow ...string) {
 // out) and returns false. Memory grows with what actually arrives, not
 // with what Content-Length claims.
 func ReadBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration) ([]byte, bool) {
+	return readBody(w, r, max, timeout, 64<<10)
+}
+
+// readBody is ReadBody, taking a body of a known length up to exact bytes
+// in one allocation of that length.
+func readBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Duration, exact int64) ([]byte, bool) {
 	tooLarge := func(size int64) {
 		d := map[string]any{"max": max}
 		if size > 0 {
@@ -112,9 +118,10 @@ func ReadBody(w http.ResponseWriter, r *http.Request, max int64, timeout time.Du
 	}
 	var body []byte
 	var err error
-	if n := r.ContentLength; n >= 0 && n <= 64<<10 {
+	if n := r.ContentLength; n >= 0 && n <= exact {
 		// What nearly every message is: a known length, small enough to
-		// take at once (net/http's body reads no more than it).
+		// take at once (net/http's body reads no more than it); or one
+		// whose length the budget of messages in flight has granted.
 		body = make([]byte, n)
 		_, err = io.ReadFull(r.Body, body)
 	} else {
@@ -376,6 +383,10 @@ type Settings struct {
 	// Gate admits sessions and listen streams under the server's caps,
 	// one gate for both transports (nil: a gate without caps).
 	Gate *Gate
+	// Budget bounds the bytes of posted messages in flight, one budget
+	// for both transports (nil: Budgets(DefaultMaxInflightBytes,
+	// MaxBodyBytes)).
+	Budget *Budget
 }
 
 // Fill sets what is unset to the defaults, the body cap to e's message cap.
@@ -397,5 +408,8 @@ func (st *Settings) Fill(e *mcp.Engine) {
 	}
 	if st.Gate == nil {
 		st.Gate = NewGate(Limits{})
+	}
+	if st.Budget == nil {
+		st.Budget = NewBudget(Budgets(DefaultMaxInflightBytes, st.MaxBodyBytes))
 	}
 }
