@@ -467,7 +467,7 @@ describe(`raw HTTP+SSE on /sse (--keepalive ${KEEPALIVE})`, { timeout: SUITE_MS 
     await eventually(async () => {
       const h = await health(server.base);
       assert.equal(h.status, "ok");
-      assert.deepEqual(h.sessions, { total: 0, sse: 0, mcp: 0 });
+      assert.deepEqual(h.sessions, { total: 0, sse: 0, mcp: 0, listen: 0, clients: 0 });
     }, STEP_MS);
     assertErrorBody(
       await post(server.base, s.path, { jsonrpc: "2.0", id: 10, method: "ping" }),

@@ -100,7 +100,7 @@ describe("HTTP transports: sessions, list_changed, security, shutdown", { timeou
       assert.equal(res.content[0].type, "text");
       assert.ok(res.content[0].text.includes(expectedPrompt(exampleTemplate("Commit_Message"), { diff: "-a\n+b" })));
       const health = await (await fetch(`${server.base}/healthz`)).json();
-      assert.deepEqual(health.sessions, { total: 1, sse: 1, mcp: 0 }, "the failed probe left no session behind");
+      assert.deepEqual(health.sessions, { total: 1, sse: 1, mcp: 0, listen: 0, clients: 1 }, "the failed probe left no session behind");
       await client.close();
     } finally {
       assert.deepEqual(await server.stop(), { code: 0, signal: null });

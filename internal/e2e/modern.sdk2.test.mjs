@@ -148,7 +148,7 @@ function modernChecks(kind, session) {
         assert.equal(x.responseHeaders["mcp-session-id"], undefined, "no session id given");
       }
       const health = await (await fetch(`${server.base}/healthz`)).json();
-      assert.deepEqual(health.sessions, { total: 0, sse: 0, mcp: 0 });
+      assert.deepEqual(health.sessions, { total: 0, sse: 0, mcp: 0, listen: 0, clients: 0 });
     });
   }
 }
@@ -185,7 +185,7 @@ describe("protocol versions against the same binary", { timeout: SUITE_MS }, () 
       const [a, b] = await Promise.all([v1.listPrompts({}, opts), v2.listPrompts({}, fresh)]);
       assert.deepEqual(b.prompts, a.prompts, "both eras list the same prompts");
       const health = await (await fetch(`${server.base}/healthz`)).json();
-      assert.deepEqual(health.sessions, { total: 1, sse: 0, mcp: 1 }, "the 1.x client's session only");
+      assert.deepEqual(health.sessions, { total: 1, sse: 0, mcp: 1, listen: 0, clients: 1 }, "the 1.x client's session only");
     } finally {
       for (const c of clients) await within(c.close(), STEP_MS, "close").catch(() => {});
       assert.deepEqual(await server.stop(), { code: 0, signal: null });
