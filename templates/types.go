@@ -122,7 +122,7 @@ func parseList(raw string) ([]string, error) {
 			case bool:
 				out = append(out, strconv.FormatBool(x))
 			default:
-				return nil, fmt.Errorf("item %d of the JSON array is %s, not a string", i, jsonKind(it))
+				return nil, fmt.Errorf("item %d of the JSON array is %s, not a string", i, JSONKind(it))
 			}
 		}
 		return out, nil
@@ -136,7 +136,9 @@ func parseList(raw string) ([]string, error) {
 	return out, nil
 }
 
-func jsonKind(v any) string {
+// JSONKind names the kind of a decoded JSON value ("an object", "a
+// number"), for messages that say why a value was refused.
+func JSONKind(v any) string {
 	switch v.(type) {
 	case nil:
 		return "null"
@@ -144,8 +146,12 @@ func jsonKind(v any) string {
 		return "an object"
 	case []any:
 		return "an array"
+	case bool:
+		return "a boolean"
+	case string:
+		return "a string"
 	}
-	return fmt.Sprintf("%T", v)
+	return "a number"
 }
 
 // ValueText is a JSON value of a template file (a default, an enum

@@ -219,7 +219,7 @@ func (t *tool) validateSlow(args json.RawMessage) error {
 		case e.Type() == "number_any_of" && specific[e.Field()]:
 			continue
 		case e.Type() == "number_any_of":
-			desc = jsonKind(e.Value()) + " is not a value of a type it takes"
+			desc = templates.JSONKind(e.Value()) + " is not a value of a type it takes"
 		case anyOf[e.Field()] && e.Type() == "invalid_type":
 			continue
 		}
@@ -243,21 +243,6 @@ func (t *tool) validateSlow(args json.RawMessage) error {
 		Why:     strings.Join(problems, "; "),
 		How:     "fix the named fields as each problem says; the tool's inputSchema (tools/list) describes every field",
 		Details: map[string]any{"problems": problems}}
-}
-
-// jsonKind names the kind of a decoded JSON value, for messages.
-func jsonKind(v any) string {
-	switch v.(type) {
-	case nil:
-		return "null"
-	case map[string]any:
-		return "an object"
-	case []any:
-		return "this array"
-	case bool:
-		return "a boolean"
-	}
-	return "this number"
 }
 
 // errorResult renders a failure as what / why / how text.
