@@ -278,7 +278,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	if t.Subject == "" {
+	if strings.TrimSpace(t.Subject) == "" {
 		return nil, errors.New("token names no subject (sub)")
 	}
 	var c claims
