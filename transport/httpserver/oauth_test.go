@@ -1,12 +1,15 @@
 package httpserver_test
 
 import (
+	"bufio"
 	"crypto/rand"
 	"crypto/rsa"
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
+	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -148,7 +151,7 @@ func (is *testIssuer) hs256(t testing.TB) string {
 // clock is a Verifier's clock a test moves forward.
 type clock struct{ ahead atomic.Int64 }
 
-func (c *clock) now() time.Time         { return time.Now().Add(time.Duration(c.ahead.Load())) }
+func (c *clock) now() time.Time          { return time.Now().Add(time.Duration(c.ahead.Load())) }
 func (c *clock) advance(d time.Duration) { c.ahead.Add(int64(d)) }
 
 func verifier(t testing.TB, is *testIssuer, clk *clock) *auth.Verifier {
@@ -384,5 +387,37 @@ func TestOAuthOptions(t *testing.T) {
 		if _, err := httpserver.New(e, opts); err == nil {
 			t.Errorf("%s: no error", name)
 		}
+	}
+}
+
+// TestOAuthRefusedBeforeTheBody: a request without a valid token is
+// answered while its body is still on its way.
+func TestOAuthRefusedBeforeTheBody(t *testing.T) {
+	is := newIssuer(t)
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{PublicURL: publicURL, Auth: verifier(t, is, nil)})
+	addr := strings.TrimPrefix(c.base, "http://")
+	for name, headers := range map[string]string{
+		"no token":      "",
+		"expired token": "Authorization: Bearer " + is.valid(t, tokenClaims{Exp: time.Now().Add(-time.Hour)}) + "\r\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			// Ten bytes of a hundred, then nothing.
+			fmt.Fprintf(conn, "POST /mcp HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n%sContent-Length: 100\r\n\r\n{\"jsonrpc\"", addr, headers)
+			_ = conn.SetReadDeadline(time.Now().Add(wait)) // a guard against hanging, not a speed claim
+			res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("no answer while the body is unfinished: %v", err)
+			}
+			res.Body.Close()
+			if res.StatusCode != http.StatusUnauthorized || res.Header.Get("WWW-Authenticate") == "" {
+				t.Fatalf("status %d, WWW-Authenticate %q", res.StatusCode, res.Header.Get("WWW-Authenticate"))
+			}
+		})
 	}
 }
