@@ -286,6 +286,11 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		if opts.AuthToken != "" {
 			return nil, errors.New("an access token (--auth-token, MCP_AUTH_TOKEN) and an authorization server (--auth-issuer) are both set: members sign in with the issuer's tokens; unset one of them")
 		}
+		if opts.Sessions != nil {
+			// Forwarded requests reach the holder with the zero Owner
+			// (SessionRouter): a member's session would answer none of them.
+			return nil, errors.New("an authorization server (--auth-issuer) with replicas (--nats) is not supported yet: requests forwarded between replicas do not carry the member; run one replica, or use --auth-token")
+		}
 		if s.public == nil {
 			return nil, errors.New("an authorization server (--auth-issuer) needs --public-url: the resource its tokens are issued for is PUBLIC_URL/mcp")
 		}

@@ -31,8 +31,10 @@ type resourceServer struct {
 	v *auth.Verifier
 	// metadata is the RFC 9728 document, marshalled once.
 	metadata []byte
+	// metadataURL is where the metadata of the resource is.
+	metadataURL string
 	// challenge is the WWW-Authenticate value of a request without a
-	// token; invalid and scope add to it.
+	// token; unauthorized adds error="invalid_token" to it.
 	challenge string
 }
 
@@ -57,8 +59,9 @@ func newResourceServer(v *auth.Verifier, public string) (*resourceServer, error)
 	if err != nil {
 		return nil, fmt.Errorf("protected resource metadata: %w", err)
 	}
-	return &resourceServer{v: v, metadata: doc,
-		challenge: fmt.Sprintf(`Bearer resource_metadata="%s%s"`, public, metadataMCP)}, nil
+	mdURL := public + metadataMCP
+	return &resourceServer{v: v, metadata: doc, metadataURL: mdURL,
+		challenge: fmt.Sprintf(`Bearer resource_metadata=%q`, mdURL)}, nil
 }
 
 // serveMetadata answers the protected resource metadata.
@@ -129,8 +132,8 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 		return nil, false
 	}
 	if !m.Has(auth.ScopeRead) {
-		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope="%s", resource_metadata=%s`,
-			auth.ScopeRead, strings.TrimPrefix(rs.challenge, "Bearer resource_metadata=")))
+		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
+			auth.ScopeRead, rs.metadataURL))
 		httpx.WriteError(w, r, http.StatusForbidden, &fault.Error{Code: mcp.CodeInsufficientScope,
 			What: "the access token does not grant " + auth.ScopeRead,
 			Why:  "every request to /mcp, /sse and /sse/message reads prompts",
