@@ -513,7 +513,9 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", streamable.HeaderSession+", "+streamable.HeaderProtocolVersion)
+			// WWW-Authenticate: a browser client finds the OAuth metadata
+			// from a 401's challenge.
+			h.Set("Access-Control-Expose-Headers", streamable.HeaderSession+", "+streamable.HeaderProtocolVersion+", WWW-Authenticate")
 			if r.Method == http.MethodOptions {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)

@@ -347,6 +347,12 @@ func TestOAuthMetadata(t *testing.T) {
 			t.Errorf("GET %s (-want +got):\n%s", path, d)
 		}
 	}
+	// A page of an allowed origin may read the challenge that leads it
+	// to the metadata.
+	r := c.do(t, "POST", "/mcp", initMCP, "Origin", "http://localhost:5173")
+	if r.status != http.StatusUnauthorized || !strings.Contains(r.header.Get("Access-Control-Expose-Headers"), "WWW-Authenticate") {
+		t.Fatalf("status %d, Access-Control-Expose-Headers %q", r.status, r.header.Get("Access-Control-Expose-Headers"))
+	}
 }
 
 // TestOAuthIssuerLate: an issuer that does not answer at start is retried;
