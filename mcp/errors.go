@@ -42,8 +42,14 @@ const (
 	CodeForbiddenHost      = "FORBIDDEN_HOST"
 	CodeForbiddenOrigin    = "FORBIDDEN_ORIGIN"
 	CodeUnauthorized       = "UNAUTHORIZED"
-	CodeNotFound           = "NOT_FOUND"
-	CodeShuttingDown       = "SHUTTING_DOWN"
+	// CodeInsufficientScope: the member's access token is valid but does
+	// not grant the scope the request needs.
+	CodeInsufficientScope = "INSUFFICIENT_SCOPE"
+	// CodeAuthUnavailable: the authorization server has not been reached
+	// yet, so no token can be checked.
+	CodeAuthUnavailable = "AUTH_SERVER_UNREACHABLE"
+	CodeNotFound        = "NOT_FOUND"
+	CodeShuttingDown    = "SHUTTING_DOWN"
 	// CodeHeaderMismatch: an HTTP header that mirrors the body (Mcp-Method,
 	// Mcp-Name, MCP-Protocol-Version, Mcp-Param-*) is missing or differs.
 	CodeHeaderMismatch = "HEADER_MISMATCH"
@@ -118,6 +124,8 @@ var rpcCodes = map[string]int64{
 	CodeForbiddenHost:             rpcServerError,
 	CodeForbiddenOrigin:           rpcServerError,
 	CodeUnauthorized:              rpcServerError,
+	CodeInsufficientScope:         rpcServerError,
+	CodeAuthUnavailable:           rpcServerError,
 	CodeNotFound:                  rpcServerError,
 	CodeShuttingDown:              rpcServerError,
 }

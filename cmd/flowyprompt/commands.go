@@ -213,7 +213,7 @@ func newApp(s *setup) *app.App {
 	return app.New(app.Options{Library: s.lib, Version: version(), Logger: s.log, MaxFileSize: s.cfg.MaxFileSize,
 		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: w, State: state,
 		// With a token, the library is for its holders alone: no shared cache may keep it.
-		PrivateCache: s.cfg.AuthToken != "" && s.cfg.Transport == "http"})
+		PrivateCache: (s.cfg.AuthToken != "" || s.cfg.AuthIssuer != "") && s.cfg.Transport == "http"})
 }
 
 // returnLoadGarbage hands the memory a library load left behind back to

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/audit"
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -73,6 +74,20 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		Status:               catalogStatus(s.lib, s.replicas, s.src, s.audit),
 		Logger:               s.log,
 	}
+	if cfg.AuthIssuer != "" {
+		audience := cfg.AuthAudience
+		if audience == "" {
+			audience = strings.TrimRight(cfg.PublicURL, "/") + "/mcp"
+		}
+		v, err := auth.New(auth.Options{Issuer: cfg.AuthIssuer, Audience: audience, Logger: s.log})
+		if err != nil {
+			return usageError("--auth-issuer: %v", err)
+		}
+		// An issuer down at start is retried in the background; tokens
+		// get 503 until it answered.
+		v.Start(ctx)
+		opts.Auth = v
+	}
 	if s.replicas != nil {
 		// 2025-era sessions live on the replica that opened them; the
 		// others forward their requests to it, with the body cap the
@@ -93,7 +108,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	}
 	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil && !isLoopback(host) {
 		s.log.Warn("listening beyond loopback: other machines can reach this server",
-			"addr", cfg.Addr, "auth_token", cfg.AuthToken != "",
+			"addr", cfg.Addr, "auth_token", cfg.AuthToken != "", "auth_issuer", cfg.AuthIssuer,
 			"how", "see docs/http.md: set --auth-token (MCP_AUTH_TOKEN), --allowed-hosts and --allowed-origins, or bind 127.0.0.1")
 	}
 	logServing(s)
@@ -175,6 +190,9 @@ func printURLs(w io.Writer, local string, cfg *config.Config) {
 	fmt.Fprintf(w, "  Void IDE (legacy SSE):           %s/sse\n", base)
 	fmt.Fprintf(w, "  MCP Inspector (Streamable HTTP): %s/mcp\n", base)
 	fmt.Fprintf(w, "  health:                          %s/healthz\n", base)
+	if cfg.AuthIssuer != "" {
+		fmt.Fprintf(w, "  members sign in with %s; resource metadata: %s/.well-known/oauth-protected-resource/mcp\n", cfg.AuthIssuer, base)
+	}
 	if cfg.AuthToken != "" {
 		fmt.Fprintf(w, "  an access token is required: send Authorization: Bearer TOKEN, or append ?token=TOKEN to the SSE URL\n")
 	}

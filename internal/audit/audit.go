@@ -18,6 +18,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
@@ -43,6 +44,9 @@ type record struct {
 	end   time.Time // the line's time
 	dur   time.Duration
 	out   mcp.Outcome
+	// member is who asked, when the request carried a member's access
+	// token (auth.WithMember): never the token itself.
+	member *auth.Member
 }
 
 // Note adds u to the audit line of the request ctx belongs to. Without an
@@ -68,7 +72,7 @@ func (l *Log) StartRequest(ctx context.Context, info *mcp.RequestInfo) (context.
 	if !l.h.Enabled(ctx, slog.LevelInfo) {
 		return ctx, func(mcp.Outcome) {}
 	}
-	rec := &record{tool: tool}
+	rec := &record{tool: tool, member: auth.MemberOf(ctx)}
 	ctx = context.WithValue(ctx, key{}, rec)
 	start := time.Now()
 	return ctx, func(o mcp.Outcome) {
@@ -103,6 +107,12 @@ func (rec *record) line(attrs []slog.Attr) slog.Record {
 			slog.String("source", u.Source))
 		if u.Revision != "" {
 			attrs = append(attrs, slog.String("source_revision", u.Revision))
+		}
+	}
+	if m := rec.member; m != nil {
+		attrs = append(attrs, slog.String("member", m.Subject))
+		if m.Email != "" {
+			attrs = append(attrs, slog.String("member_email", m.Email))
 		}
 	}
 	attrs = append(attrs, slog.String("client_name", info.Client.Name), slog.String("client_version", info.Client.Version),

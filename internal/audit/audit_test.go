@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/audit"
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
@@ -24,6 +25,7 @@ func TestLine(t *testing.T) {
 		level  slog.Level
 		info   mcp.RequestInfo
 		note   *audit.Usage
+		member *auth.Member
 		out    mcp.Outcome
 		want   map[string]any // "" : the key must be absent
 		noLine bool
@@ -34,11 +36,17 @@ func TestLine(t *testing.T) {
 			want: map[string]any{"msg": "prompt used", "prompt": "Commit_Message", "template": "Commit_Message",
 				"template_version": "1.0.0", "source": "github", "source_revision": "abc", "client_name": "c",
 				"client_version": "1", "era": "2025", "protocol_version": "2025-06-18", "session": logid.Digest(sessionID),
-				"request_id": "2", "outcome": "ok", "error_code": ""}},
+				"request_id": "2", "outcome": "ok", "error_code": "", "member": "", "member_email": ""}},
 		{name: "prompt failed, 2026", info: mcp.RequestInfo{Method: "prompts/get", Target: "Nope", ID: "x",
 			ProtocolVersion: "2026-07-28", Modern: true},
 			out:  mcp.Outcome{Code: -32602},
 			want: map[string]any{"msg": "prompt used", "era": "2026", "session": "", "template": "", "outcome": "error", "error_code": "-32602"}},
+		{name: "a member's", info: mcp.RequestInfo{Method: "prompts/get", Target: "Commit_Message", ID: "6", Modern: true},
+			member: &auth.Member{Issuer: "https://id.example.com", Subject: "alice", Email: "alice@example.com"},
+			want:   map[string]any{"member": "alice", "member_email": "alice@example.com", "outcome": "ok"}},
+		{name: "a member's without email", info: mcp.RequestInfo{Method: "prompts/get", Target: "Commit_Message", ID: "7", Modern: true},
+			member: &auth.Member{Issuer: "https://id.example.com", Subject: "bob"},
+			want:   map[string]any{"member": "bob", "member_email": ""}},
 		{name: "tool error", info: mcp.RequestInfo{Method: "tools/call", Target: "flowyprompt_render_template", ID: "3"},
 			out:  mcp.Outcome{ToolError: true},
 			want: map[string]any{"msg": "tool used", "tool": "flowyprompt_render_template", "outcome": "tool_error"}},
@@ -51,7 +59,11 @@ func TestLine(t *testing.T) {
 				var buf bytes.Buffer
 				l := mk.new(&buf, &slog.HandlerOptions{Level: tt.level})
 				info := tt.info
-				ctx, end := l.StartRequest(context.Background(), &info)
+				ctx := context.Background()
+				if tt.member != nil {
+					ctx = auth.WithMember(ctx, tt.member)
+				}
+				ctx, end := l.StartRequest(ctx, &info)
 				if tt.note != nil {
 					audit.Note(ctx, *tt.note)
 				}

@@ -52,6 +52,14 @@ func TestCheckSaysHowToFix(t *testing.T) {
 		{"a log level", []string{"--log-level", "verbose"}, []string{`--log-level / LOG_LEVEL: log level "verbose" is not debug, info, warn or error`}},
 		{"a log format", []string{"--log-format", "yaml"}, []string{`--log-format / LOG_FORMAT "yaml" is not text or json`}},
 		{"no cache time", []string{"--cache-ttl", "0s"}, []string{"--cache-ttl must be positive (got 0s)", "--cache-ttl 15m"}},
+		{"issuer and token", []string{"--transport", "http", "--public-url", "https://p.example.com", "--auth-issuer", "https://id.example.com", "--auth-token", "t"},
+			[]string{"--auth-issuer (FLOWYPROMPT_AUTH_ISSUER) and --auth-token (MCP_AUTH_TOKEN) are both set", "unset one of them"}},
+		{"issuer without a public URL", []string{"--transport", "http", "--auth-issuer", "https://id.example.com"},
+			[]string{"--auth-issuer needs --public-url", "--public-url https://prompts.example.com"}},
+		{"issuer with replicas", []string{"--transport", "http", "--public-url", "https://p.example.com", "--auth-issuer", "https://id.example.com", "--nats", "nats://127.0.0.1:4222"},
+			[]string{"--auth-issuer with --nats (NATS_URL) is not supported yet"}},
+		{"audience without an issuer", []string{"--auth-audience", "https://api.example.com"},
+			[]string{"--auth-audience is set without --auth-issuer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

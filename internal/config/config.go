@@ -62,6 +62,11 @@ type Config struct {
 	AllowedHosts   []string
 	AllowedOrigins []string
 	AuthToken      string
+	// AuthIssuer, when set, makes the HTTP server an OAuth 2.1 resource
+	// server for this authorization server's members; AuthAudience
+	// overrides the aud its tokens must carry (default PublicURL/mcp).
+	AuthIssuer   string
+	AuthAudience string
 	// StateKeys seal the state the server hands to clients (the
 	// requestState of input-required results): comma-separated Base64 keys,
 	// the first signing, all verifying. Replicas share them. Secret.
@@ -293,6 +298,8 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 		c.AuthToken = v
 		return nil
 	})
+	fs.StringVar(&c.AuthIssuer, "auth-issuer", str("FLOWYPROMPT_AUTH_ISSUER"), "the OAuth authorization server's issuer `URL`: members sign in there and send its access tokens to /mcp, /sse and /sse/message; needs --public-url (env FLOWYPROMPT_AUTH_ISSUER; see docs/auth.md)")
+	fs.StringVar(&c.AuthAudience, "auth-audience", str("FLOWYPROMPT_AUTH_AUDIENCE"), "with --auth-issuer, the `aud` access tokens must carry when the authorization server cannot put the resource (PUBLIC_URL/mcp) there, e.g. Auth0's API audience (env FLOWYPROMPT_AUTH_AUDIENCE)")
 	RegisterState(fs, c, env)
 	// Like the auth token, a NATS URL may carry a password: its default
 	// comes from the environment and is never printed as a flag default.
@@ -388,6 +395,18 @@ func (c *Config) Check() error {
 		if err := checkAddr(c.Addr); err != nil {
 			errs = append(errs, err)
 		}
+		if c.AuthIssuer != "" && c.AuthToken != "" {
+			errs = append(errs, errors.New("--auth-issuer (FLOWYPROMPT_AUTH_ISSUER) and --auth-token (MCP_AUTH_TOKEN) are both set: with an authorization server, members sign in with its tokens; unset one of them"))
+		}
+		if c.AuthIssuer != "" && c.NATSURL != "" {
+			errs = append(errs, errors.New("--auth-issuer with --nats (NATS_URL) is not supported yet: requests forwarded between replicas do not carry the member; run one replica, or use --auth-token"))
+		}
+		if c.AuthIssuer != "" && c.PublicURL == "" {
+			errs = append(errs, errors.New("--auth-issuer needs --public-url: the resource the authorization server issues tokens for is PUBLIC_URL/mcp, e.g. --public-url https://prompts.example.com"))
+		}
+	}
+	if c.AuthAudience != "" && c.AuthIssuer == "" {
+		errs = append(errs, errors.New("--auth-audience is set without --auth-issuer: it says which aud the issuer's tokens carry; set --auth-issuer too, or unset it"))
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--cache-ttl must be positive (got %s): give a duration, e.g. --cache-ttl 15m", c.CacheTTL))

@@ -35,6 +35,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -79,6 +80,13 @@ type Options struct {
 	// /sse/message as "Authorization: Bearer TOKEN" (or ?token=TOKEN on
 	// /sse and /sse/message), whatever session it names.
 	AuthToken string
+	// Auth, when set, makes the server an OAuth 2.1 resource server: every
+	// request to /mcp, /sse and /sse/message needs a member's access token
+	// in the Authorization header, which Auth verifies; the member owns the
+	// sessions they open. It needs PublicURL (the resource is
+	// PublicURL/mcp) and excludes AuthToken. The caller starts it
+	// (auth.Verifier.Start).
+	Auth *auth.Verifier
 	// ReadHeaderTimeout bounds the wait for a request's head, from the
 	// connection's start or the end of its previous request: a connection
 	// that stays silent is closed after it (default 10 s).
@@ -179,7 +187,9 @@ type Server struct {
 	origins   map[string]bool
 	anyOrigin bool
 	tokenSum  [sha256.Size]byte
-	hasToken  bool
+	// oauth checks members' tokens (Options.Auth); nil without.
+	oauth    *resourceServer
+	hasToken bool
 	// credential is the client key of every request that presented the
 	// token (clientid.ForCredential); proxies are the trusted proxies.
 	credential string
@@ -272,6 +282,24 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 			s.origins[origin] = true
 		}
 	}
+	if opts.Auth != nil {
+		if opts.AuthToken != "" {
+			return nil, errors.New("an access token (--auth-token, MCP_AUTH_TOKEN) and an authorization server (--auth-issuer) are both set: members sign in with the issuer's tokens; unset one of them")
+		}
+		if opts.Sessions != nil {
+			// Forwarded requests reach the holder with the zero Owner
+			// (SessionRouter): a member's session would answer none of them.
+			return nil, errors.New("an authorization server (--auth-issuer) with replicas (--nats) is not supported yet: requests forwarded between replicas do not carry the member; run one replica, or use --auth-token")
+		}
+		if s.public == nil {
+			return nil, errors.New("an authorization server (--auth-issuer) needs --public-url: the resource its tokens are issued for is PUBLIC_URL/mcp")
+		}
+		rs, err := newResourceServer(opts.Auth, opts.PublicURL)
+		if err != nil {
+			return nil, err
+		}
+		s.oauth = rs
+	}
 	if opts.AuthToken != "" {
 		s.hasToken = true
 		s.tokenSum = sha256.Sum256([]byte(opts.AuthToken))
@@ -286,6 +314,10 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	mux.Handle("/sse/message", s.sse)
 	mux.Handle("/mcp", s.mcp)
 	mux.HandleFunc("/healthz", s.health)
+	if s.oauth != nil {
+		mux.HandleFunc(metadataRoot, s.oauth.serveMetadata)
+		mux.HandleFunc(metadataMCP, s.oauth.serveMetadata)
+	}
 	mux.HandleFunc("/", notFound)
 	var inner http.Handler = mux
 	if opts.Sessions != nil {
@@ -481,12 +513,20 @@ func (s *Server) guard(next http.Handler) http.Handler {
 			h := w.Header()
 			h.Set("Access-Control-Allow-Origin", origin)
 			h.Add("Vary", "Origin")
-			h.Set("Access-Control-Expose-Headers", streamable.HeaderSession+", "+streamable.HeaderProtocolVersion)
+			// WWW-Authenticate: a browser client finds the OAuth metadata
+			// from a 401's challenge.
+			h.Set("Access-Control-Expose-Headers", streamable.HeaderSession+", "+streamable.HeaderProtocolVersion+", WWW-Authenticate")
 			if r.Method == http.MethodOptions {
 				h.Set("Access-Control-Allow-Methods", "GET, POST, DELETE, OPTIONS")
 				h.Set("Access-Control-Allow-Headers", corsAllowHeaders)
 				h.Set("Access-Control-Max-Age", "600")
 				w.WriteHeader(http.StatusNoContent)
+				return
+			}
+		}
+		if s.oauth != nil && needsToken(r) && r.Method != http.MethodOptions {
+			var ok bool
+			if r, ok = s.admit(w, r); !ok {
 				return
 			}
 		}
@@ -548,6 +588,9 @@ func ClientKey(r *http.Request) string { return clientid.Of(r) }
 // server has one (every request that got this far presented it), else
 // its address, read through the trusted proxies.
 func (s *Server) client(r *http.Request) string {
+	if m := auth.MemberOf(r.Context()); m != nil {
+		return memberKey(m)
+	}
 	if s.hasToken {
 		return s.credential
 	}
@@ -657,7 +700,7 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	report := map[string]any{}
 	if s.opts.Status != nil {
 		tok, _ := credential(r)
-		detail := s.hasToken && s.tokenOK(tok)
+		detail := (s.hasToken && s.tokenOK(tok)) || (s.oauth != nil && s.oauth.member(r, tok))
 		if raw, err := json.Marshal(s.opts.Status(detail)); err == nil {
 			var extra map[string]any
 			// "null" decodes without error into a nil map, which the

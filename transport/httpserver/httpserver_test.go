@@ -132,7 +132,7 @@ func TestCORSPreflight(t *testing.T) {
 	for k, want := range map[string]string{
 		"Access-Control-Allow-Origin":   "http://localhost:6274",
 		"Access-Control-Allow-Methods":  "GET, POST, DELETE, OPTIONS",
-		"Access-Control-Expose-Headers": "Mcp-Session-Id, MCP-Protocol-Version",
+		"Access-Control-Expose-Headers": "Mcp-Session-Id, MCP-Protocol-Version, WWW-Authenticate",
 	} {
 		if got := r.header.Get(k); got != want {
 			t.Errorf("%s = %q, want %q", k, got, want)

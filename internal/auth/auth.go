@@ -1,0 +1,314 @@
+// Package auth is flowyprompt's OAuth 2.1 resource server: it checks the
+// access tokens a team's authorization server issues to its members and
+// says who each names.
+//
+// Every check of a token is a library's: github.com/coreos/go-oidc/v3
+// verifies the signature against the issuer's published keys (its
+// RemoteKeySet caches them and fetches them again when a token names an
+// unknown key id) and the iss, aud, exp and nbf claims, with the signing
+// algorithms restricted to asymmetric ones, so that "none" and an HMAC
+// keyed with a public key are refused before any key is tried. What this
+// package adds is the discovery of the issuer (retried until it answers,
+// so that an issuer down at start is not fatal), a bound on how often the
+// keys are fetched again (once a minute: a stream of tokens with made-up
+// key ids cannot make the server hammer the issuer), and the reading of
+// the member and the scopes the token grants.
+package auth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coreos/go-oidc/v3/oidc"
+)
+
+// Scopes the server knows.
+const (
+	// ScopeRead lets a member read: lists, get, render, search, history,
+	// resources, completion, flows.
+	ScopeRead = "prompts:read"
+	// ScopeWrite lets a member save templates.
+	ScopeWrite = "prompts:write"
+)
+
+// Scopes is what scopes_supported lists.
+var Scopes = []string{ScopeRead, ScopeWrite}
+
+// signingAlgs are the algorithms a token may be signed with: asymmetric
+// only. A token whose header names another (none, HS256...) is refused
+// before its signature is looked at.
+var signingAlgs = []string{
+	oidc.RS256, oidc.RS384, oidc.RS512, oidc.PS256, oidc.PS384, oidc.PS512,
+	oidc.ES256, oidc.ES384, oidc.ES512, oidc.EdDSA,
+}
+
+// Defaults of Options.
+const (
+	// DefaultMinRefresh is the least time between two fetches of the
+	// issuer's keys.
+	DefaultMinRefresh = time.Minute
+	// MaxTokenBytes bounds the token read from a request: past it, the
+	// token is refused unread. Real access tokens are a few KiB.
+	MaxTokenBytes = 16 << 10
+	// maxMetadataBytes bounds the issuer's metadata document.
+	maxMetadataBytes = 1 << 20
+	fetchTimeout     = 10 * time.Second
+	maxRetryWait     = time.Minute
+)
+
+// Options configure a Verifier.
+type Options struct {
+	// Issuer is the authorization server's issuer URL, exactly as its
+	// tokens' iss claim names it.
+	Issuer string
+	// Audience is the aud a token must hold: the resource
+	// (PUBLIC_URL/mcp), or the override for an authorization server that
+	// cannot put the resource there.
+	Audience string
+	// MinRefresh is the least time between two fetches of the keys
+	// (default DefaultMinRefresh).
+	MinRefresh time.Duration
+	// Client fetches the metadata and the keys (default: a client with a
+	// 10 s timeout).
+	Client *http.Client
+	// Now is the clock the claims are checked against (default
+	// time.Now).
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Member is who a valid token names.
+type Member struct {
+	Issuer  string
+	Subject string
+	// Email is the token's email claim, when it has one.
+	Email  string
+	Scopes []string
+}
+
+// Has reports whether the token granted scope.
+func (m *Member) Has(scope string) bool {
+	for _, s := range m.Scopes {
+		if s == scope {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrNotReady is returned while the issuer's metadata has not been read
+// yet (the issuer has not answered since the server started).
+var ErrNotReady = errors.New("the authorization server has not been reached yet")
+
+// Verifier checks access tokens. Its methods are safe for concurrent use.
+type Verifier struct {
+	opts   Options
+	log    *slog.Logger
+	client *http.Client
+	// keysClient fetches the keys, at most once per MinRefresh.
+	keysClient *http.Client
+	v          atomic.Pointer[oidc.IDTokenVerifier]
+	ready      chan struct{}
+	once       sync.Once
+}
+
+// New returns a Verifier for opts. It reaches the issuer only once Start
+// runs.
+func New(opts Options) (*Verifier, error) {
+	u, err := url.Parse(opts.Issuer)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+		return nil, fmt.Errorf("auth issuer %q: want the authorization server's issuer URL, e.g. https://login.example.com/realms/team", opts.Issuer)
+	}
+	if opts.Audience == "" {
+		return nil, errors.New("auth audience: empty; it is the resource, PUBLIC_URL/mcp, unless --auth-audience overrides it")
+	}
+	if opts.MinRefresh <= 0 {
+		opts.MinRefresh = DefaultMinRefresh
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	base := opts.Client
+	if base == nil {
+		base = &http.Client{Timeout: fetchTimeout}
+	}
+	tr := base.Transport
+	if tr == nil {
+		tr = http.DefaultTransport
+	}
+	keys := *base
+	keys.Transport = &limitedKeys{base: tr, every: opts.MinRefresh, now: opts.Now}
+	return &Verifier{opts: opts, log: opts.Logger, client: base, keysClient: &keys, ready: make(chan struct{})}, nil
+}
+
+// Issuer returns the issuer URL.
+func (v *Verifier) Issuer() string { return v.opts.Issuer }
+
+// Ready is closed once the issuer's metadata has been read.
+func (v *Verifier) Ready() <-chan struct{} { return v.ready }
+
+// Start reads the issuer's metadata, retrying (with a growing wait, up to
+// a minute) until it answers or ctx ends. It returns at once; Ready tells
+// when it is done.
+func (v *Verifier) Start(ctx context.Context) {
+	v.once.Do(func() { go v.discoverLoop(ctx) })
+}
+
+func (v *Verifier) discoverLoop(ctx context.Context) {
+	wait := time.Second
+	for {
+		err := v.discover(ctx)
+		if err == nil {
+			close(v.ready)
+			v.log.Info("authorization server reached", "issuer", v.opts.Issuer)
+			return
+		}
+		v.log.Warn("the authorization server cannot be reached: tokens are refused until it is; retrying",
+			"issuer", v.opts.Issuer, "error", err, "retry_in", wait,
+			"how", "check --auth-issuer (FLOWYPROMPT_AUTH_ISSUER) and that this machine reaches it")
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-t.C:
+		}
+		wait = min(2*wait, maxRetryWait)
+	}
+}
+
+// metadata is the part of an authorization server's metadata (OpenID
+// Connect Discovery, RFC 8414) a resource server needs.
+type metadata struct {
+	Issuer  string `json:"issuer"`
+	JWKSURI string `json:"jwks_uri"`
+}
+
+// discover reads the issuer's metadata, from the OpenID Connect location
+// and else from RFC 8414's, and sets up the token check.
+func (v *Verifier) discover(ctx context.Context) error {
+	var errs []error
+	for _, u := range metadataURLs(v.opts.Issuer) {
+		md, err := v.fetchMetadata(ctx, u)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if md.Issuer != v.opts.Issuer {
+			return fmt.Errorf("%s names the issuer %q, not %q: set --auth-issuer to exactly the issuer its tokens carry", u, md.Issuer, v.opts.Issuer)
+		}
+		if md.JWKSURI == "" {
+			return fmt.Errorf("%s has no jwks_uri: the server needs the issuer's keys to check tokens", u)
+		}
+		keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.keysClient), md.JWKSURI)
+		v.v.Store(oidc.NewVerifier(v.opts.Issuer, keys, &oidc.Config{
+			ClientID: v.opts.Audience, SupportedSigningAlgs: signingAlgs, Now: v.opts.Now,
+		}))
+		return nil
+	}
+	return errors.Join(errs...)
+}
+
+// metadataURLs are where the issuer's metadata may be: OpenID Connect
+// Discovery appends its well-known path to the issuer; RFC 8414 inserts
+// its own between the host and the issuer's path.
+func metadataURLs(issuer string) []string {
+	u, _ := url.Parse(issuer)
+	path := strings.TrimSuffix(u.Path, "/")
+	oidcURL := *u
+	oidcURL.Path = path + "/.well-known/openid-configuration"
+	oauthURL := *u
+	oauthURL.Path = "/.well-known/oauth-authorization-server" + path
+	return []string{oidcURL.String(), oauthURL.String()}
+}
+
+func (v *Verifier) fetchMetadata(ctx context.Context, u string) (*metadata, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	if err != nil {
+		return nil, fmt.Errorf("metadata request: %w", err)
+	}
+	req.Header.Set("Accept", "application/json")
+	resp, err := v.client.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("fetch %s: %w", u, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("fetch %s: %s", u, resp.Status)
+	}
+	var md metadata
+	if err := json.NewDecoder(io.LimitReader(resp.Body, maxMetadataBytes)).Decode(&md); err != nil {
+		return nil, fmt.Errorf("read %s: %w", u, err)
+	}
+	return &md, nil
+}
+
+// claims are the claims read beyond those go-oidc checks. Scopes come as
+// RFC 9068's space-separated scope, or as a list in scp (Okta, Entra ID).
+type claims struct {
+	Email string          `json:"email"`
+	Scope string          `json:"scope"`
+	Scp   json.RawMessage `json:"scp"`
+}
+
+// Verify checks token and returns the member it names. Its errors say why
+// a token was refused; they never hold the token.
+func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
+	if len(token) > MaxTokenBytes {
+		return nil, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes)
+	}
+	iv := v.v.Load()
+	if iv == nil {
+		return nil, ErrNotReady
+	}
+	t, err := iv.Verify(ctx, token)
+	if err != nil {
+		return nil, err
+	}
+	if strings.TrimSpace(t.Subject) == "" {
+		return nil, errors.New("token names no subject (sub)")
+	}
+	var c claims
+	if err := t.Claims(&c); err != nil {
+		return nil, fmt.Errorf("token claims: %w", err)
+	}
+	m := &Member{Issuer: t.Issuer, Subject: t.Subject, Email: c.Email, Scopes: strings.Fields(c.Scope)}
+	if len(c.Scp) > 0 {
+		var list []string
+		var one string
+		switch {
+		case json.Unmarshal(c.Scp, &list) == nil:
+			m.Scopes = append(m.Scopes, list...)
+		case json.Unmarshal(c.Scp, &one) == nil:
+			m.Scopes = append(m.Scopes, strings.Fields(one)...)
+		}
+	}
+	return m, nil
+}
+
+type memberKey struct{}
+
+// WithMember returns ctx carrying m, for what records who asked (the
+// audit log).
+func WithMember(ctx context.Context, m *Member) context.Context {
+	return context.WithValue(ctx, memberKey{}, m)
+}
+
+// MemberOf returns the member ctx carries, nil when none.
+func MemberOf(ctx context.Context) *Member {
+	m, _ := ctx.Value(memberKey{}).(*Member)
+	return m
+}

@@ -1,0 +1,144 @@
+package auth_test
+
+import (
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/flowyprompt/flowyprompt/internal/auth"
+)
+
+// issuer serves its metadata at RFC 8414's location only (the issuer has a
+// path, as Keycloak's realms do), or names another issuer there.
+func issuer(t *testing.T, key *rsa.PrivateKey, named func(self string) string) *httptest.Server {
+	t.Helper()
+	var srv *httptest.Server
+	mux := http.NewServeMux()
+	mux.HandleFunc("/.well-known/oauth-authorization-server/realms/team", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": named(srv.URL + "/realms/team"), "jwks_uri": srv.URL + "/keys"})
+	})
+	mux.HandleFunc("/keys", func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k", Algorithm: "RS256", Use: "sig"}}})
+	})
+	srv = httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func sign(t *testing.T, key *rsa.PrivateKey, claims map[string]any) string {
+	t.Helper()
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: key, KeyID: "k"}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := jwt.Signed(sig).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func ready(t *testing.T, v *auth.Verifier) {
+	t.Helper()
+	select {
+	case <-v.Ready():
+	case <-time.After(20 * time.Second):
+		t.Fatal("the issuer was not reached")
+	}
+}
+
+// TestVerifyRFC8414: metadata from RFC 8414's location, and the member and
+// scopes read from scope or scp.
+func TestVerifyRFC8414(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := issuer(t, key, func(self string) string { return self })
+	iss := srv.URL + "/realms/team"
+	v, err := auth.New(auth.Options{Issuer: iss, Audience: "https://p.example.com/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Start(t.Context())
+	ready(t, v)
+	base := func(extra map[string]any) map[string]any {
+		c := map[string]any{"iss": iss, "sub": "u1", "aud": []string{"other", "https://p.example.com/mcp"}, "exp": time.Now().Add(time.Hour).Unix()}
+		for k, x := range extra {
+			c[k] = x
+		}
+		return c
+	}
+	tests := []struct {
+		name   string
+		claims map[string]any
+		want   *auth.Member
+	}{
+		{"scope", base(map[string]any{"scope": "prompts:read prompts:write", "email": "u1@example.com"}),
+			&auth.Member{Issuer: iss, Subject: "u1", Email: "u1@example.com", Scopes: []string{"prompts:read", "prompts:write"}}},
+		{"scp list", base(map[string]any{"scp": []string{"prompts:read"}}),
+			&auth.Member{Issuer: iss, Subject: "u1", Scopes: []string{"prompts:read"}}},
+		{"scp string", base(map[string]any{"scp": "prompts:read prompts:write"}),
+			&auth.Member{Issuer: iss, Subject: "u1", Scopes: []string{"prompts:read", "prompts:write"}}},
+		{"no scope", base(nil), &auth.Member{Issuer: iss, Subject: "u1"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			m, err := v.Verify(t.Context(), sign(t, key, tc.claims))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(tc.want, m, cmpopts.EquateEmpty()); d != "" {
+				t.Errorf("member (-want +got):\n%s", d)
+			}
+			if m.Has(auth.ScopeWrite) != strings.Contains(strings.Join(tc.want.Scopes, " "), auth.ScopeWrite) {
+				t.Errorf("Has(%s) = %v", auth.ScopeWrite, m.Has(auth.ScopeWrite))
+			}
+		})
+	}
+	if _, err := v.Verify(t.Context(), strings.Repeat("a", auth.MaxTokenBytes+1)); err == nil {
+		t.Error("an oversized token was accepted")
+	}
+}
+
+// TestNotReady: until the issuer's metadata was read, and while it names
+// another issuer, every token is refused with ErrNotReady.
+func TestNotReady(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := issuer(t, key, func(string) string { return "https://impostor.example.com" })
+	v, err := auth.New(auth.Options{Issuer: srv.URL + "/realms/team", Audience: "https://p.example.com/mcp"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Start(t.Context())
+	tok := sign(t, key, map[string]any{"iss": srv.URL + "/realms/team", "sub": "u1", "aud": "https://p.example.com/mcp", "exp": time.Now().Add(time.Hour).Unix()})
+	if _, err := v.Verify(t.Context(), tok); err != auth.ErrNotReady {
+		t.Fatalf("Verify: %v, want ErrNotReady", err)
+	}
+}
+
+// TestNewRefuses: an issuer that is not an http(s) URL, or no audience.
+func TestNewRefuses(t *testing.T) {
+	for _, o := range []auth.Options{
+		{Issuer: "login.example.com", Audience: "a"},
+		{Issuer: "https://login.example.com?x=1", Audience: "a"},
+		{Issuer: "https://login.example.com"},
+	} {
+		if _, err := auth.New(o); err == nil {
+			t.Errorf("New(%+v): no error", o)
+		}
+	}
+}
