@@ -157,8 +157,12 @@ func TestBinaryInflightBytesMemory(t *testing.T) {
 	}
 	t.Logf("RSS %d MB -> %d MB (peak %d MB); %d of %d bodies refused unread",
 		before.RSS>>20, after.RSS>>20, after.HWM>>20, cut.Load(), clients)
-	if max := int64(clients - budget/declaredBody); cut.Load() < max/2 {
-		t.Errorf("%d of %d bodies refused, want most of the %d over the budget", cut.Load(), clients, max)
+	// What the server holds, as it counts it: within its budget, however
+	// many of the refused clients' writes the kernel's buffers took in
+	// before their connections were closed (so cut is only logged).
+	held, _ := s.health(t)["held_bytes"].(map[string]any)
+	if posted, _ := held["posted"].(float64); posted <= 0 || posted > budget {
+		t.Errorf("/healthz held_bytes.posted = %v, want some and at most the budget, %d", held["posted"], budget)
 	}
 	if grew := after.RSS - before.RSS; grew >= bound {
 		t.Fatalf("%d unfinished %d-byte bodies grew the server's RSS from %d MB to %d MB, want under %d MB more",
