@@ -445,8 +445,8 @@ func (s *Server) originAllowed(origin string) bool {
 // URL: the Authorization header's bearer token, else ?token= on the SSE
 // paths, for clients that cannot send headers.
 func credential(r *http.Request) (token string, inURL bool) {
-	if a := r.Header.Get("Authorization"); len(a) > 7 && strings.EqualFold(a[:7], "bearer ") {
-		return strings.TrimSpace(a[7:]), false
+	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
+		return tok, false
 	}
 	if (r.URL.Path == "/sse" || r.URL.Path == "/sse/message") && r.URL.RawQuery != "" {
 		return r.URL.Query().Get("token"), true
