@@ -61,15 +61,33 @@ func TestBinaryRefusesAStrangerOnTheBus(t *testing.T) {
 	s := startHTTP(t, 0, "NATS_URL="+ns.URL(), clusterKeysEnv, "FLOWYPROMPT_REPLICA_ID=r1")
 	s.joined(t)
 	refused := s.expect("refused a message on the NATS bus: unsigned")
-	nc, err := nats.Connect(ns.URL())
+	nc, err := nats.Connect(ns.URL(), nats.NoEcho())
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer nc.Close()
-	if err := nc.Publish("flowyprompt.presence", []byte(`{"replica":"intruder"}`)); err != nil {
+	// The stranger speaks again at each of the replica's heartbeats until
+	// it is refused: its first word may reach the NATS server before the
+	// replica's subscription does.
+	beats := make(chan *nats.Msg, 64)
+	if _, err := nc.ChanSubscribe("flowyprompt.presence", beats); err != nil {
 		t.Fatal(err)
 	}
-	s.await(t, refused, "the stranger's heartbeat to be refused")
+	deadline := time.After(15 * time.Second)
+	for heard := false; !heard; {
+		if err := nc.Publish("flowyprompt.presence", []byte(`{"replica":"intruder"}`)); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case <-refused:
+			heard = true
+		case <-beats:
+		case <-s.Exited():
+			t.Fatalf("the server exited (%v); its output ends:\n%s", s.ExitErr(), s.Output())
+		case <-deadline:
+			t.Fatalf("timed out waiting for the stranger's heartbeat to be refused; the server's output ends:\n%s", s.Output())
+		}
+	}
 	c, _ := s.health(t)["cluster"].(map[string]any)
 	counts, _ := c["refused_messages"].(map[string]any)
 	if counts["unsigned"] != float64(1) || counts["forged"] != float64(0) || counts["stale"] != float64(0) || counts["replayed"] != float64(0) {

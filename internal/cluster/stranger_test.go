@@ -252,12 +252,17 @@ func TestStrangerCannotJoin(t *testing.T) {
 	n := join(t, srv.URL(), "r1", logs)
 	nc := stranger(t, srv.URL())
 	hb, _ := json.Marshal(heartbeat{Replica: "intruder"})
-	if err := nc.Publish("flowyprompt.presence", hb); err != nil {
-		t.Fatal(err)
-	}
-	// Counted, then logged: checked again at each heartbeat heard.
+	// Counted, then logged: checked again at each heartbeat heard. The
+	// stranger speaks again at each check until it is heard, since its
+	// first word may reach the server before the replica's subscription.
 	waitFor(t, "the refusal counted and logged", n.changes, func() bool {
-		return n.Health().Refused["unsigned"] >= 1 && strings.Contains(logs.String(), "refused a message on the NATS bus")
+		if n.Health().Refused["unsigned"] >= 1 && strings.Contains(logs.String(), "refused a message on the NATS bus") {
+			return true
+		}
+		if err := nc.Publish("flowyprompt.presence", hb); err != nil {
+			t.Fatal(err)
+		}
+		return false
 	})
 	if got := n.Health().Replicas; len(got) != 1 || got[0] != "r1" {
 		t.Errorf("replicas %v, want only r1", got)
