@@ -58,6 +58,20 @@ func (rt *Router) dispatch() {
 	}
 }
 
+// overForwardBound is the refusal of an exchange over the bound of one
+// session or one client (whose is "session" or "client", as its flag
+// --max-forwarded-per-WHOSE names it).
+func overForwardBound(whose string, most int, free string) *fault.Error {
+	flag := "max-forwarded-per-" + whose
+	return &fault.Error{Code: fault.RateLimited,
+		What: "too many forwarded requests for this " + whose,
+		Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one %s forwarded from other replicas at once "+
+			"(an open event stream counts for as long as it is open), and this %s has that many", most, whose, whose),
+		How:        free + "; an operator raises the bound with --" + flag + " on every replica",
+		RetryAfter: 5 * time.Second,
+		Details:    map[string]any{"limit": flag, "max": most}}
+}
+
 // take counts an exchange against its session's and its client's bounds,
 // or says which one it is over.
 func (rt *Router) take(session, client string) (release func(), refused *fault.Error) {
@@ -65,21 +79,11 @@ func (rt *Router) take(session, client string) (release func(), refused *fault.E
 	defer rt.mu.Unlock()
 	switch {
 	case rt.perSession[session] >= rt.opts.MaxExchangesPerSession:
-		return nil, &fault.Error{Code: fault.RateLimited,
-			What: "too many forwarded requests for this session",
-			Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one session forwarded from other replicas at once "+
-				"(an open event stream counts for as long as it is open), and this session has that many", rt.opts.MaxExchangesPerSession),
-			How:        "close the streams this session no longer reads and retry; an operator raises the bound with --max-forwarded-per-session on every replica",
-			RetryAfter: 5 * time.Second,
-			Details:    map[string]any{"limit": "max-forwarded-per-session", "max": rt.opts.MaxExchangesPerSession}}
+		return nil, overForwardBound("session", rt.opts.MaxExchangesPerSession,
+			"close the streams this session no longer reads and retry")
 	case rt.perClient[client] >= rt.opts.MaxExchangesPerClient:
-		return nil, &fault.Error{Code: fault.RateLimited,
-			What: "too many forwarded requests for this client",
-			Why: fmt.Sprintf("the replica holding the session serves at most %d requests of one client forwarded from other replicas at once "+
-				"(an open event stream counts for as long as it is open), and this client has that many", rt.opts.MaxExchangesPerClient),
-			How:        "close the streams and sessions no longer used and retry; an operator raises the bound with --max-forwarded-per-client on every replica",
-			RetryAfter: 5 * time.Second,
-			Details:    map[string]any{"limit": "max-forwarded-per-client", "max": rt.opts.MaxExchangesPerClient}}
+		return nil, overForwardBound("client", rt.opts.MaxExchangesPerClient,
+			"close the streams and sessions no longer used and retry")
 	}
 	rt.perSession[session]++
 	rt.perClient[client]++
