@@ -110,7 +110,7 @@ func TestRequestEndStream(t *testing.T) {
 			e := mcp.NewEngine(srv, mcp.EngineOptions{})
 			t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 			k := &recorder{resumable: tc.resumable, resp: make(chan struct{}, 4)}
-			s, err := e.NewSession(k, 0)
+			s, err := e.NewSession(context.Background(), k, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

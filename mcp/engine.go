@@ -134,9 +134,16 @@ var ErrTooManySessions = errors.New("too many sessions")
 // unless the engine already holds limit live sessions (0: no limit), when
 // it returns ErrTooManySessions. Checking and registering are one step,
 // so a burst of clients cannot overshoot the limit.
-func (e *Engine) NewSession(sink Sink, limit int) (*Session, error) {
+//
+// opener says who opened the session: its values (never its deadline or
+// cancellation, which end with the request that opened it) are what
+// NotifyWhere's filter sees of the session, such as the member an
+// access token named. Pass context.Background() when there is nobody to
+// tell apart (stdio: the local user's own process).
+func (e *Engine) NewSession(opener context.Context, sink Sink, limit int) (*Session, error) {
 	ctx, end := context.WithCancelCause(context.Background())
 	s := &Session{
+		opener:     context.WithoutCancel(opener),
 		id:         newSessionID(),
 		engine:     e,
 		sink:       sink,
@@ -200,23 +207,43 @@ func (e *Engine) live() []*Session {
 // every transport, and to every subscriptions/listen stream that asked for
 // it. It is encoded once for the sessions and never blocks on a slow
 // client.
-func (e *Engine) Notify(method string, params any) {
-	e.notifyListeners(method, "", nil)
+func (e *Engine) Notify(method string, params any) { e.NotifyWhere(method, params, nil) }
+
+// An Audience picks who a notification is for. It is called once per
+// 2025-era session with the context the session was opened with
+// (NewSession's opener) and a nil request, and once per
+// subscriptions/listen stream with the listen request's context and the
+// request itself (whose _meta a modern client's choices travel in). It
+// may be called from several goroutines at once, must not block, and
+// must not keep what it is given. A nil Audience means everyone.
+type Audience func(ctx context.Context, listen *Request) bool
+
+// NotifyWhere is Notify for the sessions and streams to picks: a change
+// that only some clients can see (a library a member may not read, a
+// label other clients do not follow) reaches only those.
+func (e *Engine) NotifyWhere(method string, params any, to Audience) {
+	e.notifyListeners(method, "", nil, to)
 	data, err := encodeRequest(-1, method, params)
 	if err != nil {
 		e.log.Error("encode notification", "method", method, "err", err)
 		return
 	}
 	for _, s := range e.live() {
-		s.offer(Outgoing{Kind: KindMessage, Data: data})
+		if to == nil || to(s.opener, nil) {
+			s.offer(Outgoing{Kind: KindMessage, Data: data})
+		}
 	}
 }
 
 // ResourceUpdated tells the sessions subscribed to uri that it changed.
-func (e *Engine) ResourceUpdated(uri string) {
-	e.notifyListeners(NotificationResourceUpdated, uri, map[string]any{"uri": uri})
+func (e *Engine) ResourceUpdated(uri string) { e.ResourceUpdatedWhere(uri, nil) }
+
+// ResourceUpdatedWhere is ResourceUpdated for the sessions and streams to
+// picks (see NotifyWhere).
+func (e *Engine) ResourceUpdatedWhere(uri string, to Audience) {
+	e.notifyListeners(NotificationResourceUpdated, uri, map[string]any{"uri": uri}, to)
 	for _, s := range e.live() {
-		if s.Subscribed(uri) {
+		if s.Subscribed(uri) && (to == nil || to(s.opener, nil)) {
 			s.notify(nil, NotificationResourceUpdated, map[string]string{"uri": uri})
 		}
 	}

@@ -798,7 +798,7 @@ const initFrame = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"prot
 
 func newSession(t *testing.T, e *mcp.Engine, sink mcp.Sink) *mcp.Session {
 	t.Helper()
-	s, err := e.NewSession(sink, 0)
+	s, err := e.NewSession(context.Background(), sink, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -928,7 +928,7 @@ func TestNewSessionLimit(t *testing.T) {
 	sessions := make(chan *mcp.Session, tries)
 	for range tries {
 		wg.Go(func() {
-			s, err := e.NewSession(&keepingSink{}, limit)
+			s, err := e.NewSession(context.Background(), &keepingSink{}, limit)
 			switch {
 			case err == nil:
 				admitted.Add(1)
@@ -943,11 +943,11 @@ func TestNewSessionLimit(t *testing.T) {
 	if n := admitted.Load(); n != limit || e.SessionCount() != limit {
 		t.Fatalf("admitted %d, engine holds %d; want %d", n, e.SessionCount(), limit)
 	}
-	if _, err := e.NewSession(&keepingSink{}, limit); !errors.Is(err, mcp.ErrTooManySessions) {
+	if _, err := e.NewSession(context.Background(), &keepingSink{}, limit); !errors.Is(err, mcp.ErrTooManySessions) {
 		t.Fatalf("over the limit: %v, want ErrTooManySessions", err)
 	}
 	(<-sessions).Close()
-	s, err := e.NewSession(&keepingSink{}, limit)
+	s, err := e.NewSession(context.Background(), &keepingSink{}, limit)
 	if err != nil {
 		t.Fatalf("no place after a session closed: %v", err)
 	}
@@ -1005,7 +1005,7 @@ func TestFrameErrors(t *testing.T) {
 				}
 				return
 			}
-			n := s.DeliverInbound(in, nil)
+			n := s.DeliverInbound(context.Background(), in, nil)
 			if n != tc.want {
 				t.Fatalf("DeliverInbound = %d, want %d", n, tc.want)
 			}

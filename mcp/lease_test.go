@@ -1,6 +1,7 @@
 package mcp_test
 
 import (
+	"context"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
@@ -40,7 +41,7 @@ func TestLeaseLastsAsLongAsTheRun(t *testing.T) {
 				t.Fatal(err)
 			}
 			in.Keep(lease)
-			s.DeliverInbound(in, nil)
+			s.DeliverInbound(context.Background(), in, nil)
 			if tc.runs {
 				<-h.started
 			}

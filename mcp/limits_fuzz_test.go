@@ -78,7 +78,7 @@ func FuzzSessionKeepsBounded(f *testing.F) {
 			return
 		}
 		sink := make(firstSink, 1)
-		s, err := e.NewSession(sink, 0)
+		s, err := e.NewSession(context.Background(), sink, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

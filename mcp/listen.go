@@ -18,6 +18,7 @@ type listenEnd struct{ id json.RawMessage }
 // listener is one open subscriptions/listen.
 type listener struct {
 	r      *Request
+	ctx    context.Context // the listen request's, for an Audience
 	filter SubscriptionFilter
 	uris   map[string]bool
 	end    context.CancelCauseFunc
@@ -60,7 +61,7 @@ func (e *Engine) listen(ctx context.Context, r *Request) (any, error) {
 	}
 	ctx, end := context.WithCancelCause(ctx)
 	defer end(errRequestDone)
-	l := &listener{r: r, filter: agreed, uris: uris, end: end}
+	l := &listener{r: r, ctx: ctx, filter: agreed, uris: uris, end: end}
 	ack, err := encodeTagged(NotificationSubscriptionsAcknowledged, r.ID, map[string]any{"notifications": agreed})
 	if err != nil {
 		return nil, err
@@ -155,11 +156,11 @@ func (l *listener) wants(method, uri string) bool {
 
 // notifyListeners relays a change notification to the subscriptions that
 // asked for it, each tagged with its id.
-func (e *Engine) notifyListeners(method, uri string, params map[string]any) {
+func (e *Engine) notifyListeners(method, uri string, params map[string]any, to Audience) {
 	e.lmu.Lock()
 	var ls []*listener
 	for l := range e.listeners {
-		if l.wants(method, uri) {
+		if l.wants(method, uri) && (to == nil || to(l.ctx, l.r)) {
 			ls = append(ls, l)
 		}
 	}

@@ -76,6 +76,23 @@ func (r *Request) Modern() bool { return r.modern }
 // request's _meta carried ("" when it had none).
 func (r *Request) TraceContext() (parent, state string) { return r.trace.parent, r.trace.state }
 
+// Meta returns the member key of the request's params._meta, or nil when
+// it has none: what a client says about the request beyond the protocol's
+// own keys (e.g. "io.flowyprompt/label"). A request of either era may
+// carry one. It reads the params each time; call it once per request.
+func (r *Request) Meta(key string) json.RawMessage {
+	if len(r.Params) == 0 {
+		return nil
+	}
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(r.Params, &p) != nil {
+		return nil
+	}
+	return p.Meta[key]
+}
+
 // ProgressToken returns the request's progress token, or nil.
 func (r *Request) ProgressToken() json.RawMessage { return r.progressToken }
 

@@ -24,6 +24,9 @@ import (
 // waiting for the client's answer, the resource subscriptions, and the
 // outbox: the only writer to its Sink.
 type Session struct {
+	// opener holds the values of the context the session was opened
+	// with (NewSession): who opened it, for an Audience.
+	opener context.Context
 	id     string
 	engine *Engine
 	sink   Sink
@@ -156,13 +159,19 @@ func (s *Session) Deliver(frame []byte, rt Route) int {
 		return 1
 	}
 	in, _ := modernFrame(f)
-	return s.deliver(f, in, nil, rt)
+	return s.deliver(s.opener, f, in, nil, rt)
 }
 
 // DeliverInbound is Deliver for a message the transport read first
 // (ParseInbound), to answer a message it cannot read its own way (HTTP:
 // status 400) or to tell its era; see Deliver.
-func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
+//
+// from says who sent the message: a request it starts runs under a
+// context with from's values (the member an access token named, the
+// HTTP headers a handler reads), never with its deadline or
+// cancellation, since a 2025-era request outlives the POST that carried
+// it.
+func (s *Session) DeliverInbound(from context.Context, in *Inbound, rt Route) int {
 	s.Touch()
 	if s.state.Load() == stateClosed {
 		return 0
@@ -175,7 +184,7 @@ func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
 	if in.IsRequest() && in.Modern() {
 		modern = in
 	}
-	return s.deliver(in.f, modern, in.lease, rt)
+	return s.deliver(context.WithoutCancel(from), in.f, modern, in.lease, rt)
 }
 
 // deliver serves one frame read; modern is its Inbound when it is a
@@ -185,7 +194,7 @@ func (s *Session) DeliverInbound(in *Inbound, rt Route) int {
 // era has: its method allowed before initialize, and initialize itself,
 // which the session answers. lease is the message's (Inbound.Keep), which
 // a request it starts takes.
-func (s *Session) deliver(f frame, modern *Inbound, lease *Lease, rt Route) int {
+func (s *Session) deliver(from context.Context, f frame, modern *Inbound, lease *Lease, rt Route) int {
 	switch f.kind {
 	case kindResponse:
 		s.resolve(f)
@@ -204,7 +213,7 @@ func (s *Session) deliver(f frame, modern *Inbound, lease *Lease, rt Route) int 
 			handOver(s, rt, errorReply(s.engine, f.id, err, true), false)
 			return 1
 		}
-		s.engine.start(context.Background(), modernRequest(modern, peer, level, s, rt), m)
+		s.engine.start(from, modernRequest(modern, peer, level, s, rt), m)
 		return 1
 	}
 	if f.method == MethodInitialize {
@@ -223,7 +232,7 @@ func (s *Session) deliver(f frame, modern *Inbound, lease *Lease, rt Route) int 
 				Version20260728, MetaProtocolVersion)))
 		return 1
 	}
-	s.engine.start(context.Background(), Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt, lease: lease}, m)
+	s.engine.start(from, Request{Method: f.method, ID: f.id, Params: f.params, peer: s.peer.Load(), s: s, route: rt, lease: lease}, m)
 	return 1
 }
 

@@ -20,7 +20,7 @@ import (
 //     read is answered with its JSON-RPC error like any other message.
 //     Session.RejectTooLarge answers a frame the transport would not read
 //     whole.
-//   - ParseInbound, then Session.DeliverInbound(in, rt): a transport that
+//   - ParseInbound, then Session.DeliverInbound(from, in, rt): a transport that
 //     must look at a message before it is served (its era, the headers
 //     that mirror it) reads it first; bytes that are no JSON-RPC message
 //     come back as a *FrameError for the transport to answer its own way

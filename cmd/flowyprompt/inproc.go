@@ -33,7 +33,7 @@ type rpcResponse struct {
 // callOnce initializes an in-process session and calls one tool.
 func callOnce(ctx context.Context, e *mcp.Engine, tool string, args json.RawMessage) (*rpcResponse, error) {
 	out := make(chanSink, 16)
-	s, err := e.NewSession(out, 0)
+	s, err := e.NewSession(context.Background(), out, 0)
 	if err != nil {
 		return nil, err
 	}

@@ -203,13 +203,3 @@ func invalidNote(inv templates.Invalid) string {
 	return "template left out"
 }
 
-// lookup finds the template called name in the catalog served now, or
-// answers TEMPLATE_NOT_FOUND with the names nearest to it.
-func (a *App) lookup(name string) (*templates.Entry, *templates.Catalog, error) {
-	cat := a.lib.Catalog()
-	e, ok := cat.Lookup(name)
-	if !ok {
-		return nil, cat, templates.NotFound(name, cat)
-	}
-	return e, cat, nil
-}

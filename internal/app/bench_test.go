@@ -77,7 +77,7 @@ func dirSession(b *testing.B, dir string, obs mcp.Observer) (*mcp.Session, *coun
 	e := mcp.NewEngine(app.New(app.Options{Library: lib}).Server(), mcp.EngineOptions{Observer: obs})
 	b.Cleanup(func() { _ = e.Shutdown(context.Background()) })
 	sink := &countSink{responses: make(chan struct{}, 1024)}
-	s, err := e.NewSession(sink, 0)
+	s, err := e.NewSession(context.Background(), sink, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

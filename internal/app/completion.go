@@ -14,19 +14,23 @@ const maxCompletions = 100
 // Complete suggests values for a prompt argument: true and false for a
 // boolean, the variable's enum and examples that match what was typed,
 // then its default, then values this session used before.
-func (a *App) Complete(_ context.Context, r *mcp.Request, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+func (a *App) Complete(ctx context.Context, r *mcp.Request, p *mcp.CompleteParams) (*mcp.CompleteResult, error) {
+	view, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
 	empty := &mcp.CompleteResult{Completion: mcp.Completion{Values: []string{}}}
 	if p.Ref.Type != "ref/prompt" {
 		if p.Ref.Type == "ref/resource" && strings.HasPrefix(p.Ref.URI, TemplateURIPrefix) && p.Argument.Name == "name" {
 			var names []string
-			for _, e := range a.lib.Catalog().Templates() {
+			for _, e := range view.cat.Templates() {
 				names = append(names, e.Template.Metadata.Name)
 			}
 			return completion(names, p.Argument.Value), nil
 		}
 		return empty, nil
 	}
-	e, ok := a.lib.Catalog().Lookup(p.Ref.Name)
+	e, ok := view.cat.Lookup(p.Ref.Name)
 	if !ok {
 		return empty, nil
 	}

@@ -14,8 +14,12 @@ import (
 
 // ListPrompts lists one prompt per valid template, in name order. The list
 // is built once per catalog.
-func (a *App) ListPrompts(context.Context, *mcp.Request) ([]mcp.Prompt, error) {
-	cat := a.lib.Catalog()
+func (a *App) ListPrompts(ctx context.Context, r *mcp.Request) ([]mcp.Prompt, error) {
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.promptsFor != cat {
@@ -67,7 +71,11 @@ func argumentDescription(v templates.Variable) string {
 // GetPrompt renders a template as one user message, or a conversation
 // template as its messages (promptMessages).
 func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptParams) (*mcp.GetPromptResult, error) {
-	cat := a.lib.Catalog()
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	e, ok := cat.Lookup(p.Name)
 	if !ok {
 		if name, isFlow := strings.CutPrefix(p.Name, flowPromptPrefix); isFlow {
@@ -98,7 +106,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	}
 	a.remember(r, e.Template, p.Arguments)
 	if len(e.Template.Resources) > 0 {
-		msgs = append(msgs, a.embeddedResources(ctx, cat, e.Template)...)
+		msgs = append(msgs, a.embeddedResources(ctx, v, e.Template)...)
 	}
 	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs, Meta: modelMeta(e.Template)}, nil
 }

@@ -33,8 +33,12 @@ func resourceThere(ctx context.Context, rr templates.ResourceReader, p string) b
 
 // ListResources lists every template as a resource, in name order, then
 // the files templates list, in path order.
-func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource, error) {
-	cat := a.lib.Catalog()
+func (a *App) ListResources(ctx context.Context, r *mcp.Request) ([]mcp.Resource, error) {
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	entries := cat.Templates()
 	out := make([]mcp.Resource, 0, len(entries))
 	for _, e := range entries {
@@ -42,7 +46,7 @@ func (a *App) ListResources(ctx context.Context, _ *mcp.Request) ([]mcp.Resource
 		out = append(out, mcp.Resource{URI: TemplateURIPrefix + m.Name, Name: m.Name, Title: templateTitle(e.Template),
 			Description: sentence(m.Description), MimeType: templateMIME(e.Template), Size: int64(len(e.Raw))})
 	}
-	rr, _ := a.lib.Source().(templates.ResourceReader)
+	rr, _ := v.source().(templates.ResourceReader)
 	for _, p := range listedFiles(cat) {
 		// A file that is not there (or cannot be served) is not
 		// advertised: reading it would fail.
@@ -125,8 +129,12 @@ func (a *App) ListResourceTemplates(context.Context, *mcp.Request) ([]mcp.Resour
 }
 
 // ReadResource returns a template's JSON.
-func (a *App) ReadResource(ctx context.Context, _ *mcp.Request, uri string) (*mcp.ReadResourceResult, error) {
-	c, err := a.resourceContents(ctx, a.lib.Catalog(), uri, false)
+func (a *App) ReadResource(ctx context.Context, r *mcp.Request, uri string) (*mcp.ReadResourceResult, error) {
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	c, err := a.resourceContents(ctx, v, uri, false)
 	if err != nil {
 		return nil, err
 	}
@@ -135,8 +143,8 @@ func (a *App) ReadResource(ctx context.Context, _ *mcp.Request, uri string) (*mc
 
 // resourceContents reads uri as cat has it. listed says that a template of
 // cat lists the resource, so it need not be looked for.
-func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri string, listed bool) (mcp.ResourceContents, error) {
-	res, err := a.locate(cat, uri, listed)
+func (a *App) resourceContents(ctx context.Context, v view, uri string, listed bool) (mcp.ResourceContents, error) {
+	res, err := a.locate(v, uri, listed)
 	if err != nil {
 		return mcp.ResourceContents{}, err
 	}
@@ -156,8 +164,12 @@ func (a *App) resourceContents(ctx context.Context, cat *templates.Catalog, uri 
 // CheckResource reports whether ReadResource would serve uri, without
 // reading it: a template is looked up in the catalog, a file among those
 // the templates list and then by its source, as resources/list does.
-func (a *App) CheckResource(ctx context.Context, _ *mcp.Request, uri string) error {
-	res, err := a.locate(a.lib.Catalog(), uri, false)
+func (a *App) CheckResource(ctx context.Context, r *mcp.Request, uri string) error {
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return err
+	}
+	res, err := a.locate(v, uri, false)
 	if err != nil || res.entry != nil {
 		return err
 	}
@@ -176,7 +188,8 @@ type located struct {
 // locate finds what uri names in cat, reading nothing, or the
 // resource-not-found fault. listed says that a template of cat lists the
 // resource, so it need not be looked for among the listed files.
-func (a *App) locate(cat *templates.Catalog, uri string, listed bool) (located, error) {
+func (a *App) locate(v view, uri string, listed bool) (located, error) {
+	cat := v.cat
 	if name, ok := strings.CutPrefix(uri, TemplateURIPrefix); ok {
 		// A client expanding template://{name} by RFC 6570 escapes the
 		// '/' of NAMESPACE/NAME; no name holds a '%', so unescaping it
@@ -207,7 +220,7 @@ func (a *App) locate(cat *templates.Catalog, uri string, listed bool) (located, 
 			Why: "files of the template source are served only when a template lists them in its resources",
 			How: "list the file in a template's resources, or use template://NAME resources", Details: map[string]any{"uri": shownURI(uri)}}
 	}
-	rr, ok := a.lib.Source().(templates.ResourceReader)
+	rr, ok := v.source().(templates.ResourceReader)
 	if !ok {
 		return located{}, &fault.Error{Code: fault.ResourceNotFound, What: fmt.Sprintf("cannot read %q", shownURI(uri)),
 			Why: "this template source cannot serve files other than templates", How: "use template://NAME resources"}
@@ -264,10 +277,11 @@ type attachment struct {
 // One that cannot be read (a file that is not there, a template since
 // removed) does not fail the prompt: it comes back with its error, and
 // the server logs a warning, since the author has something to fix.
-func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templates.Template) []attachment {
+func (a *App) attachments(ctx context.Context, v view, t *templates.Template) []attachment {
+	cat := v.cat
 	out := make([]attachment, 0, len(t.Resources))
 	for _, uri := range t.Resources {
-		c, err := a.resourceContents(ctx, cat, uri, true)
+		c, err := a.resourceContents(ctx, v, uri, true)
 		if err != nil {
 			abs := uri
 			if p := filePath(uri); p != "" {
@@ -288,8 +302,8 @@ func (a *App) attachments(ctx context.Context, cat *templates.Catalog, t *templa
 // embeddedResources turns a template's `resources` into prompt messages
 // that follow the text (seed 001: embedded resource context). Those that
 // cannot be read are named in a last text message instead.
-func (a *App) embeddedResources(ctx context.Context, cat *templates.Catalog, t *templates.Template) []mcp.PromptMessage {
-	att := a.attachments(ctx, cat, t)
+func (a *App) embeddedResources(ctx context.Context, v view, t *templates.Template) []mcp.PromptMessage {
+	att := a.attachments(ctx, v, t)
 	msgs := make([]mcp.PromptMessage, 0, len(att)+1)
 	var missing []string
 	for _, at := range att {

@@ -15,15 +15,16 @@ import (
 
 // getTemplate is the get tool: a template's definition, at a version
 // when asked, its long texts shortened to stay within the result budget.
-func (a *App) getTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) getTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct{ Name, Version string }
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
-	e, cat, at, err := a.lookupAt(ctx, args.Name, args.Version)
+	e, v, at, err := a.lookupAt(ctx, r, args.Name, args.Version)
 	if err != nil {
 		return nil, err
 	}
+	cat := v.cat
 	noteUsage(ctx, e, cat)
 	// A template's descriptions can fill most of its file, and the result
 	// carries them twice (text and structuredContent): within the budget,

@@ -124,7 +124,7 @@ type listPage struct {
 
 // listTemplates is the list tool: the templates the filters admit, a page
 // at a time, with their counts by category and tag when asked.
-func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) listTemplates(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args listArgs
 	if err := in.decode(&args); err != nil {
 		return nil, err
@@ -138,7 +138,11 @@ func (a *App) listTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*to
 	if err != nil {
 		return nil, err
 	}
-	cat := a.lib.Catalog()
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	matching := sel.entries(cat)
 	start, err := startOf(listTool, resumed, matching, func(e *templates.Entry) string { return e.Template.Metadata.Name })
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // nextFlowStep is the next_flow_step tool: the handle opened, the step's
 // output taken, and the next step rendered with a new handle (or the
 // flow's end).
-func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) nextFlowStep(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Handle string `json:"handle"`
 		Output string `json:"output"`
@@ -34,7 +34,11 @@ func (a *App) nextFlowStep(_ context.Context, _ *mcp.Request, in toolArgs) (*too
 		}
 		return nil, &fault.Error{Code: fault.InvalidArgument, Err: err, What: "the flow handle was refused", Why: why, How: how}
 	}
-	cat := a.lib.Catalog()
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	fe, ok := cat.LookupFlow(st.Flow)
 	if !ok || flowVersions(cat, fe) != st.Versions {
 		return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("flow %s cannot continue", st.Flow),

@@ -12,12 +12,19 @@ import (
 // source now, and what changed.
 func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) (*toolResult, error) {
 	r.Progress(0, 2, "refreshing the template library")
-	ch, err := a.lib.Refresh(ctx)
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	ch, err := v.lib.Refresh(ctx)
 	if err != nil {
 		return nil, err
 	}
 	r.Progress(1, 2, "refreshed")
-	cat := a.lib.Catalog()
+	if v, err = a.viewOf(ctx, r); err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	type invalid struct {
 		Path  string `json:"path"`
 		Error string `json:"error"`

@@ -40,10 +40,11 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 				How: "pass arguments as the tool's inputSchema describes them"}
 		}
 	}
-	e, cat, at, err := a.lookupAt(ctx, args.Name, args.Version)
+	e, v, at, err := a.lookupAt(ctx, r, args.Name, args.Version)
 	if err != nil {
 		return nil, err
 	}
+	cat := v.cat
 	t := e.Template
 	unknown := render.Unknown(t, args.Arguments)
 	if err := misspelt(t, unknown); err != nil {
@@ -80,7 +81,7 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 	var attached []mcp.ResourceContents
 	if len(t.Resources) > 0 {
 		var listed []map[string]any
-		attached, listed, note = a.attachWithin(ctx, cat, t, runeCount(text)+len(note), note)
+		attached, listed, note = a.attachWithin(ctx, v, t, runeCount(text)+len(note), note)
 		setExtra("resources", listed)
 	}
 	report := renderReport(t, text, len(conv), len(used), defaults, unknown, note)
@@ -238,9 +239,9 @@ func cutConversation(conv []render.Message, max int) []render.Message {
 // the order the template lists them. It returns them, their entries for
 // structuredContent ({uri, mimeType, characters, included}), and note
 // with a line naming what is attached and one for each resource left out.
-func (a *App) attachWithin(ctx context.Context, cat *templates.Catalog, t *templates.Template, used int, note string) (
+func (a *App) attachWithin(ctx context.Context, v view, t *templates.Template, used int, note string) (
 	[]mcp.ResourceContents, []map[string]any, string) {
-	att := a.attachments(ctx, cat, t)
+	att := a.attachments(ctx, v, t)
 	// The report around the prompt and the notes take at most this much.
 	room := ResultBudget - used - 2000 - 300*len(att)
 	var kept []mcp.ResourceContents

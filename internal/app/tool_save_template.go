@@ -48,7 +48,7 @@ type saveNotice struct {
 // saveTemplate is the save tool: a valid template whose name the
 // operator allows, written through the Writer (a commit, or a file of the
 // folder), refusing to overwrite a change made meanwhile.
-func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct {
 		Template        string  `json:"template"`
 		Message         string  `json:"message"`
@@ -65,7 +65,11 @@ func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*t
 	if err := a.checkName(name); err != nil {
 		return nil, err
 	}
-	prev, existed := a.lib.Catalog().Lookup(name)
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	prev, existed := v.cat.Lookup(name)
 	replaced := ""
 	if existed {
 		replaced = prev.Template.Metadata.Version
@@ -80,7 +84,7 @@ func (a *App) saveTemplate(ctx context.Context, _ *mcp.Request, in toolArgs) (*t
 	}
 	// Show the saved version at once, rather than after the watcher or the
 	// TTL notices it.
-	if _, err := a.lib.Refresh(ctx); err != nil {
+	if _, err := v.lib.Refresh(ctx); err != nil {
 		a.log.Warn("saved the template but could not reload the library", "template", name, "err", err)
 	}
 	var b strings.Builder

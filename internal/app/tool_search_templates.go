@@ -45,7 +45,7 @@ type searchPage struct {
 // searchTemplates is the search tool: the templates the filters admit
 // that match every word of the query, best first (templates.Rank), a
 // page at a time; "did you mean" when none does.
-func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) searchTemplates(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args searchArgs
 	if err := in.decode(&args); err != nil {
 		return nil, err
@@ -64,7 +64,11 @@ func (a *App) searchTemplates(_ context.Context, _ *mcp.Request, in toolArgs) (*
 		return nil, &fault.Error{Code: fault.InvalidArgument, What: "the query is empty", Why: "it has no words to look for",
 			How: `pass one or more words, e.g. query="commit message"`}
 	}
-	cat := a.lib.Catalog()
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	all := rankedMatches(sel.entries(cat), words)
 	start, err := startOf(searchTool, resumed, all, func(m searchMatch) string { return m.Name })
 	if err != nil {

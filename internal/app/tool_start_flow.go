@@ -23,7 +23,11 @@ func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*tool
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
-	cat := a.lib.Catalog()
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	cat := v.cat
 	if args.Name == "" {
 		if len(args.Arguments) > 0 {
 			return nil, &fault.Error{Code: fault.InvalidArgument, What: "no flow was started",

@@ -13,17 +13,18 @@ import (
 
 // templateHistory is the history tool: the commits that changed a
 // template's file, with the version of each already read.
-func (a *App) templateHistory(ctx context.Context, _ *mcp.Request, in toolArgs) (*toolResult, error) {
+func (a *App) templateHistory(ctx context.Context, r *mcp.Request, in toolArgs) (*toolResult, error) {
 	var args struct{ Name string }
 	if err := in.decode(&args); err != nil {
 		return nil, err
 	}
-	e, cat, err := a.lookup(args.Name)
+	e, v, _, err := a.lookupAt(ctx, r, args.Name, "")
 	if err != nil {
 		return nil, err
 	}
+	cat := v.cat
 	name := e.Template.Metadata.Name
-	h, err := a.history(name)
+	h, err := a.history(v, name)
 	if err != nil {
 		return nil, err
 	}

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"fmt"
+	"github.com/flowyprompt/flowyprompt/mcp"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
@@ -13,8 +14,8 @@ import (
 // versions need a GitHub library (or a folder in a Git work tree). A folder
 // source always has History: whether its folder is in a work tree is known
 // only when asked, and its own VERSIONS_UNSUPPORTED fault says why not.
-func (a *App) history(name string) (templates.History, error) {
-	src := a.lib.Source()
+func (a *App) history(v view, name string) (templates.History, error) {
+	src := v.source()
 	if h, ok := src.(templates.History); ok {
 		return h, nil
 	}
@@ -33,13 +34,17 @@ func describeKind(kind string) string {
 
 // lookupAt finds the template called name, as it was at version when
 // version is not "" (at then says which version that was, else nil).
-func (a *App) lookupAt(ctx context.Context, name, version string) (*templates.Entry, *templates.Catalog, *versionAt, error) {
-	e, cat, err := a.lookup(name)
-	if err != nil || version == "" {
-		return e, cat, nil, err
+func (a *App) lookupAt(ctx context.Context, r *mcp.Request, name, version string) (*templates.Entry, view, *versionAt, error) {
+	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, v, nil, err
 	}
-	e, at, err := a.atVersion(ctx, e, version)
-	return e, cat, at, err
+	e, err := v.lookup(name)
+	if err != nil || version == "" {
+		return e, v, nil, err
+	}
+	e, at, err := a.atVersion(ctx, v, e, version)
+	return e, v, at, err
 }
 
 // versionAt says which version a get or render used, for its result.
@@ -54,9 +59,9 @@ type versionAt struct {
 // file's history (newest first, reading the file at each commit until one
 // matches; files already read cost nothing), else a tag or commit SHA.
 // Only the file's text changes: the entry keeps its served name and path.
-func (a *App) atVersion(ctx context.Context, e *templates.Entry, version string) (*templates.Entry, *versionAt, error) {
+func (a *App) atVersion(ctx context.Context, v view, e *templates.Entry, version string) (*templates.Entry, *versionAt, error) {
 	name := e.Template.Metadata.Name
-	h, err := a.history(name)
+	h, err := a.history(v, name)
 	if err != nil {
 		return nil, nil, err
 	}

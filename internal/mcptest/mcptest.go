@@ -4,6 +4,7 @@
 package mcptest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"sync"
@@ -85,7 +86,7 @@ func ConnectBlocked(t testing.TB, e *mcp.Engine, release chan struct{}) *Client 
 func connect(t testing.TB, e *mcp.Engine, block chan struct{}) *Client {
 	c := &Client{block: block}
 	c.cond = sync.NewCond(&c.mu)
-	s, err := e.NewSession(sink{c}, 0)
+	s, err := e.NewSession(context.Background(), sink{c}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

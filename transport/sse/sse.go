@@ -605,7 +605,7 @@ func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session
 			Why:  "the HTTP+SSE transport speaks revisions up to " + mcp.LatestVersion + "; revision " + mcp.Version20260728 + " and later are served on stdio and Streamable HTTP (/mcp)",
 			How:  "send initialize to speak " + mcp.LatestVersion + " here, or use /mcp"}
 	default:
-		return s.DeliverInbound(in, rt), true
+		return s.DeliverInbound(r.Context(), in, rt), true
 	}
 	rt.Push(mcp.Outgoing{Kind: mcp.KindResponse, Data: h.e.ErrorResponse(id, err, false), Err: err})
 	return 1, true

@@ -374,7 +374,7 @@ func TestIdleExpiryKeptAliveByStream(t *testing.T) {
 			// session idle for at least as long: four such passes are four
 			// idle timeouts survived, with no fixed sleep.
 			for round := 0; round < 4; round++ {
-				control, err := e.NewSession(nullSink{}, 0)
+				control, err := e.NewSession(context.Background(), nullSink{}, 0)
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -67,7 +67,7 @@ func Serve(ctx context.Context, e *mcp.Engine, r io.Reader, w io.Writer, opts Op
 		opts.DrainTimeout = 10 * time.Second
 	}
 	out := &sink{w: bufio.NewWriterSize(w, 64<<10)}
-	s, err := e.NewSession(out, 0)
+	s, err := e.NewSession(context.Background(), out, 0)
 	if err != nil {
 		return fmt.Errorf("open the stdio session: %w", err)
 	}

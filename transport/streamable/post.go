@@ -91,7 +91,7 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	// A session is not resumable until its initialize is answered, so
 	// neither is the initialize's own stream.
 	x.rt = &route{events: acceptEvents, resumable: acceptEvents && ss.resumable.Load(), wake: make(chan struct{}, 1)}
-	if ss.s.DeliverInbound(in, x.rt) == 0 {
+	if ss.s.DeliverInbound(r.Context(), in, x.rt) == 0 {
 		if ended(ss.s) {
 			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound("start a new session with initialize"))
 			return

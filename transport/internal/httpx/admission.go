@@ -229,7 +229,7 @@ func (g *Gate) OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine
 		WriteError(w, r, no.status, no.err)
 		return nil
 	}
-	s, err := e.NewSession(sink, 0)
+	s, err := e.NewSession(r.Context(), sink, 0)
 	if err != nil {
 		// The engine's own cap is not used (0), so this cannot happen;
 		// the place is given back all the same.
