@@ -202,4 +202,3 @@ func invalidNote(inv templates.Invalid) string {
 	}
 	return "template left out"
 }
-
