@@ -106,6 +106,8 @@ var rpcCodes = map[string]int64{
 	fault.Internal:                jsonrpc2.CodeInternalError,
 	fault.VersionsUnsupported:     jsonrpc2.CodeInvalidParams,
 	fault.VersionNotFound:         jsonrpc2.CodeInvalidParams,
+	fault.UnknownLabel:            jsonrpc2.CodeInvalidParams,
+	fault.PermissionDenied:        jsonrpc2.CodeInvalidRequest,
 	CodeSessionRequired:           rpcServerError,
 	CodeSessionNotFound:           rpcSessionNotFound,
 	CodeTooManySessions:           rpcServerError,

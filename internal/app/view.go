@@ -2,6 +2,9 @@ package app
 
 import (
 	"context"
+	"fmt"
+
+	"github.com/flowyprompt/flowyprompt/internal/fault"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -19,11 +22,39 @@ type view struct {
 // source is the source of the view's library (versions, files).
 func (v view) source() templates.Source { return v.lib.Source() }
 
-// viewOf returns the view of the request r, which ctx runs (nil r: a
-// caller with no request, such as a greeting).
+// viewOf returns the view of the request r, which ctx runs: the library
+// of the label it asks for (labelOf, libraryFor), as much of it as its
+// caller may see (visible).
 func (a *App) viewOf(ctx context.Context, r *mcp.Request) (view, error) {
-	_, _ = ctx, r
-	return view{lib: a.lib, cat: a.lib.Catalog()}, nil
+	return a.labelView(ctx, a.labelOf(ctx, r))
+}
+
+// labelView is the view of the library at label ("": the default), as
+// much of it as ctx's caller may see: for a request that names a label
+// of its own, such as the diff tool's from and to.
+func (a *App) labelView(ctx context.Context, label string) (view, error) {
+	lib, err := a.libraryFor(ctx, label)
+	if err != nil {
+		return view{}, err
+	}
+	return a.visible(ctx, lib)
+}
+
+// labelOf is the label r asks for, "" for the default.
+func (a *App) labelOf(context.Context, *mcp.Request) string { return "" }
+
+// libraryFor is the library serving label.
+func (a *App) libraryFor(_ context.Context, label string) (*templates.Library, error) {
+	if label != "" {
+		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %q", label),
+			Why: "this server's sources name no labels", How: "leave the label out to be served the default"}
+	}
+	return a.lib, nil
+}
+
+// visible is as much of lib as ctx's caller may see.
+func (a *App) visible(_ context.Context, lib *templates.Library) (view, error) {
+	return view{lib: lib, cat: lib.Catalog()}, nil
 }
 
 // lookup finds the template called name in v's catalog, or answers

@@ -31,7 +31,9 @@ const (
 	Internal                = "INTERNAL_ERROR"
 	VersionsUnsupported     = "VERSIONS_UNSUPPORTED"
 	VersionNotFound         = "VERSION_NOT_FOUND"
-	TestFailed              = "TEST_FAILED" // a test a template carries does not hold
+	TestFailed              = "TEST_FAILED"       // a test a template carries does not hold
+	UnknownLabel            = "UNKNOWN_LABEL"     // a label no source names
+	PermissionDenied        = "PERMISSION_DENIED" // a credential (GitHub token, member) may not do this
 )
 
 // Error is a failure explained for a person or a model.
