@@ -17,7 +17,8 @@
 //     request's login_hint (sub or email), else the first user, signs in
 //     and consents at once;
 //   - the RFC 8707 resource indicator: the resource asked for at the
-//     authorization endpoint is the access token's aud.
+//     authorization endpoint is the access token's aud, and the token
+//     endpoint refuses a resource the code was not authorised for.
 //
 // It listens on loopback only, prints {"issuer": ..., "client_id": ...} as
 // its first line on stdout, and exits when stdin closes or on SIGTERM.

@@ -41,7 +41,7 @@ func newProvider(cfg Config) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	var cryptoKey [32]byte
+	var cryptoKey [32]byte // the op package's key for opaque tokens, which this provider does not issue
 	_, _ = rand.Read(cryptoKey[:])
 	if cfg.Logger != nil {
 		slog.SetDefault(cfg.Logger) // the op package logs through slog's default
@@ -53,7 +53,7 @@ func newProvider(cfg Config) (http.Handler, error) {
 		SupportedClaims: append(slices.Clone(op.DefaultSupportedClaims), "scope", "groups"),
 	}, st, op.StaticIssuer(cfg.Issuer),
 		op.WithAllowInsecure(), // http on loopback
-		op.WithHttpInterceptors(resourceIndicators),
+		op.WithHttpInterceptors(resourceIndicators(st)),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("provider: %w", err)
@@ -78,29 +78,40 @@ func supportedScopes(users []User) []string {
 	return scopes
 }
 
-// resourceIndicators hands an authorization request's resource
-// parameters (RFC 8707) to the storage, which makes them the audience:
-// they must be absolute URLs without a fragment.
-func resourceIndicators(next http.Handler) http.Handler {
+// resourceIndicators reads the RFC 8707 resource parameters, which must
+// be absolute URLs without a fragment: at the authorization endpoint they
+// become the audience of the request's tokens (the storage reads them
+// from the context: the op package's request has no field for them); at
+// the token endpoint, each must be one the code was authorised for.
+func resourceIndicators(st *storage) op.HttpInterceptor {
 	authorize := op.DefaultEndpoints.Authorization.Relative()
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.URL.Path != authorize {
-			next.ServeHTTP(w, r)
-			return
-		}
-		if err := r.ParseForm(); err != nil {
-			http.Error(w, "cannot parse the authorization request: "+err.Error(), http.StatusBadRequest)
-			return
-		}
-		resources := r.Form["resource"]
-		for _, res := range resources {
-			if u, err := url.Parse(res); err != nil || !u.IsAbs() || u.Fragment != "" {
-				http.Error(w, fmt.Sprintf("resource %q: not an absolute URL without a fragment (RFC 8707)", res), http.StatusBadRequest)
+	token := op.DefaultEndpoints.Token.Relative()
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path != authorize && r.URL.Path != token {
+				next.ServeHTTP(w, r)
 				return
 			}
-		}
-		next.ServeHTTP(w, r.WithContext(withResources(r.Context(), resources)))
-	})
+			if err := r.ParseForm(); err != nil {
+				op.RequestError(w, r, oidc.ErrInvalidRequest().WithDescription("cannot parse the request"), nil)
+				return
+			}
+			resources := r.Form["resource"]
+			for _, res := range resources {
+				if u, err := url.Parse(res); err != nil || !u.IsAbs() || u.Fragment != "" {
+					op.RequestError(w, r, oidc.ErrInvalidTarget().WithDescription("resource %q is not an absolute URL without a fragment", res), nil)
+					return
+				}
+			}
+			if r.URL.Path == authorize {
+				r = r.WithContext(withResources(r.Context(), resources))
+			} else if r.Form.Get("grant_type") == string(oidc.GrantTypeCode) && !st.authorizedFor(r.Form.Get("code"), resources) {
+				op.RequestError(w, r, oidc.ErrInvalidTarget().WithDescription("the code was not authorised for that resource"), nil)
+				return
+			}
+			next.ServeHTTP(w, r)
+		})
+	}
 }
 
 // login signs in the user the authorization request's login_hint names

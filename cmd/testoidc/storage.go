@@ -186,6 +186,24 @@ func (s *storage) DeleteAuthRequest(_ context.Context, id string) error {
 	return nil
 }
 
+// authorizedFor reports whether every resource is one the request of
+// code was authorised for. An unknown code passes: the op package refuses
+// it.
+func (s *storage) authorizedFor(code string, resources []string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r, ok := s.requests[s.codes[code]]
+	if !ok {
+		return true
+	}
+	for _, res := range resources {
+		if !slices.Contains(r.resources, res) {
+			return false
+		}
+	}
+	return true
+}
+
 // signIn marks the request id as signed in by u, and narrows its scopes
 // to those u may be granted (the OpenID Connect ones always pass).
 func (s *storage) signIn(id string, u User) error {

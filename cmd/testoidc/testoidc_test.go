@@ -187,7 +187,11 @@ func TestCodeFlow(t *testing.T) {
 			if back.Get("state") != "st4te" || back.Get("code") == "" {
 				t.Fatalf("redirect to the client: %v, want a code and the state", back)
 			}
-			tok, err := conf.Exchange(ctx, back.Get("code"), oauth2.VerifierOption(pkce))
+			exchange := []oauth2.AuthCodeOption{oauth2.VerifierOption(pkce)}
+			if tc.resource != "" {
+				exchange = append(exchange, oauth2.SetAuthURLParam("resource", tc.resource))
+			}
+			tok, err := conf.Exchange(ctx, back.Get("code"), exchange...)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -266,6 +270,28 @@ func TestRefusals(t *testing.T) {
 			t.Errorf("exchange with another verifier: %v, want invalid_grant", err)
 		}
 	})
+	t.Run("a resource at the token endpoint the code was not authorised for", func(t *testing.T) {
+		pkce := oauth2.GenerateVerifier()
+		back := authorize(t, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(pkce), res))
+		_, err := conf.Exchange(ctx, back.Get("code"), oauth2.VerifierOption(pkce), oauth2.SetAuthURLParam("resource", "http://127.0.0.1:4000/mcp"))
+		var re *oauth2.RetrieveError
+		if !errors.As(err, &re) || re.ErrorCode != "invalid_target" {
+			t.Errorf("exchange for another resource: %v, want invalid_target", err)
+		}
+	})
+	t.Run("a resource that is not an absolute URL", func(t *testing.T) {
+		resp, err := http.Get(conf.AuthCodeURL("s", oauth2.S256ChallengeOption(oauth2.GenerateVerifier()), oauth2.SetAuthURLParam("resource", "/mcp")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var body struct {
+			Error string `json:"error"`
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&body); err != nil || resp.StatusCode != http.StatusBadRequest || body.Error != "invalid_target" {
+			t.Errorf("authorization with resource=/mcp: %s, %+v (%v), want 400 invalid_target", resp.Status, body, err)
+		}
+	})
 	t.Run("a code exchanged twice", func(t *testing.T) {
 		pkce := oauth2.GenerateVerifier()
 		back := authorize(t, conf.AuthCodeURL("s", oauth2.S256ChallengeOption(pkce), res))
@@ -299,6 +325,36 @@ func TestParseUsers(t *testing.T) {
 			}
 			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
 				t.Errorf("error %v, want one saying %q", err, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestListenLoopback(t *testing.T) {
+	for _, tc := range []struct {
+		addr    string
+		wantErr string
+	}{
+		{"127.0.0.1:0", ""},
+		{"localhost:0", ""},
+		{"0.0.0.0:0", "not a loopback address"},
+		{"192.0.2.1:0", "not a loopback address"},
+		{"127.0.0.1", "missing port"},
+	} {
+		t.Run(tc.addr, func(t *testing.T) {
+			ln, err := listenLoopback(tc.addr)
+			if tc.wantErr == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				ln.Close()
+				return
+			}
+			if err == nil {
+				ln.Close()
+			}
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("listenLoopback(%q) = %v, want an error saying %q", tc.addr, err, tc.wantErr)
 			}
 		})
 	}

@@ -323,6 +323,7 @@ describe("OAuth sign-in: the v2 client authorises with PKCE at a real OpenID Pro
     assert.equal(token.status, 200);
     assert.equal(token.body.get("grant_type"), "authorization_code");
     assert.equal(token.body.get("code_verifier"), signIn.codeVerifier(), "the PKCE verifier");
+    assert.equal(token.body.get("resource"), `${server.base}/mcp`, "the resource, again at the token endpoint");
 
     // The provider's JWT: the resource is its audience.
     const jwt = signIn.tokens().access_token;
