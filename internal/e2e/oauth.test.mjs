@@ -11,6 +11,12 @@
 // the client's redirect URI. Then the client lists and renders prompts over
 // /mcp in the 2025 era (a session) and in the 2026-07-28 era, and the 1.x
 // SDK's SSEClientTransport does over /sse with the same token.
+//
+// The second block is the policy of docs/auth.md ("each member sees the
+// libraries meant for them"): two members of different groups see
+// different prompts/list and tools/list answers, and a list_changed for a
+// source reaches only the members who can see it: its absence is proven
+// by the list_changed of a later change that every member can see.
 
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
@@ -23,11 +29,15 @@ import { after, before, describe, it } from "node:test";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { Client as ClientV1 } from "@modelcontextprotocol/sdk/client/index.js";
 import { SSEClientTransport } from "@modelcontextprotocol/sdk/client/sse.js";
+import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
+import { writeTemplate } from "./folder-suite.mjs";
 import {
   HERE,
   STEP_MS,
   SUITE_MS,
+  TOOL_NAMES,
+  WATCH_MS,
   examplePrompts,
   exampleTemplate,
   expectedPrompt,
@@ -42,6 +52,7 @@ const opts = { timeout: STEP_MS };
 const fresh = { ...opts, cacheMode: "bypass" };
 const READ = "prompts:read";
 const WRITE = "prompts:write";
+const SAVE_TOOL = "flowyprompt_save_template";
 
 const TESTOIDC_BIN = (() => {
   const bin = process.env.TESTOIDC_BIN ?? resolve(HERE, "..", "..", "bin", "testoidc");
@@ -428,5 +439,182 @@ describe("OAuth sign-in: the v2 client authorises with PKCE at a real OpenID Pro
     assert.equal(res.status, 401);
     assert.equal(res.headers.get("www-authenticate"), challengeOf(server.base));
     await res.text();
+  });
+});
+
+/** Counts one client's prompts list_changed, each with whether the team folder had changed when it came. */
+class Changes {
+  constructor() {
+    this.seen = []; // { afterTeam }
+    this.teamChanged = false;
+    this.waiters = [];
+  }
+  bump() {
+    this.seen.push({ afterTeam: this.teamChanged });
+    this.waiters = this.waiters.filter((w) => !w());
+  }
+  /** Waits until more than n have come. */
+  more(n, label) {
+    if (this.seen.length > n) return Promise.resolve();
+    return within(
+      new Promise((res) => {
+        this.waiters.push(() => {
+          if (this.seen.length > n) {
+            res();
+            return true;
+          }
+          return false;
+        });
+      }),
+      WATCH_MS,
+      label,
+    );
+  }
+}
+
+function template(name, text) {
+  return {
+    metadata: {
+      name,
+      description: `${name} is a template written by the sign-in test.`,
+      version: "1.0.0",
+      author: "e2e",
+      tags: ["e2e"],
+      category: "Testing",
+      lastUpdated: "2026-01-01T00:00:00Z",
+    },
+    variables: [],
+    results: [{ name: "Text", content: text, format: "text" }],
+  };
+}
+
+// The policy file (serve --auth-policy, docs/auth.md): the SRE group reads
+// the ops and team sources, everyone else team alone; the SRE group may
+// write to team.
+describe("OAuth sign-in with --auth-policy: each member sees the libraries meant for them", { timeout: SUITE_MS }, () => {
+  let provider;
+  let server;
+  let team;
+  let ops;
+  let policyDir;
+  const clients = [];
+  const subs = [];
+
+  before(async () => {
+    team = tempDir("flowyprompt-e2e-team-");
+    ops = tempDir("flowyprompt-e2e-ops-");
+    writeTemplate(team.dir, template("Team_Guide", "How the team works."));
+    writeTemplate(ops.dir, template("Ops_Runbook", "What to do when the pager rings."));
+    policyDir = tempDir("flowyprompt-e2e-policy-");
+    const policy = join(policyDir.dir, "policy.json");
+    writeFileSync(
+      policy,
+      JSON.stringify({
+        claim: "groups",
+        read: [
+          { match: "sre", sources: ["ops", "team"] },
+          { match: "*", sources: ["team"] },
+        ],
+        write: [{ match: "sre", sources: ["team"] }],
+      }),
+    );
+    provider = await startProvider(USERS);
+    server = await startResourceServer(provider.issuer, [
+      "--source",
+      `name=team,dir=${team.dir}`,
+      "--source",
+      `name=ops,dir=${ops.dir}`,
+      "--auth-policy",
+      policy,
+      "--allow-write",
+    ]);
+  });
+
+  after(async () => {
+    for (const s of subs) await s.close().catch(() => {});
+    for (const c of clients) await within(c.close(), STEP_MS, "client.close").catch(() => {});
+    const res = await server?.stop();
+    await provider?.stop();
+    for (const d of [team, ops, policyDir]) d?.cleanup();
+    if (server) assert.deepEqual(res, { code: 0, signal: null }, `exit after SIGTERM; stderr:\n${server.stderr()}`);
+  });
+
+  it("alice (sre) and bob (dev) see different prompts and tools; list_changed of ops reaches alice only", async () => {
+    const alice = new Changes();
+    const bob = new Changes();
+    const alice26 = new Changes();
+    const bob26 = new Changes();
+
+    // Transports carrying a member's token, already got.
+    const mcp = (signIn) => new StreamableHTTPClientTransport(new URL(`${server.base}/mcp`), { authProvider: signIn });
+    const sse = (signIn) => new SSEClientTransport(new URL(`${server.base}/sse`), { authProvider: signIn });
+
+    // alice: a 2025 session on /mcp (the v2 client), and a 2026 listener.
+    const a = await signInV2(server.base, provider.clientId, "alice");
+    clients.push(a.client);
+    a.client.setNotificationHandler("notifications/prompts/list_changed", () => alice.bump());
+    const a26 = new Client({ name: "flowyprompt-e2e-alice-2026", version: "0.0.0" }, { versionNegotiation: PIN_MODERN });
+    clients.push(a26);
+    a26.setNotificationHandler("notifications/prompts/list_changed", () => alice26.bump());
+    await within(a26.connect(mcp(a.signIn), opts), STEP_MS, "alice 2026");
+    subs.push(await a26.listen({ promptsListChanged: true }, opts));
+
+    // bob: signs in on /mcp, then a 2025 session on /sse (the 1.x SDK),
+    // whose one stream carries answers and notifications in order, and a
+    // 2026 listener.
+    const b = await signInV2(server.base, provider.clientId, "bob");
+    clients.push(b.client);
+    const bSSE = new ClientV1({ name: "flowyprompt-e2e-bob-sse", version: "0.0.0" }, { capabilities: {} });
+    clients.push(bSSE);
+    bSSE.setNotificationHandler(PromptListChangedNotificationSchema, () => bob.bump());
+    await within(bSSE.connect(sse(b.signIn), opts), STEP_MS, "bob /sse");
+    const b26 = new Client({ name: "flowyprompt-e2e-bob-2026", version: "0.0.0" }, { versionNegotiation: PIN_MODERN });
+    clients.push(b26);
+    b26.setNotificationHandler("notifications/prompts/list_changed", () => bob26.bump());
+    await within(b26.connect(mcp(b.signIn), opts), STEP_MS, "bob 2026");
+    subs.push(await b26.listen({ promptsListChanged: true }, opts));
+
+    // What each sees.
+    const names = async (c, o = opts) => (await c.listPrompts({}, o)).prompts.map((p) => p.name).sort();
+    const aliceSees = await names(a.client);
+    const bobSees = await names(bSSE);
+    assert.ok(aliceSees.includes("ops/Ops_Runbook") && aliceSees.includes("team/Team_Guide"), `alice sees ops and team: ${aliceSees}`);
+    assert.ok(bobSees.includes("team/Team_Guide"), `bob sees team: ${bobSees}`);
+    assert.ok(!bobSees.some((n) => n.includes("Ops_Runbook")), `bob sees nothing of ops: ${bobSees}`);
+    assert.deepEqual(await names(b26, fresh), bobSees, "bob sees the same in the 2026 era");
+    assert.deepEqual(await names(a26, fresh), aliceSees, "alice sees the same in the 2026 era");
+    // What bob may not see is refused as what does not exist.
+    const hidden = await rejection(bSSE.getPrompt({ name: "ops/Ops_Runbook" }, opts), "bob gets ops/Ops_Runbook");
+    const missing = await rejection(bSSE.getPrompt({ name: "ops/No_Such_Template" }, opts), "bob gets a missing template");
+    assert.equal(hidden.code, missing.code, `${hidden.message} / ${missing.message}`);
+    assert.equal(hidden.data?.code, missing.data?.code);
+
+    const tools = async (c) => (await c.listTools({}, opts)).tools.map((t) => t.name).sort();
+    const aliceTools = await tools(a.client);
+    const bobTools = await tools(bSSE);
+    assert.ok(aliceTools.includes(SAVE_TOOL), `alice (prompts:write, a write rule) sees the save tool: ${aliceTools}`);
+    assert.deepEqual(bobTools, [...TOOL_NAMES].sort(), "bob (prompts:read) does not");
+    assert.notDeepEqual(aliceTools, bobTools);
+
+    // A change in ops's folder reaches alice, on both eras' channels.
+    const before = { alice: alice.seen.length, alice26: alice26.seen.length, bob: bob.seen.length, bob26: bob26.seen.length };
+    writeTemplate(ops.dir, template("Ops_Second", "The second runbook."));
+    await alice.more(before.alice, "alice's list_changed for ops (2025 session)");
+    await alice26.more(before.alice26, "alice's list_changed for ops (2026 listener)");
+    assert.ok((await names(a.client)).includes("ops/Ops_Second"));
+    // Whatever bob's /sse stream was sent before this answer has come.
+    await bSSE.ping(opts);
+
+    // Then one in team's folder: bob's first list_changed since must be
+    // that one, on each channel.
+    for (const c of [alice, alice26, bob, bob26]) c.teamChanged = true;
+    writeTemplate(team.dir, template("Team_Second", "The second guide."));
+    await bob.more(before.bob, "bob's list_changed for team (/sse session)");
+    await bob26.more(before.bob26, "bob's list_changed for team (2026 listener)");
+    assert.ok(bob.seen.slice(before.bob).every((s) => s.afterTeam), "no list_changed for ops reached bob's session");
+    assert.ok(bob26.seen.slice(before.bob26).every((s) => s.afterTeam), "no list_changed for ops reached bob's listener");
+    assert.ok((await names(bSSE)).includes("team/Team_Second"));
+    assert.ok(!(await names(bSSE)).some((n) => n.includes("Ops_")), "bob still sees nothing of ops");
+    await alice.more(before.alice + 1, "alice's list_changed for team");
   });
 });
