@@ -67,10 +67,11 @@ install: build
 
 # What the end-to-end tests start as processes: bin/flowyprompt (as
 # `build` makes it), the fixture server of the official conformance suite,
-# the fake GitHub API and the local cluster (NATS, fake GitHub, replicas,
-# proxy). One go build, so that the packages they share compile once.
+# the fake GitHub API, the local cluster (NATS, fake GitHub, replicas,
+# proxy) and the OpenID Provider the sign-in tests authorise against. One
+# go build, so that the packages they share compile once.
 test-bins:
-	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/flowyprompt ./cmd/conformance-server ./cmd/fakegithub ./cmd/testcluster
+	$(GO) build -ldflags "$(LDFLAGS)" -o bin/ ./cmd/flowyprompt ./cmd/conformance-server ./cmd/fakegithub ./cmd/testcluster ./cmd/testoidc
 
 ## run: serve the built-in example templates over HTTP (Void: /sse, Inspector: /mcp)
 run: build
@@ -119,7 +120,7 @@ $(E2E_STAMP): $(E2E)/package.json $(E2E)/package-lock.json
 
 e2e: test-bins bundle-host
 	cd $(E2E) && FLOWYPROMPT_BIN=$(CURDIR)/$(BIN) FLOWYPROMPT_CONFORMANCE_BIN=$(CURDIR)/bin/conformance-server \
-	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster \
+	  FAKEGITHUB_BIN=$(CURDIR)/bin/fakegithub TESTCLUSTER_BIN=$(CURDIR)/bin/testcluster TESTOIDC_BIN=$(CURDIR)/bin/testoidc \
 	  FLOWYPROMPT_BUNDLE=$(CURDIR)/bin/flowyprompt-host.mcpb node --test
 
 ## bundle: dist/flowyprompt.mcpb, the one-click install for Claude Desktop

@@ -48,7 +48,9 @@ func TestImportRules(t *testing.T) {
 		// the bundle. The registry's types serve the release command only.
 		{"cmd/flowyprompt", []string{"go.opentelemetry.io/contrib/exporters/autoexport",
 			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc", "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc",
-			"go.opentelemetry.io/otel/exporters/otlp/otlplog", "github.com/modelcontextprotocol/registry"}},
+			"go.opentelemetry.io/otel/exporters/otlp/otlplog", "github.com/modelcontextprotocol/registry",
+			// The OpenID Provider library is cmd/testoidc's, for tests.
+			"github.com/zitadel"}},
 	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {
