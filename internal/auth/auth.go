@@ -348,7 +348,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 // the algorithms the issuer's keys are taken for: only such a token can be
 // verified here.
 func isJWT(token string) bool {
-	_, err := jose.ParseSigned(token, joseAlgs)
+	_, err := jose.ParseSignedCompact(token, joseAlgs)
 	return err == nil
 }
 
