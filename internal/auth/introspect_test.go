@@ -427,3 +427,30 @@ func TestIntrospectionPlainHTTP(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkIntrospectionCached: the check of an opaque token whose answer
+// is cached (the common case: a member's requests after the first).
+func BenchmarkIntrospectionCached(b *testing.B) {
+	e := &endpoint{answers: map[string]map[string]any{
+		"tok-bench": {"active": true, "sub": "alice", "aud": resource, "scope": "prompts:read", "exp": time.Now().Add(time.Hour).Unix()},
+	}}
+	srv := httptest.NewServer(e)
+	b.Cleanup(srv.Close)
+	v, err := auth.New(auth.Options{Issuer: "https://login.example.com", Audience: resource,
+		Introspection: &auth.Introspection{URL: srv.URL, ClientID: clientID, ClientSecret: clientSecret}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := v.Verify(b.Context(), "tok-bench"); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := v.Verify(b.Context(), "tok-bench"); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if c := e.calls.Load(); c != 1 {
+		b.Fatalf("%d introspections, want 1", c)
+	}
+}
