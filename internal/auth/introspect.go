@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"sync/atomic"
 	"time"
 
 	lru "github.com/hashicorp/golang-lru/v2"
@@ -121,8 +120,6 @@ type introspector struct {
 	flights  singleflight.Group
 	slots    *semaphore.Weighted
 	warnings rate.Sometimes
-	// calls counts the requests sent to the endpoint.
-	calls atomic.Int64
 }
 
 func newIntrospector(in *Introspection, opts Options, client *http.Client) (*introspector, error) {
@@ -200,7 +197,6 @@ func (in *introspector) introspect(ctx context.Context, key [sha256.Size]byte, t
 	if err := in.slots.Acquire(ctx, 1); err != nil {
 		return result{}, in.unavailable(fmt.Errorf("waiting for a turn: %w", err))
 	}
-	in.calls.Add(1)
 	resp, err := rs.Introspect[*introspected](ctx, in.ep, token)
 	in.slots.Release(1)
 	if err != nil {
