@@ -46,7 +46,8 @@ const (
 	// not grant the scope the request needs.
 	CodeInsufficientScope = "INSUFFICIENT_SCOPE"
 	// CodeAuthUnavailable: the authorization server has not been reached
-	// yet, so no token can be checked.
+	// yet, or its token introspection endpoint gave no answer, so the
+	// token cannot be checked.
 	CodeAuthUnavailable = "AUTH_SERVER_UNREACHABLE"
 	CodeNotFound        = "NOT_FOUND"
 	CodeShuttingDown    = "SHUTTING_DOWN"

@@ -79,7 +79,12 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		if audience == "" {
 			audience = strings.TrimRight(cfg.PublicURL, "/") + "/mcp"
 		}
-		v, err := auth.New(auth.Options{Issuer: cfg.AuthIssuer, Audience: audience, Logger: s.log})
+		ao := auth.Options{Issuer: cfg.AuthIssuer, Audience: audience, Logger: s.log}
+		if cfg.AuthIntrospection != "" {
+			ao.Introspection = &auth.Introspection{URL: cfg.AuthIntrospection,
+				ClientID: cfg.AuthClientID, ClientSecret: string(cfg.AuthClientSecret)}
+		}
+		v, err := auth.New(ao)
 		if err != nil {
 			return usageError("--auth-issuer: %v", err)
 		}

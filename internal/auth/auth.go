@@ -13,6 +13,12 @@
 // keys are fetched again (once a minute: a stream of tokens with made-up
 // key ids cannot make the server hammer the issuer), and the reading of
 // the member and the scopes the token grants.
+//
+// Tokens the issuer's keys cannot verify, opaque ones above all, are
+// checked at the issuer's RFC 7662 introspection endpoint when one is
+// configured, through github.com/zitadel/oidc's resource server client;
+// its answers are cached by the token's SHA-256 until the token expires,
+// and a refusal for InactiveFor, within MaxIntrospected entries.
 package auth
 
 import (
@@ -30,6 +36,7 @@ import (
 	"time"
 
 	"github.com/coreos/go-oidc/v3/oidc"
+	"github.com/go-jose/go-jose/v4"
 )
 
 // Scopes the server knows.
@@ -85,6 +92,9 @@ type Options struct {
 	// time.Now).
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Introspection, when set, checks the tokens that are not JWTs the
+	// issuer's keys verify at the issuer's introspection endpoint.
+	Introspection *Introspection
 }
 
 // Member is who a valid token names.
@@ -118,16 +128,17 @@ type Verifier struct {
 	// keysClient fetches the keys, at most once per MinRefresh.
 	keysClient *http.Client
 	v          atomic.Pointer[oidc.IDTokenVerifier]
-	ready      chan struct{}
-	once       sync.Once
+	// in introspects the other tokens; nil without Options.Introspection.
+	in    *introspector
+	ready chan struct{}
+	once  sync.Once
 }
 
 // New returns a Verifier for opts. It reaches the issuer only once Start
 // runs.
 func New(opts Options) (*Verifier, error) {
-	u, err := url.Parse(opts.Issuer)
-	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, fmt.Errorf("auth issuer %q: want the authorization server's issuer URL, e.g. https://login.example.com/realms/team", opts.Issuer)
+	if err := checkURL(opts.Issuer); err != nil {
+		return nil, fmt.Errorf("auth issuer %q: %w; want the authorization server's issuer URL, e.g. https://login.example.com/realms/team", redacted(opts.Issuer), err)
 	}
 	if opts.Audience == "" {
 		return nil, errors.New("auth audience: empty; it is the resource, PUBLIC_URL/mcp, unless --auth-audience overrides it")
@@ -151,7 +162,44 @@ func New(opts Options) (*Verifier, error) {
 	}
 	keys := *base
 	keys.Transport = &limitedKeys{base: tr, every: opts.MinRefresh, now: opts.Now}
-	return &Verifier{opts: opts, log: opts.Logger, client: base, keysClient: &keys, ready: make(chan struct{})}, nil
+	v := &Verifier{opts: opts, log: opts.Logger, client: base, keysClient: &keys, ready: make(chan struct{})}
+	if opts.Introspection != nil {
+		in, err := newIntrospector(opts.Introspection, opts, base)
+		if err != nil {
+			return nil, err
+		}
+		v.in = in
+	}
+	return v, nil
+}
+
+// redacted is u as an error may show it: without a password.
+func redacted(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "(not a URL)"
+	}
+	return p.Redacted()
+}
+
+// checkURL says what is wrong with u as the URL of an authorization
+// server or one of its endpoints, without repeating u.
+func checkURL(u string) error {
+	p, err := url.Parse(u)
+	switch {
+	case err != nil:
+		// url.Parse's error repeats the URL, which may hold credentials.
+		return errors.New("not a URL")
+	case p.Scheme != "https" && p.Scheme != "http":
+		return errors.New("not an http(s) URL")
+	case p.Host == "":
+		return errors.New("no host")
+	case p.User != nil:
+		return errors.New("credentials in the URL")
+	case p.RawQuery != "" || p.Fragment != "":
+		return errors.New("a query or a fragment")
+	}
+	return nil
 }
 
 // Issuer returns the issuer URL.
@@ -211,7 +259,11 @@ func (v *Verifier) discover(ctx context.Context) error {
 			return fmt.Errorf("%s names the issuer %q, not %q: set --auth-issuer to exactly the issuer its tokens carry", u, md.Issuer, v.opts.Issuer)
 		}
 		if md.JWKSURI == "" {
-			return fmt.Errorf("%s has no jwks_uri: the server needs the issuer's keys to check tokens", u)
+			if v.in != nil {
+				v.log.Info("the authorization server publishes no keys (jwks_uri): every token is introspected", "issuer", v.opts.Issuer)
+				return nil
+			}
+			return fmt.Errorf("%s has no jwks_uri: the server needs the issuer's keys to check tokens, or --auth-introspection to introspect them", u)
 		}
 		keys := oidc.NewRemoteKeySet(oidc.ClientContext(context.Background(), v.keysClient), md.JWKSURI)
 		v.v.Store(oidc.NewVerifier(v.opts.Issuer, keys, &oidc.Config{
@@ -265,12 +317,19 @@ type claims struct {
 }
 
 // Verify checks token and returns the member it names. Its errors say why
-// a token was refused; they never hold the token.
+// a token was refused; they never hold the token. With introspection, a
+// token that is not a JWT the issuer's keys can verify (opaque, or signed
+// with an algorithm they do not have, or any token while the issuer's keys
+// are not known) is introspected; an error then wraps ErrUnavailable when
+// the endpoint gave no answer.
 func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes)
 	}
 	iv := v.v.Load()
+	if v.in != nil && (iv == nil || !isJWT(token)) {
+		return v.in.verify(ctx, token)
+	}
 	if iv == nil {
 		return nil, ErrNotReady
 	}
@@ -278,14 +337,41 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if err != nil {
 		return nil, err
 	}
-	if strings.TrimSpace(t.Subject) == "" {
+	var raw json.RawMessage
+	if err := t.Claims(&raw); err != nil {
+		return nil, fmt.Errorf("token claims: %w", err)
+	}
+	return newMember(t.Issuer, t.Subject, raw)
+}
+
+// isJWT reports whether token is a JWS in compact form signed with one of
+// the algorithms the issuer's keys are taken for: only such a token can be
+// verified here.
+func isJWT(token string) bool {
+	_, err := jose.ParseSignedCompact(token, joseAlgs)
+	return err == nil
+}
+
+// joseAlgs are signingAlgs as go-jose names them.
+var joseAlgs = func() []jose.SignatureAlgorithm {
+	algs := make([]jose.SignatureAlgorithm, len(signingAlgs))
+	for i, a := range signingAlgs {
+		algs[i] = jose.SignatureAlgorithm(a)
+	}
+	return algs
+}()
+
+// newMember reads the member of a checked token from its claims: a JWT's,
+// or an introspection answer (RFC 7662 names its fields as RFC 7519 does).
+func newMember(issuer, subject string, raw json.RawMessage) (*Member, error) {
+	if strings.TrimSpace(subject) == "" {
 		return nil, errors.New("token names no subject (sub)")
 	}
 	var c claims
-	if err := t.Claims(&c); err != nil {
+	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, fmt.Errorf("token claims: %w", err)
 	}
-	m := &Member{Issuer: t.Issuer, Subject: t.Subject, Email: c.Email, Scopes: strings.Fields(c.Scope)}
+	m := &Member{Issuer: issuer, Subject: subject, Email: c.Email, Scopes: strings.Fields(c.Scope)}
 	if len(c.Scp) > 0 {
 		var list []string
 		var one string

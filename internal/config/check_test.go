@@ -2,9 +2,11 @@ package config
 
 import (
 	"flag"
+	"fmt"
 	"io"
 	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -60,6 +62,11 @@ func TestCheckSaysHowToFix(t *testing.T) {
 			[]string{"--auth-issuer with --nats (NATS_URL) is not supported yet"}},
 		{"audience without an issuer", []string{"--auth-audience", "https://api.example.com"},
 			[]string{"--auth-audience is set without --auth-issuer"}},
+		{"introspection without an issuer", []string{"--auth-introspection", "https://id.example.com/introspect"},
+			[]string{"--auth-introspection (FLOWYPROMPT_AUTH_INTROSPECTION) is set without --auth-issuer"}},
+		{"introspection without client credentials", []string{"--transport", "http", "--public-url", "https://p.example.com",
+			"--auth-issuer", "https://id.example.com", "--auth-introspection", "https://id.example.com/introspect"},
+			[]string{"--auth-introspection needs this server's client credentials", "FLOWYPROMPT_AUTH_CLIENT_ID and FLOWYPROMPT_AUTH_CLIENT_SECRET"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -146,5 +153,32 @@ func TestHomeExpanded(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIntrospectionFromEnvironment: the introspection endpoint comes from
+// its flag or FLOWYPROMPT_AUTH_INTROSPECTION, the client credentials from
+// the environment alone, and the secret never shows when the
+// configuration is printed.
+func TestIntrospectionFromEnvironment(t *testing.T) {
+	env := map[string]string{
+		"FLOWYPROMPT_AUTH_ISSUER":        "https://id.example.com",
+		"FLOWYPROMPT_AUTH_INTROSPECTION": "https://id.example.com/introspect",
+		"FLOWYPROMPT_AUTH_CLIENT_ID":     "flowyprompt",
+		"FLOWYPROMPT_AUTH_CLIENT_SECRET": "s3cr3t-never-shown",
+	}
+	c, err := checkArgs(t, env, "--transport", "http", "--public-url", "https://p.example.com")
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	got := []string{c.AuthIntrospection, c.AuthClientID, string(c.AuthClientSecret)}
+	want := []string{"https://id.example.com/introspect", "flowyprompt", "s3cr3t-never-shown"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	for _, format := range []string{"%v", "%+v", "%#v"} {
+		if s := fmt.Sprintf(format, c); strings.Contains(s, "s3cr3t") {
+			t.Errorf("%s of the configuration shows the client secret", format)
+		}
 	}
 }

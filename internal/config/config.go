@@ -67,6 +67,13 @@ type Config struct {
 	// overrides the aud its tokens must carry (default PublicURL/mcp).
 	AuthIssuer   string
 	AuthAudience string
+	// AuthIntrospection is the RFC 7662 introspection endpoint opaque
+	// tokens are checked at, with AuthClientID and AuthClientSecret (read
+	// from the environment only: a command line is visible to every user
+	// of the machine).
+	AuthIntrospection string
+	AuthClientID      string
+	AuthClientSecret  Secret
 	// StateKeys seal the state the server hands to clients (the
 	// requestState of input-required results): comma-separated Base64 keys,
 	// the first signing, all verifying. Replicas share them. Secret.
@@ -300,6 +307,11 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	})
 	fs.StringVar(&c.AuthIssuer, "auth-issuer", str("FLOWYPROMPT_AUTH_ISSUER"), "the OAuth authorization server's issuer `URL`: members sign in there and send its access tokens to /mcp, /sse and /sse/message; needs --public-url (env FLOWYPROMPT_AUTH_ISSUER; see docs/auth.md)")
 	fs.StringVar(&c.AuthAudience, "auth-audience", str("FLOWYPROMPT_AUTH_AUDIENCE"), "with --auth-issuer, the `aud` access tokens must carry when the authorization server cannot put the resource (PUBLIC_URL/mcp) there, e.g. Auth0's API audience (env FLOWYPROMPT_AUTH_AUDIENCE)")
+	fs.StringVar(&c.AuthIntrospection, "auth-introspection", str("FLOWYPROMPT_AUTH_INTROSPECTION"), "with --auth-issuer, the issuer's token introspection `URL` (RFC 7662): tokens that are not JWTs the issuer's keys verify are checked there, as the client FLOWYPROMPT_AUTH_CLIENT_ID with FLOWYPROMPT_AUTH_CLIENT_SECRET (env FLOWYPROMPT_AUTH_INTROSPECTION; see docs/auth.md)")
+	// The client credentials come from the environment only, never from a
+	// flag: a command line is visible to every user of the machine.
+	c.AuthClientID = str("FLOWYPROMPT_AUTH_CLIENT_ID")
+	c.AuthClientSecret = Secret(str("FLOWYPROMPT_AUTH_CLIENT_SECRET"))
 	RegisterState(fs, c, env)
 	// Like the auth token, a NATS URL may carry a password: its default
 	// comes from the environment and is never printed as a flag default.
@@ -407,6 +419,14 @@ func (c *Config) Check() error {
 	}
 	if c.AuthAudience != "" && c.AuthIssuer == "" {
 		errs = append(errs, errors.New("--auth-audience is set without --auth-issuer: it says which aud the issuer's tokens carry; set --auth-issuer too, or unset it"))
+	}
+	if c.AuthIntrospection != "" {
+		if c.AuthIssuer == "" {
+			errs = append(errs, errors.New("--auth-introspection (FLOWYPROMPT_AUTH_INTROSPECTION) is set without --auth-issuer: it checks the issuer's opaque tokens; set --auth-issuer too, or unset it"))
+		}
+		if c.AuthClientID == "" || c.AuthClientSecret == "" {
+			errs = append(errs, errors.New("--auth-introspection needs this server's client credentials at the authorization server: set FLOWYPROMPT_AUTH_CLIENT_ID and FLOWYPROMPT_AUTH_CLIENT_SECRET in the environment (see docs/auth.md#opaque-tokens)"))
+		}
 	}
 	if c.CacheTTL <= 0 {
 		errs = append(errs, fmt.Errorf("--cache-ttl must be positive (got %s): give a duration, e.g. --cache-ttl 15m", c.CacheTTL))

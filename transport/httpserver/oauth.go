@@ -121,6 +121,16 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 			How:  "try again in a few seconds; if it lasts, the operator should check --auth-issuer and the network"})
 		return nil, false
 	}
+	if errors.Is(err, auth.ErrUnavailable) {
+		// The introspection endpoint gave no answer: whether the token is
+		// valid is not known. The Verifier logged why (at most every 30 s).
+		w.Header().Set("Retry-After", "5")
+		httpx.WriteError(w, r, http.StatusServiceUnavailable, &fault.Error{Code: mcp.CodeAuthUnavailable,
+			What: "the access token cannot be checked now",
+			Why:  "the authorization server's token introspection endpoint did not answer",
+			How:  "try again in a few seconds; if it lasts, the operator should check --auth-introspection, the client credentials and the network"})
+		return nil, false
+	}
 	if err != nil {
 		// Why a token was refused is for the operator (at debug: a flood
 		// of bad tokens must not flood the log); the client is told it

@@ -436,3 +436,65 @@ func (noReplicas) Serve(http.Handler)                                           
 func (noReplicas) Hold(string) (func(), error)                                     { return func() {}, nil }
 func (noReplicas) Connected() bool                                                 { return true }
 func (noReplicas) Forward(http.ResponseWriter, *http.Request, string, []byte) bool { return false }
+
+// TestOAuthIntrospection: with --auth-introspection, an opaque token the
+// endpoint says is an active member's opens a session of theirs; one it
+// says is not active is refused as any bad token is; while the endpoint
+// gives no answer the token gets 503 AUTH_SERVER_UNREACHABLE, and the
+// client credentials appear in no answer.
+func TestOAuthIntrospection(t *testing.T) {
+	const secret = "introspection-s3cret"
+	is := newIssuer(t)
+	var down atomic.Bool
+	at := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if id, s, ok := r.BasicAuth(); down.Load() || !ok || id != "flowyprompt" || s != secret {
+			http.Error(w, "unavailable", http.StatusServiceUnavailable)
+			return
+		}
+		answer := map[string]any{"active": false}
+		if r.PostFormValue("token") == "opaque-alice" {
+			answer = map[string]any{"active": true, "iss": is.srv.URL, "sub": "alice", "aud": resourceURL,
+				"scope": "prompts:read", "exp": time.Now().Add(time.Hour).Unix()}
+		}
+		_ = json.NewEncoder(w).Encode(answer)
+	}))
+	t.Cleanup(at.Close)
+	v, err := auth.New(auth.Options{Issuer: is.srv.URL, Audience: resourceURL, Logger: quiet,
+		Introspection: &auth.Introspection{URL: at.URL, ClientID: "flowyprompt", ClientSecret: secret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Start(t.Context())
+	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	_, c := start(t, e, httpserver.Options{PublicURL: publicURL, Auth: v})
+
+	id := c.openMCP(t, bearerOf("opaque-alice")...)
+	ping := `{"jsonrpc":"2.0","id":1,"method":"ping"}`
+	// Alice's JWT, checked against the issuer's keys, is the same member.
+	select {
+	case <-v.Ready():
+	case <-time.After(wait):
+		t.Fatal("the issuer was not reached")
+	}
+	if r := c.do(t, "POST", "/mcp", ping, append([]string{"Mcp-Session-Id", id}, bearerOf(is.valid(t, tokenClaims{}))...)...); r.status != http.StatusOK {
+		t.Fatalf("alice's JWT on the session her opaque token opened: %d %s", r.status, r.body)
+	}
+
+	r := c.do(t, "POST", "/mcp", initMCP, bearerOf("opaque-revoked")...)
+	if r.status != http.StatusUnauthorized || r.header.Get("WWW-Authenticate") != invalid {
+		t.Fatalf("inactive token: %d %q %s", r.status, r.header.Get("WWW-Authenticate"), r.body)
+	}
+
+	down.Store(true)
+	r = c.do(t, "POST", "/mcp", initMCP, bearerOf("opaque-bob")...)
+	if r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") == "" || errData(t, r.body).Code != mcp.CodeAuthUnavailable {
+		t.Fatalf("endpoint down: %d %q %s", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	if strings.Contains(r.body, secret) || strings.Contains(r.body, "opaque-bob") {
+		t.Errorf("the answer shows the secret or the token: %s", r.body)
+	}
+	// Alice's answer is cached: the endpoint being down does not matter.
+	if r := c.do(t, "POST", "/mcp", ping, append([]string{"Mcp-Session-Id", id}, bearerOf("opaque-alice")...)...); r.status != http.StatusOK {
+		t.Fatalf("alice's cached token: %d %s", r.status, r.body)
+	}
+}
