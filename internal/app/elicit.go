@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
@@ -42,7 +43,7 @@ func (a *App) askForMissing(ctx context.Context, r *mcp.Request, t *templates.Te
 	}
 	form := elicitForm(t, missing)
 	if r.Modern() {
-		return a.fromInput(r, t, args, missing, retry, form)
+		return a.fromInput(holderOf(ctx), r, t, args, missing, retry, form)
 	}
 	var res elicitResult
 	if err := r.Call(ctx, mcp.MethodElicitationCreate, form, &res); err != nil {
@@ -155,15 +156,21 @@ type inputState struct {
 
 // fromInput serves a modern request that lacks required variables: its
 // retry's answers when it brings them with a requestState this server
-// sealed for the same request, otherwise an input-required result asking
-// for them.
-func (a *App) fromInput(r *mcp.Request, t *templates.Template, args map[string]string, missing []string, retry mcp.Retry, form map[string]any) (map[string]string, error) {
+// sealed for the same request of the same holder (holderOf), otherwise an
+// input-required result asking for them.
+func (a *App) fromInput(holder string, r *mcp.Request, t *templates.Template, args map[string]string, missing []string, retry mcp.Retry, form map[string]any) (map[string]string, error) {
 	form["mode"] = "form" // the one mode an input request may name
 	purpose := "input:" + r.Method + ":" + t.Metadata.Name
 	digest := argsDigest(args)
 	if retry.RequestState != "" {
 		var st inputState
-		if err := a.opts.State.Open(purpose, retry.RequestState, &st); err != nil {
+		if err := a.opts.State.OpenFor(purpose, holder, retry.RequestState, &st); err != nil {
+			if errors.Is(err, seal.ErrNotYours) {
+				return nil, &fault.Error{Code: mcp.CodeInvalidParams, Err: errors.Join(errBadState, err),
+					What: "the requestState is not valid for this request",
+					Why:  notYours("it", holder) + ", like the answers it asked for",
+					How:  "retry signed in as the member who got it, or send the request again without requestState and inputResponses"}
+			}
 			return nil, &fault.Error{Code: mcp.CodeInvalidParams, Err: errors.Join(errBadState, err),
 				What: "the requestState is not valid for this request",
 				Why:  err.Error() + "; a requestState is sealed by the server for one request, and expires after " + inputTTL.String(),
@@ -186,7 +193,7 @@ func (a *App) fromInput(r *mcp.Request, t *templates.Template, args map[string]s
 			// A malformed answer, or one that leaves values out: ask again.
 		}
 	}
-	state, err := a.opts.State.Seal(purpose, inputState{Args: digest, Missing: missing}, inputTTL)
+	state, err := a.opts.State.SealFor(purpose, holder, inputState{Args: digest, Missing: missing}, inputTTL)
 	if err != nil {
 		return nil, err
 	}

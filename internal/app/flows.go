@@ -64,8 +64,8 @@ func (a *App) flowTools() []*tool {
 }
 
 // flowStep renders step st.step() and hands it out with a handle for the
-// next call.
-func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowState) (*toolResult, error) {
+// next call, good for holder alone (holderOf).
+func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowState, holder string) (*toolResult, error) {
 	i := st.step()
 	step := fe.Flow.Steps[i]
 	e, ok := cat.Lookup(step.Template)
@@ -87,7 +87,9 @@ func (a *App) flowStep(cat *templates.Catalog, fe *templates.FlowEntry, st flowS
 		}
 		return nil, err
 	}
-	handle, err := a.opts.State.Seal(flowPurpose, st, flowTTL)
+	// The handle goes on only for the member who started the flow: the
+	// outputs it carries are theirs.
+	handle, err := a.opts.State.SealFor(flowPurpose, holder, st, flowTTL)
 	if err != nil {
 		return nil, err
 	}

@@ -22,13 +22,17 @@ func (a *App) nextFlowStep(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 		return nil, err
 	}
 	var st flowState
-	if err := a.opts.State.Open(flowPurpose, args.Handle, &st); err != nil {
+	holder := holderOf(ctx)
+	if err := a.opts.State.OpenFor(flowPurpose, holder, args.Handle, &st); err != nil {
 		why := "the handle was not minted by this server (or its replicas), or it was changed"
-		if errors.Is(err, seal.ErrExpired) {
-			why = fmt.Sprintf("the handle has expired: a handle is valid for %s after the step it was handed out with", flowTTL)
-		}
 		how := "pass the handle of the latest flowyprompt_start_flow or flowyprompt_next_flow_step result unchanged, or start the flow again"
-		if !errors.Is(err, seal.ErrExpired) {
+		switch {
+		case errors.Is(err, seal.ErrExpired):
+			why = fmt.Sprintf("the handle has expired: a handle is valid for %s after the step it was handed out with", flowTTL)
+		case errors.Is(err, seal.ErrNotYours):
+			why = notYours("the handle", holder)
+			how = "continue the flow signed in as the member who started it, or start the flow again with flowyprompt_start_flow"
+		default:
 			how += "; a handle from another server process (a restart, another replica) opens only where the same keys seal it: " +
 				"give every process the same FLOWYPROMPT_STATE_KEYS (or --state-keys), since without them each one seals with a random key of its own"
 		}
@@ -58,5 +62,5 @@ func (a *App) nextFlowStep(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 		return &toolResult{text: text, structured: map[string]any{"flow": fe.Flow.Name, "done": true,
 			"steps": len(fe.Flow.Steps)}}, nil
 	}
-	return a.flowStep(cat, fe, st)
+	return a.flowStep(cat, fe, st, holder)
 }

@@ -64,7 +64,7 @@ func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*tool
 	if err != nil {
 		return nil, err
 	}
-	return a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: given})
+	return a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: given}, holderOf(ctx))
 }
 
 // flowArguments is args when it holds every required argument of f;

@@ -1,6 +1,9 @@
 // Package audit writes the audit log of prompt usage: one structured line
 // at info level for every prompts/get and tools/call, saying which
 // template (and which version of it, from which source) a client used,
+// who asked (the member of the request's context, auth.MemberOf, in both
+// eras: the transports deliver every request with the values of the HTTP
+// request that carried it, a forwarded one with the member it carried),
 // how long it took and how it ended.
 //
 // It sees requests through the engine's one hook, mcp.Observer. What only

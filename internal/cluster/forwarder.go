@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/nats-io/nats.go"
@@ -69,7 +70,7 @@ func (rt *Router) Forward(w http.ResponseWriter, r *http.Request, id string, bod
 		rt.waitMu.Unlock()
 	}()
 	wr := wireRequest{Method: r.Method, URI: r.URL.RequestURI(), Host: r.Host, Remote: r.RemoteAddr,
-		Header: http.Header{}, Len: len(body), Exchange: xid, Client: rt.clientKey(r)}
+		Header: http.Header{}, Len: len(body), Exchange: xid, Client: rt.clientKey(r), Member: memberOnWire(auth.MemberOf(r.Context()))}
 	for _, k := range forwardedHeaders {
 		if v := r.Header[k]; len(v) > 0 {
 			wr.Header[k] = v

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/nats-io/nats.go"
@@ -255,7 +256,15 @@ func (rt *Router) serve(m *nats.Msg) {
 			RetryAfter: time.Second})
 		return
 	}
-	ctx, cancel := context.WithCancel(rt.ctx)
+	ctx := rt.ctx
+	if m := req.Member.member(); m != nil {
+		// Who asked reaches the handler as it would on the forwarder: the
+		// HTTP surface binds it to the session's owner (a session of
+		// another member, or of none, is not found) and the engine hands
+		// it to the request's handler and to the audit log.
+		ctx = auth.WithMember(ctx, m)
+	}
+	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	x := &exchange{rt: rt, reply: m.Reply, ctx: ctx, cancel: cancel}
 	body := m.Data

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/nats-io/nats.go"
+
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 )
 
 // The forwarding protocol's frames: what each message of an exchange
@@ -76,6 +78,36 @@ type wireRequest struct {
 	Len      int         `json:"len"`      // of the whole body; the request message carries the first part
 	Exchange string      `json:"exchange"` // the forwarder's id of the exchange
 	Client   string      `json:"client"`   // who sent it, for the holder's per-client bound
+	// Member is who asked, when the forwarder's guard admitted the
+	// request on a member's access token (auth.MemberOf): the holder binds
+	// it to the session's owner and gives it to the handler. Never the
+	// token: the holder trusts the forwarder's check, as it trusts the
+	// rest of a signed frame.
+	Member *wireMember `json:"member,omitempty"`
+}
+
+// wireMember is an auth.Member on the wire.
+type wireMember struct {
+	Issuer  string   `json:"iss"`
+	Subject string   `json:"sub"`
+	Email   string   `json:"email,omitempty"`
+	Scopes  []string `json:"scopes,omitempty"`
+}
+
+// memberOnWire is m as a forwarded request carries it; nil for nil.
+func memberOnWire(m *auth.Member) *wireMember {
+	if m == nil {
+		return nil
+	}
+	return &wireMember{Issuer: m.Issuer, Subject: m.Subject, Email: m.Email, Scopes: m.Scopes}
+}
+
+// member is the auth.Member w names; nil for nil.
+func (w *wireMember) member() *auth.Member {
+	if w == nil {
+		return nil
+	}
+	return &auth.Member{Issuer: w.Issuer, Subject: w.Subject, Email: w.Email, Scopes: w.Scopes}
 }
 
 // wireHead is the head of a forwarded response, in hdrHead.
@@ -122,6 +154,10 @@ func decodeRequest(h nats.Header, first []byte, maxBody int) (wireRequest, error
 		return wireRequest{}, fmt.Errorf("%w: the exchange id is not a subject token", errMalformed)
 	case req.Client == "" || len(req.Client) > maxClientBytes:
 		return wireRequest{}, fmt.Errorf("%w: the client key is empty or longer than %d bytes", errMalformed, maxClientBytes)
+	case req.Member != nil && (req.Member.Issuer == "" || req.Member.Subject == ""):
+		// A member without both names no one: taken for nobody, it would
+		// match a session opened without a member.
+		return wireRequest{}, fmt.Errorf("%w: the member names no issuer or no subject", errMalformed)
 	case req.Len < len(first):
 		return wireRequest{}, fmt.Errorf("%w: a body of %d bytes declared, %d sent in the first part", errMalformed, req.Len, len(first))
 	case req.Len > maxBody:

@@ -32,6 +32,23 @@ func realRequest(t testing.TB, body string, declared int) *nats.Msg {
 	return m
 }
 
+// memberRequest is realRequest asked by a member, as a forwarder whose
+// guard admitted a member's token sends it.
+func memberRequest(t testing.TB, body string) *nats.Msg {
+	t.Helper()
+	m := realRequest(t, body, len(body))
+	req, err := decodeRequest(m.Header, m.Data, DefaultMaxForwardBody)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Member = &wireMember{Issuer: "https://id.example.com/realms/team", Subject: "alice", Email: "alice@example.com",
+		Scopes: []string{"openid", "prompts:read"}}
+	if m, err = requestMsg(m.Subject, m.Reply, req, m.Data); err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
 // realAnswers are the messages a holder sends, as fwdWriter and the
 // exchange encode them: an accept, a head with a first part, a part, the
 // end, an abort, and a refusal in one message.
@@ -121,6 +138,13 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "no client", head: with("client", ""), first: ok.Data, wantErr: errMalformed, wantMsg: "client key"},
 		{name: "client key over its cap", head: with("client", strings.Repeat("c", maxClientBytes+1)), first: ok.Data,
 			wantErr: errMalformed, wantMsg: "longer than 72 bytes"},
+		{name: "a member", head: with("member", map[string]any{"iss": "https://id.example.com", "sub": "alice",
+			"email": "alice@example.com", "scopes": []string{"prompts:read"}}), first: ok.Data},
+		{name: "a member of no issuer", head: with("member", map[string]any{"sub": "alice"}), first: ok.Data,
+			wantErr: errMalformed, wantMsg: "names no issuer or no subject"},
+		{name: "a member of no subject", head: with("member", map[string]any{"iss": "https://id.example.com", "sub": ""}),
+			first: ok.Data, wantErr: errMalformed, wantMsg: "names no issuer or no subject"},
+		{name: "a member that is not an object", head: with("member", "alice"), first: ok.Data, wantErr: errMalformed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -272,14 +296,16 @@ func TestBodyParts(t *testing.T) {
 // protocol begins with the values.
 
 // FuzzDecodeRequest: any head and first part decode without a panic; what decodes declares no more than the cap, encodes back to
-// itself, and sizes nothing beyond what it declares; a declared length
-// over the cap is always refused.
+// itself, sizes nothing beyond what it declares, and names a member only
+// by an issuer and a subject; a declared length over the cap is always
+// refused.
 func FuzzDecodeRequest(f *testing.F) {
 	for _, m := range []*nats.Msg{
 		realRequest(f, `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"review"}}`, 77),
 		realRequest(f, `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"render_template",`, 300),
 		realRequest(f, "", 0),
 		realRequest(f, "x", 64<<20),
+		memberRequest(f, `{"jsonrpc":"2.0","id":3,"method":"ping"}`),
 	} {
 		f.Add(m.Header.Get(hdrRequest), m.Data)
 	}
@@ -300,6 +326,9 @@ func FuzzDecodeRequest(f *testing.F) {
 		}
 		if req.Len < len(first) || req.Len > fuzzMaxBody {
 			t.Fatalf("decoded a declared length of %d with a first part of %d", req.Len, len(first))
+		}
+		if m := req.Member; m != nil && (m.Issuer == "" || m.Subject == "") {
+			t.Fatalf("decoded a member that names nobody: %+v", *m)
 		}
 		if b := newBodyParts(first, req.Len); cap(b.buf) > req.Len {
 			t.Fatalf("a body buffer of capacity %d for %d declared bytes", cap(b.buf), req.Len)

@@ -58,8 +58,6 @@ func TestCheckSaysHowToFix(t *testing.T) {
 			[]string{"--auth-issuer (FLOWYPROMPT_AUTH_ISSUER) and --auth-token (MCP_AUTH_TOKEN) are both set", "unset one of them"}},
 		{"issuer without a public URL", []string{"--transport", "http", "--auth-issuer", "https://id.example.com"},
 			[]string{"--auth-issuer needs --public-url", "--public-url https://prompts.example.com"}},
-		{"issuer with replicas", []string{"--transport", "http", "--public-url", "https://p.example.com", "--auth-issuer", "https://id.example.com", "--nats", "nats://127.0.0.1:4222"},
-			[]string{"--auth-issuer with --nats (NATS_URL) is not supported yet"}},
 		{"audience without an issuer", []string{"--auth-audience", "https://api.example.com"},
 			[]string{"--auth-audience is set without --auth-issuer"}},
 		{"introspection without an issuer", []string{"--auth-introspection", "https://id.example.com/introspect"},
@@ -80,6 +78,20 @@ func TestCheckSaysHowToFix(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestIssuerWithReplicas: an authorization server and replicas go
+// together: a forwarded request carries its member to the replica holding
+// its session.
+func TestIssuerWithReplicas(t *testing.T) {
+	c, err := checkArgs(t, nil, "--transport", "http", "--public-url", "https://p.example.com",
+		"--auth-issuer", "https://id.example.com", "--nats", "nats://127.0.0.1:4222")
+	if err != nil {
+		t.Fatalf("Check: %v", err)
+	}
+	if c.AuthIssuer != "https://id.example.com" || c.NATSURL != "nats://127.0.0.1:4222" {
+		t.Errorf("issuer %q, NATS %q", c.AuthIssuer, c.NATSURL)
 	}
 }
 

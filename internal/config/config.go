@@ -410,9 +410,6 @@ func (c *Config) Check() error {
 		if c.AuthIssuer != "" && c.AuthToken != "" {
 			errs = append(errs, errors.New("--auth-issuer (FLOWYPROMPT_AUTH_ISSUER) and --auth-token (MCP_AUTH_TOKEN) are both set: with an authorization server, members sign in with its tokens; unset one of them"))
 		}
-		if c.AuthIssuer != "" && c.NATSURL != "" {
-			errs = append(errs, errors.New("--auth-issuer with --nats (NATS_URL) is not supported yet: requests forwarded between replicas do not carry the member; run one replica, or use --auth-token"))
-		}
 		if c.AuthIssuer != "" && c.PublicURL == "" {
 			errs = append(errs, errors.New("--auth-issuer needs --public-url: the resource the authorization server issues tokens for is PUBLIC_URL/mcp, e.g. --public-url https://prompts.example.com"))
 		}

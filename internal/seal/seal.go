@@ -3,7 +3,8 @@
 // result, and handles. A sealed token is readable, not secret; what the
 // seal guarantees is that the server minted it, for this purpose, and that
 // it has not expired. Replicas that share the keys accept each other's
-// tokens.
+// tokens. A token minted for a holder (SealFor: a signed-in member) opens
+// for that holder alone, and does not say who it is.
 package seal
 
 import (
@@ -30,6 +31,11 @@ var (
 	ErrInvalid = errors.New("the token is not one this server minted, or it was changed")
 	// ErrExpired: the token was genuine but is too old.
 	ErrExpired = errors.New("the token has expired")
+	// ErrNotYours: the token is genuine, but was minted for another holder
+	// (SealFor), or for one when it is opened for none. It says nothing of
+	// whose it is: the token does not hold its holder, only a tag that the
+	// server's key makes from it.
+	ErrNotYours = errors.New("the token was minted for someone else")
 )
 
 // Sealer seals and opens tokens. It is safe for concurrent use.
@@ -103,16 +109,30 @@ type envelope struct {
 	Purpose string          `json:"p"`
 	Expires int64           `json:"x"` // Unix seconds
 	Data    json.RawMessage `json:"d"`
+	// Holder is holderTag of the holder the token was minted for; absent
+	// for a token minted for nobody in particular.
+	Holder string `json:"h,omitempty"`
 }
 
 // Seal returns a token carrying payload (encoded as JSON) for purpose,
-// valid for ttl.
+// valid for ttl, for nobody in particular.
 func (s *Sealer) Seal(purpose string, payload any, ttl time.Duration) (string, error) {
+	return s.SealFor(purpose, "", payload, ttl)
+}
+
+// SealFor is Seal for holder: the token opens only for the same holder
+// (OpenFor), whoever else presents it. holder is any string that names
+// who may use the token (a member's issuer and subject); "" is nobody in
+// particular, as Seal. The token carries no more of the holder than a
+// tag the sealing key makes from it, so that reading a token tells
+// nothing of whose it is, nor lets one guess and check.
+func (s *Sealer) SealFor(purpose, holder string, payload any, ttl time.Duration) (string, error) {
 	data, err := marshal(payload)
 	if err != nil {
 		return "", fmt.Errorf("seal: %w", err)
 	}
-	body, err := marshal(envelope{Purpose: purpose, Expires: s.now().Add(ttl).Unix(), Data: data})
+	body, err := marshal(envelope{Purpose: purpose, Expires: s.now().Add(ttl).Unix(), Data: data,
+		Holder: holderTag(s.keys[0], purpose, holder)})
 	if err != nil {
 		return "", fmt.Errorf("seal: %w", err)
 	}
@@ -133,8 +153,19 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// Open checks a token sealed for purpose and decodes its payload into v.
+// Open checks a token sealed for purpose, for nobody in particular, and
+// decodes its payload into v. A token sealed for a holder is refused with
+// ErrNotYours.
 func (s *Sealer) Open(purpose, token string, v any) error {
+	return s.OpenFor(purpose, "", token, v)
+}
+
+// OpenFor checks a token sealed for purpose and decodes its payload into
+// v, as Open, and checks that it was minted for holder: one minted for
+// another holder, or for one when holder is "", is refused with
+// ErrNotYours (after ErrInvalid and ErrExpired, which say more to whom it
+// was given). A token minted for nobody in particular opens for anyone.
+func (s *Sealer) OpenFor(purpose, holder, token string, v any) error {
 	head, sig, ok := strings.Cut(token, ".")
 	if !ok {
 		return ErrInvalid
@@ -143,14 +174,14 @@ func (s *Sealer) Open(purpose, token string, v any) error {
 	if err != nil {
 		return ErrInvalid
 	}
-	genuine := false
+	var key []byte // the key that minted it
 	for _, k := range s.keys {
 		if hmac.Equal(got, mac(k, purpose, head)) {
-			genuine = true
+			key = k
 			break
 		}
 	}
-	if !genuine {
+	if key == nil {
 		return ErrInvalid
 	}
 	body, err := base64.RawURLEncoding.DecodeString(head)
@@ -164,6 +195,9 @@ func (s *Sealer) Open(purpose, token string, v any) error {
 	}
 	if s.now().Unix() > env.Expires {
 		return ErrExpired
+	}
+	if env.Holder != "" && !hmac.Equal([]byte(env.Holder), []byte(holderTag(key, purpose, holder))) {
+		return ErrNotYours
 	}
 	if err := json.Unmarshal(env.Data, v); err != nil {
 		return fmt.Errorf("%w: %v", ErrInvalid, err)
@@ -179,4 +213,20 @@ func mac(key []byte, purpose, head string) []byte {
 	h.Write([]byte{0})
 	h.Write([]byte(head))
 	return h.Sum(nil)
+}
+
+// holderTag is what a token minted for holder carries of it: an HMAC of
+// the holder under the sealing key, apart from the token's own MAC by its
+// label, so that it can be neither reversed nor computed without the key.
+// "" for nobody in particular.
+func holderTag(key []byte, purpose, holder string) string {
+	if holder == "" {
+		return ""
+	}
+	h := hmac.New(sha256.New, key)
+	h.Write([]byte("holder\x00"))
+	h.Write([]byte(purpose))
+	h.Write([]byte{0})
+	h.Write([]byte(holder))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil)[:16])
 }

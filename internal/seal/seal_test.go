@@ -143,3 +143,101 @@ func TestSealCarriesTextAsIs(t *testing.T) {
 		t.Fatalf("Open = %v, text came back changed: %t", err, got.Name != text)
 	}
 }
+
+// TestSealFor: a token minted for a holder opens for that holder alone,
+// on every replica sharing the key, and says nothing of who it is; one
+// minted for nobody in particular opens for anyone.
+func TestSealFor(t *testing.T) {
+	const alice, bob = "https://id.example.com\x00alice", "https://id.example.com\x00bob"
+	a, _ := New(key(1))
+	rotated, _ := New(key(2), key(1))
+	forAlice, err := a.SealFor("flow-handle", alice, payload{Name: "f"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forNobody, err := a.Seal("flow-handle", payload{Name: "f"}, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name          string
+		s             *Sealer
+		token, holder string
+		want          error
+	}{
+		{"alice's, by alice", a, forAlice, alice, nil},
+		{"alice's, by alice on a replica that rotated keys", rotated, forAlice, alice, nil},
+		{"alice's, by bob", a, forAlice, bob, ErrNotYours},
+		{"alice's, by nobody", a, forAlice, "", ErrNotYours},
+		{"alice's, by a subject that is a prefix", a, forAlice, alice[:len(alice)-1], ErrNotYours},
+		{"nobody's, by alice", a, forNobody, alice, nil},
+		{"nobody's, by nobody", a, forNobody, "", nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got payload
+			err := tc.s.OpenFor("flow-handle", tc.holder, tc.token, &got)
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("error %v, want %v", err, tc.want)
+			}
+			if err == nil && got.Name != "f" {
+				t.Errorf("payload %+v", got)
+			}
+		})
+	}
+	if err := a.Open("flow-handle", forAlice, &payload{}); !errors.Is(err, ErrNotYours) {
+		t.Errorf("Open of a holder's token: %v, want ErrNotYours", err)
+	}
+	body, _ := base64.RawURLEncoding.DecodeString(strings.Split(forAlice, ".")[0])
+	if bytes.Contains(body, []byte("alice")) || bytes.Contains(body, []byte("id.example.com")) {
+		t.Errorf("the token names its holder: %s", body)
+	}
+	// A tag moved onto a token of another holder is caught by the MAC.
+	forBob, _ := a.SealFor("flow-handle", bob, payload{Name: "f"}, time.Minute)
+	if err := a.OpenFor("flow-handle", alice, swapTag(t, forBob, forAlice), &payload{}); !errors.Is(err, ErrInvalid) {
+		t.Errorf("bob's token with alice's tag: %v, want ErrInvalid", err)
+	}
+}
+
+// swapTag returns token with the holder tag of from, its MAC unchanged.
+func swapTag(t *testing.T, token, from string) string {
+	t.Helper()
+	tag := func(tok string) string {
+		body, _ := base64.RawURLEncoding.DecodeString(strings.Split(tok, ".")[0])
+		_, after, _ := strings.Cut(string(body), `"h":"`)
+		return strings.Split(after, `"`)[0]
+	}
+	head, sig, _ := strings.Cut(token, ".")
+	body, _ := base64.RawURLEncoding.DecodeString(head)
+	swapped := strings.Replace(string(body), tag(token), tag(from), 1)
+	if swapped == string(body) {
+		t.Fatal("no tag swapped")
+	}
+	return base64.RawURLEncoding.EncodeToString([]byte(swapped)) + "." + sig
+}
+
+// BenchmarkSealOpen: sealing a handle and opening it again, for nobody in
+// particular and for a holder (one HMAC more each way).
+func BenchmarkSealOpen(b *testing.B) {
+	s, _ := New(key(1))
+	p := payload{Name: "post", Missing: []string{strings.Repeat("an output of a step ", 50)}}
+	for _, holder := range []string{"", "https://id.example.com\x00alice"} {
+		name := "nobody"
+		if holder != "" {
+			name = "holder"
+		}
+		b.Run(name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				tok, err := s.SealFor("flow-handle", holder, p, time.Hour)
+				if err != nil {
+					b.Fatal(err)
+				}
+				var got payload
+				if err := s.OpenFor("flow-handle", holder, tok, &got); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -18,6 +18,7 @@ import (
 	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
@@ -75,6 +76,18 @@ func SpanName(info *mcp.RequestInfo) string {
 	return info.Method + " " + info.Target
 }
 
+// endUser is the enduser.id of a request m asked: the subject its
+// access token names, as the audit line's member field does, so that a
+// span and its line are found by the same value. The subject alone, not
+// qualified by the issuer: a server trusts one issuer (--auth-issuer),
+// within which a subject names one member for good. Never the email: a
+// trace goes to backends a team may share with vendors, and the subject
+// is the identifier the issuer meant for other systems to keep; the audit
+// log, which stays with the operator, has the email. The span carries no
+// enduser.id for a request without a member (stdio, the static token).
+// Metrics never carry it: one series per member would grow without bound.
+func endUser(m *auth.Member) string { return m.Subject }
+
 // targetKey is the attribute that names a request's target, if any.
 func targetKey(method string) attribute.Key {
 	switch method {
@@ -119,6 +132,9 @@ func (o *observer) StartRequest(ctx context.Context, info *mcp.RequestInfo) (con
 		}
 		if info.Transport != "" {
 			attrs = append(attrs, semconv.NetworkTransportKey.String(info.Transport))
+		}
+		if m := auth.MemberOf(ctx); m != nil {
+			attrs = append(attrs, semconv.EnduserID(endUser(m)))
 		}
 		ctx, span = o.tracer.Start(ctx, SpanName(info), serverKind, trace.WithAttributes(attrs...))
 	}

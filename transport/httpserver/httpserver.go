@@ -147,12 +147,15 @@ type Options struct {
 //
 //   - Serve is called once, by New, with the HTTP surface behind the
 //     security guard: requests other replicas forward here run on it, and
-//     are not checked again (the forwarding replica's guard did that).
-//     They reach the transports with the zero httpx.Owner, which is every
-//     request's while the one credential is the static token; a credential
-//     that names a member binds sessions to that member, and needs the
-//     forwarded request to carry the member and the holder to attach it
-//     before it can be used with a SessionRouter.
+//     their credential is not checked again (the forwarding replica's
+//     guard did that). Who asked travels instead: the router gives the
+//     holder's request the member the forwarder's guard admitted
+//     (auth.MemberOf of the request Forward got, attached with
+//     auth.WithMember to the one Serve's handler gets), never the token;
+//     the handler binds it to the session's owner as the guard would (a
+//     session of another member, or of none, is not found). A request
+//     without a member has the zero httpx.Owner, as with the static token,
+//     which names no one.
 //   - Hold is called as a session opens, before its id reaches the client,
 //     and what it returns as the session ends. An error does not fail the
 //     session: it is served here only, and the error logged once.
@@ -286,11 +289,6 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		if opts.AuthToken != "" {
 			return nil, errors.New("an access token (--auth-token, MCP_AUTH_TOKEN) and an authorization server (--auth-issuer) are both set: members sign in with the issuer's tokens; unset one of them")
 		}
-		if opts.Sessions != nil {
-			// Forwarded requests reach the holder with the zero Owner
-			// (SessionRouter): a member's session would answer none of them.
-			return nil, errors.New("an authorization server (--auth-issuer) with replicas (--nats) is not supported yet: requests forwarded between replicas do not carry the member; run one replica, or use --auth-token")
-		}
 		if s.public == nil {
 			return nil, errors.New("an authorization server (--auth-issuer) needs --public-url: the resource its tokens are issued for is PUBLIC_URL/mcp")
 		}
@@ -321,7 +319,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	mux.HandleFunc("/", notFound)
 	var inner http.Handler = mux
 	if opts.Sessions != nil {
-		opts.Sessions.Serve(mux)
+		opts.Sessions.Serve(forwarded(mux))
 		inner = s.forwarding(mux)
 	}
 	s.handler = s.guard(inner)
@@ -654,6 +652,19 @@ func (s *Server) forwarding(next http.Handler) http.Handler {
 		if !s.opts.Sessions.Forward(w, r, id, body) {
 			httpx.WriteError(w, r, http.StatusNotFound, httpx.SessionNotFound(how))
 		}
+	})
+}
+
+// forwarded is the HTTP surface as requests forwarded by other replicas
+// reach it (SessionRouter.Serve): the member the router carried is the
+// request's caller, as admit makes it for a request that came here, so
+// that the transports bind the request to its session's owner alike.
+func forwarded(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := auth.MemberOf(r.Context()); m != nil {
+			r = httpx.WithCaller(r, httpx.Caller{Owner: ownerOf(m)})
+		}
+		next.ServeHTTP(w, r)
 	})
 }
 

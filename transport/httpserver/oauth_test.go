@@ -389,7 +389,6 @@ func TestOAuthOptions(t *testing.T) {
 	for name, opts := range map[string]httpserver.Options{
 		"no public URL": {Addr: "127.0.0.1:0", Auth: v},
 		"both":          {Addr: "127.0.0.1:0", Auth: v, PublicURL: publicURL, AuthToken: "s3cret"},
-		"replicas":      {Addr: "127.0.0.1:0", Auth: v, PublicURL: publicURL, Sessions: noReplicas{}},
 	} {
 		if _, err := httpserver.New(e, opts); err == nil {
 			t.Errorf("%s: no error", name)
@@ -428,14 +427,6 @@ func TestOAuthRefusedBeforeTheBody(t *testing.T) {
 		})
 	}
 }
-
-// noReplicas is a SessionRouter that reaches no other replica.
-type noReplicas struct{}
-
-func (noReplicas) Serve(http.Handler)                                              {}
-func (noReplicas) Hold(string) (func(), error)                                     { return func() {}, nil }
-func (noReplicas) Connected() bool                                                 { return true }
-func (noReplicas) Forward(http.ResponseWriter, *http.Request, string, []byte) bool { return false }
 
 // TestOAuthIntrospection: with --auth-introspection, an opaque token the
 // endpoint says is an active member's opens a session of theirs; one it

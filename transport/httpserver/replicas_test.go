@@ -30,7 +30,14 @@ type replica struct {
 
 func newReplica(t testing.TB, natsURL, id string) *replica {
 	t.Helper()
-	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
+	return newReplicaWith(t, natsURL, id, mcp.EngineOptions{}, httpserver.Options{})
+}
+
+// newReplicaWith is newReplica with the engine's and the server's options
+// (Sessions is the replica's own router).
+func newReplicaWith(t testing.TB, natsURL, id string, eopts mcp.EngineOptions, opts httpserver.Options) *replica {
+	t.Helper()
+	e, _, _ := newEngine(t, nil, eopts)
 	node, err := cluster.Join(cluster.Options{URL: natsURL, Replica: id, Logger: quiet, Keys: clusterKeys})
 	if err != nil {
 		t.Fatal(err)
@@ -43,7 +50,8 @@ func newReplica(t testing.TB, natsURL, id string) *replica {
 		t.Fatal(err)
 	}
 	t.Cleanup(router.Close)
-	srv, c := start(t, e, httpserver.Options{Sessions: router})
+	opts.Sessions = router
+	srv, c := start(t, e, opts)
 	return &replica{e: e, node: node, srv: srv, c: c}
 }
 
