@@ -18,14 +18,12 @@ import (
 // values (review.Examples), both through internal/review, so the diff
 // tool, `flowyprompt diff` and a pull request's body read the same.
 type Diff struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-	From Side   `json:"from"`
-	To   Side   `json:"to"`
+	Name     string // as served (namespaced with several sources)
+	Path     string // the file's, in its source
+	From, To Side
 	// File and Rendered are unified diffs, "" when the two sides are
 	// equal.
-	File     string `json:"file_diff"`
-	Rendered string `json:"rendered_diff"`
+	File, Rendered string
 }
 
 // Changed reports whether the two sides differ, in their file or in what

@@ -42,17 +42,15 @@ func (a *App) diffTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 
 // describeDiff is the diff tool's result for d, each diff cut to limit
 // characters (none when limit is 0).
-func describeDiff(d *Diff, limit int, staleNote string) *toolResult {
+func describeDiff(d *Diff, limit int, stale string) *toolResult {
 	file, fileLeft := cutLines(d.File, limit)
 	rendered, renderedLeft := cutLines(d.Rendered, limit)
 	var b strings.Builder
-	fmt.Fprintf(&b, "## Result\n**%s** (%s) ", d.Name, d.Path)
 	if d.Changed() {
-		b.WriteString("changed")
+		fmt.Fprintf(&b, "## Result\n**%s** (%s) changed from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
 	} else {
-		b.WriteString("is the same")
+		fmt.Fprintf(&b, "## Result\n**%s** (%s) is the same at %s and at %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
 	}
-	fmt.Fprintf(&b, " from %s to %s.\n", d.From.describe(), d.To.describe())
 	b.WriteString("\n## File diff\n")
 	writeDiff(&b, file, fileLeft)
 	b.WriteString("\n## Rendered diff\nThe prompt rendered with the template's example values (its first test's arguments, else its defaults and examples).\n")
@@ -66,7 +64,7 @@ func describeDiff(d *Diff, limit int, staleNote string) *toolResult {
 		fmt.Fprintf(&b, "- ⚠️ Truncated to stay within the result size budget: `flowyprompt diff %s %s%s` prints the whole diffs, "+
 			"and flowyprompt_get_template(name=%q, version=...) each side whole\n", shellWord(d.Name), shellWord(d.From.Requested), to, d.Name)
 	}
-	b.WriteString(staleNote)
+	b.WriteString(stale)
 	structured := map[string]any{"name": d.Name, "path": d.Path, "from": d.From, "to": d.To, "changed": d.Changed(),
 		"file_diff": file, "rendered_diff": rendered, "truncated": truncated}
 	return &toolResult{text: b.String(), structured: structured}
