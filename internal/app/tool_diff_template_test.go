@@ -200,3 +200,35 @@ func TestDiffTemplateBudget(t *testing.T) {
 		t.Errorf("App.Diff is not the whole diff, of which the tool's is the start (%d and %d characters)", len(whole.File), len(fileDiff))
 	}
 }
+
+// TestDiffTemplateCost counts the GitHub requests of diffs, in order: a
+// side costs what get with that version costs. Two old metadata.versions
+// the first time are the file's history and the file at each commit read
+// until they match (4); the same diff again, and the served version, cost
+// nothing; a tag is read each time (1).
+func TestDiffTemplateCost(t *testing.T) {
+	t.Parallel()
+	fake, _ := diffRepo(t)
+	e, _, _ := newEngine(t, githubSource(t, fake))
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		args     map[string]any
+		requests int
+	}{
+		{map[string]any{"name": "Greeting", "from": "1.0.0", "to": "1.1.0"}, 4},
+		{map[string]any{"name": "Greeting", "from": "1.0.0", "to": "1.1.0"}, 0},
+		{map[string]any{"name": "Greeting", "from": "2.0.0"}, 0},
+		{map[string]any{"name": "Greeting", "from": "greeting-first"}, 1},
+	}
+	for i, tt := range tests {
+		fake.Reset()
+		if res := call(t, c, i+2, "flowyprompt_diff_template", tt.args); res.IsError {
+			t.Fatalf("%v: %s", tt.args, res.Content[0].Text)
+		}
+		t.Logf("diff %v: %d GitHub requests", tt.args, fake.Total())
+		if n := fake.Total(); n != tt.requests {
+			t.Errorf("diff %v: %d GitHub requests, want %d", tt.args, n, tt.requests)
+		}
+	}
+}
