@@ -155,10 +155,8 @@ func (a *App) side(ctx context.Context, v view, e *templates.Entry, spec string)
 	lv, labelErr := a.labelView(ctx, spec)
 	if labelErr == nil {
 		le, err := lv.lookup(name)
-		if f := fault.As(err); f != nil {
-			at := *f
-			at.What += " at label " + spec
-			return nil, Side{}, &at
+		if err != nil {
+			return nil, Side{}, where(err, "at label "+spec)
 		}
 		return le, Side{Requested: spec, Kind: "label", Label: spec, Version: le.Template.Metadata.Version,
 			Commit: lv.source().Info().Revision}, nil
@@ -191,10 +189,22 @@ func (a *App) proposed(ctx context.Context, v view, e *templates.Entry, spec str
 	}
 	t, _, err := templates.Parse(data, templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize, FileName: e.Path})
 	if err != nil {
-		return nil, Side{}, fmt.Errorf("template %q as pull request #%d proposes it: %w", name, n, err)
+		return nil, Side{}, where(err, fmt.Sprintf("as pull request #%d proposes it", n))
 	}
 	t.Metadata.Name = name
 	return &templates.Entry{Template: t, Path: e.Path, Raw: data}, Side{Requested: spec, Kind: "pull", Pull: n, Version: t.Metadata.Version}, nil
+}
+
+// where is err saying which side of a diff it is about: its fault's
+// What (which a result shows, not the chain) ends with at.
+func where(err error, at string) error {
+	f := fault.As(err)
+	if f == nil {
+		return fmt.Errorf("%s: %w", at, err)
+	}
+	out := *f
+	out.What = firstNonEmpty(f.What, f.Code) + " " + at
+	return &out
 }
 
 // notALabel is err, a spec's failure as a version, saying that it is no

@@ -90,6 +90,7 @@ func TestDiffTemplateGolden(t *testing.T) {
 	fake, commits := diffRepo(t)
 	gh := &proposing{Source: githubSource(t, fake), pulls: map[int]map[string][]byte{
 		7: {greetingPath: greetingAt("2.1.0", "Good morning, {{who}}! Welcome back.")},
+		9: {greetingPath: []byte(`{"metadata": {"name": "Greeting"`)},
 	}}
 
 	r := gittest.New(t)
@@ -115,6 +116,7 @@ func TestDiffTemplateGolden(t *testing.T) {
 		{"github-version-to-pull", gh, map[string]any{"name": "Greeting", "from": "1.1.0", "to": "pr:7"}, "", true},
 		{"github-unknown-version", gh, map[string]any{"name": "Greeting", "from": "9.9.9"}, "VERSION_NOT_FOUND", false},
 		{"github-unknown-pull", gh, map[string]any{"name": "Greeting", "to": "#8"}, "GITHUB_NOT_FOUND", false},
+		{"github-invalid-pull", gh, map[string]any{"name": "Greeting", "to": "#9"}, "INVALID_TEMPLATE", false},
 		{"github-bad-pull", gh, map[string]any{"name": "Greeting", "to": "#seven"}, "INVALID_ARGUMENT", false},
 		{"github-nothing-to-compare", gh, map[string]any{"name": "Greeting"}, "INVALID_ARGUMENT", false},
 		{"folder-tag-to-commit", local, map[string]any{"name": "Greeting", "from": "v1.0.0", "to": "1.1.0"}, "", true},
