@@ -63,8 +63,9 @@ var (
 	// toolCount is a number of tools stated in words or digits: "nine
 	// tools", "the 10 `flowyprompt_*` tools".
 	toolCount = regexp.MustCompile("(?i)\\b(" + strings.Join(numberWords[1:], "|") + "|\\d+)\\s+(?:`flowyprompt_\\*`\\s+)?tools\\b")
-	// toolOrdinal is the save tool counted after the others: "a tenth tool".
-	toolOrdinal = regexp.MustCompile("(?i)\\ba\\s+(" + strings.Join(ordinalWords[2:], "|") + ")\\s+tool\\b")
+	// toolOrdinal is the save tool counted after the others: "a tenth
+	// tool", "an eleventh tool".
+	toolOrdinal = regexp.MustCompile("(?i)\\ban?\\s+(" + strings.Join(ordinalWords[2:], "|") + ")\\s+tool\\b")
 	// writing marks a passage about the save tool, where a count may
 	// include it.
 	writing = regexp.MustCompile("flowyprompt_save_template|--allow-write|WRITE_ENABLED")

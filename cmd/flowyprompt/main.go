@@ -55,6 +55,7 @@ Usage:
   flowyprompt serve     [flags]              run the MCP server (stdio by default)
   flowyprompt list      [flags]              list the templates
   flowyprompt render    NAME [--arg k=v ...]  render a template to stdout
+  flowyprompt diff      NAME FROM [TO]       what changed in a template between versions (exit 1 if it did)
   flowyprompt validate  PATH...              check template files or folders (exit 1 if any is invalid)
   flowyprompt test      [flags]              run the templates' tests (exit 1 if any fails)
   flowyprompt call      TOOL ['{json}']       run one MCP tool and print its result
@@ -137,6 +138,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdList(ctx, rest, stdout, stderr, lookup)
 	case "render":
 		return cmdRender(ctx, rest, stdout, stderr, lookup)
+	case "diff":
+		return cmdDiff(ctx, rest, stdout, stderr, lookup)
 	case "validate":
 		return cmdValidate(ctx, rest, stdout, stderr, lookup)
 	case "test":
@@ -258,6 +261,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"serve":    {"Run the MCP server: over stdio for Claude Desktop (the default), or over HTTP with --transport http.", "flowyprompt serve --templates ./prompts"},
 	"list":     {"List the templates with their arguments (* marks a required one).", "flowyprompt list --templates ./prompts"},
 	"render":   {"Render a template with its arguments and print the prompt on stdout.", "flowyprompt render Commit_Message --arg diff=@change.diff --arg style=plain"},
+	"diff":     {"Print what changed in a template between two versions, labels or a pull request (#N): the unified diff of its file, then of its prompt rendered with its example values. An empty or missing TO is the served version. Like diff(1): exit 0 and print nothing when they are the same, 1 when they differ, 2 on trouble.", "flowyprompt diff Code_Review 1.0.0 --github-repo https://github.com/acme/prompts"},
 	"validate": {"Check template files, or the *.json files in folders, without serving them; exit 1 if any is invalid.", "flowyprompt validate ./prompts"},
 	"test":     {"Render every test of the templates' \"tests\" and check what each expects; print PASS or FAIL for each and the counts; exit 1 if any fails.", "flowyprompt test --templates ./prompts --junit report.xml"},
 	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},

@@ -145,8 +145,8 @@ func TestToolsFollowTheStandard(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []string{"flowyprompt_list_templates", "flowyprompt_search_templates", "flowyprompt_get_template",
-		"flowyprompt_render_template", "flowyprompt_validate_template", "flowyprompt_template_history", "flowyprompt_refresh_templates",
-		"flowyprompt_start_flow", "flowyprompt_next_flow_step"}
+		"flowyprompt_render_template", "flowyprompt_validate_template", "flowyprompt_template_history", "flowyprompt_diff_template",
+		"flowyprompt_refresh_templates", "flowyprompt_start_flow", "flowyprompt_next_flow_step"}
 	var names []string
 	for _, tl := range tools {
 		names = append(names, tl.Name)

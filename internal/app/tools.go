@@ -340,6 +340,8 @@ func (a *App) readTools() []*tool {
 		toolFromFiles("flowyprompt_validate_template", "Validate a template", readOnly, a.validateTemplate),
 		toolFromFiles("flowyprompt_template_history", "List a template's versions", &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true),
 			DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)}, a.templateHistory),
+		toolFromFiles("flowyprompt_diff_template", "Compare template versions", &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true),
+			DestructiveHint: boolPtr(false), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)}, a.diffTemplate),
 		toolFromFiles("flowyprompt_refresh_templates", "Refresh the template library",
 			&mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(true)},
 			a.refreshTemplates),

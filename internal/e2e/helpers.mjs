@@ -45,7 +45,7 @@ export const STEP_MS = 10_000; // one request/response
 export const WATCH_MS = 15_000; // a file-system change reaching the client
 export const SUITE_MS = 90_000; // a whole describe block, hooks included
 
-// The nine tools the server always lists (save is off unless enabled).
+// The ten tools the server always lists (save is off unless enabled).
 export const TOOL_NAMES = [
   "flowyprompt_list_templates",
   "flowyprompt_search_templates",
@@ -53,6 +53,7 @@ export const TOOL_NAMES = [
   "flowyprompt_render_template",
   "flowyprompt_validate_template",
   "flowyprompt_template_history",
+  "flowyprompt_diff_template",
   "flowyprompt_refresh_templates",
   "flowyprompt_start_flow",
   "flowyprompt_next_flow_step",

@@ -1,0 +1,103 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"sort"
+	"testing"
+
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/gittest"
+	"github.com/flowyprompt/flowyprompt/internal/golden"
+)
+
+// greetingFile is a Greeting template at version, one member a line, so
+// that its diff reads line by line; its variable's default is the value it
+// renders with.
+func greetingFile(version, line string) []byte {
+	return []byte(`{
+  "metadata": {"name": "Greeting", "description": "Greets someone", "version": "` + version + `"},
+  "variables": [
+    {"name": "who", "type": "string", "description": "Who to greet", "default": "the team"}
+  ],
+  "results": [
+    {"name": "Greeting", "content": "` + line + `"}
+  ]
+}
+`)
+}
+
+// TestDiffCommand: flowyprompt diff prints the file's and the rendered
+// prompt's unified diffs (golden text files, testdata/diff/NAME.golden)
+// and exits as diff(1) does: 0 and nothing printed when the versions are
+// the same, 1 when they differ, 2 on trouble. Against a GitHub
+// repository (the fake) and a folder in a Git work tree.
+func TestDiffCommand(t *testing.T) {
+	fake := fakegithub.New("acme", "prompts")
+	t.Cleanup(fake.Close)
+	const p = "templates/Greeting.json"
+	first := fake.CommitFiles("Greeting 1.0.0", map[string][]byte{p: greetingFile("1.0.0", "Hello, {{who}}.")})
+	fake.SetTag("greeting-first", first)
+	fake.CommitFiles("Greeting 1.1.0", map[string][]byte{p: greetingFile("1.1.0", "Hello, {{who}}!")})
+	fake.CommitFiles("Greeting 2.0.0", map[string][]byte{p: greetingFile("2.0.0", "Good morning, {{who}}!")})
+	gh := githubEnv(fake, t.TempDir(), map[string]string{"GITHUB_PATH": "templates"})
+
+	r := gittest.New(t)
+	r.Commit("Ada", "Greeting 1.0.0", map[string][]byte{"prompts/Greeting.json": greetingFile("1.0.0", "Hello, {{who}}.")})
+	r.Git("tag", "v1.0.0")
+	r.Commit("Ada", "Greeting 1.1.0", map[string][]byte{"prompts/Greeting.json": greetingFile("1.1.0", "Hello, {{who}}!")})
+	// An edit not committed yet is what the folder serves.
+	r.Write(map[string][]byte{"prompts/Greeting.json": greetingFile("1.2.0", "Hi, {{who}}!")})
+	dir := filepath.Join(r.Root, "prompts")
+
+	tests := []struct {
+		name   string
+		env    map[string]string
+		args   []string
+		code   int
+		golden string   // stdout's golden file, "" for none printed
+		stderr []string // substrings
+	}{
+		{name: "two versions", env: gh, args: []string{"diff", "Greeting", "1.0.0", "1.1.0"}, code: 1, golden: "github-two-versions"},
+		{name: "a tag and the served version", env: gh, args: []string{"diff", "Greeting", "greeting-first"}, code: 1, golden: "github-tag-to-served"},
+		{name: "the served version, empty FROM", env: gh, args: []string{"diff", "Greeting", "", "1.1.0"}, code: 1, golden: "github-served-to-version"},
+		{name: "the same version", env: gh, args: []string{"diff", "Greeting", "2.0.0", ""}, code: 0},
+		{name: "a folder: a tag and the uncommitted edit", args: []string{"diff", "Greeting", "v1.0.0", "--templates", dir}, code: 1, golden: "folder-tag-to-served"},
+		{name: "an unknown version", env: gh, args: []string{"diff", "Greeting", "9.9.9"}, code: 2,
+			stderr: []string{"VERSION_NOT_FOUND", "versions found: 2.0.0 (", "nor is it a label"}},
+		{name: "an unknown template", env: gh, args: []string{"diff", "Greting", "1.0.0"}, code: 2, stderr: []string{"TEMPLATE_NOT_FOUND", "Greeting"}},
+		{name: "no FROM", env: gh, args: []string{"diff", "Greeting"}, code: 2, stderr: []string{"diff needs a template NAME, FROM", "see flowyprompt diff -h"}},
+		{name: "a bad flag", env: gh, args: []string{"diff", "Greeting", "1.0.0", "--nope"}, code: 2, stderr: []string{"-nope"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, tt.env, "", tt.args...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkOutput(t, stdout, stderr, nil, tt.stderr)
+			if tt.golden == "" {
+				if stdout != "" {
+					t.Errorf("stdout is not empty:\n%s", stdout)
+				}
+				return
+			}
+			golden.Text(t, filepath.Join("testdata", "diff", tt.golden+".golden"), stdout)
+		})
+	}
+}
+
+// TestDiffHelp: diff -h shows its synopsis, what it does, how it exits,
+// and the source flags alone (it never saves).
+func TestDiffHelp(t *testing.T) {
+	_, stderr, code := runCLI(t, nil, "", "diff", "-h")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s", code, stderr)
+	}
+	checkOutput(t, "", stderr, nil, []string{"Usage: flowyprompt diff NAME FROM [TO]", "Like diff(1)", "Example:\n  flowyprompt diff "})
+	want := slices.Clone(sourceFlagNames)
+	sort.Strings(want)
+	if got := usageFlags(stderr); !slices.Equal(got, want) {
+		t.Errorf("usage lists flags %v, want %v", got, want)
+	}
+}

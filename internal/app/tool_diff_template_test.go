@@ -1,0 +1,236 @@
+package app_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/xeipuuv/gojsonschema"
+
+	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
+	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/gittest"
+	"github.com/flowyprompt/flowyprompt/internal/golden"
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
+	"github.com/flowyprompt/flowyprompt/mcp"
+	"github.com/flowyprompt/flowyprompt/templates"
+	"github.com/flowyprompt/flowyprompt/templates/folder"
+)
+
+// greetingAt is a Greeting template at version, written out one member a
+// line as people write them, so that its file diff reads line by line: a
+// variable with a default (its example value) and the line it greets with.
+func greetingAt(version, line string) []byte {
+	return []byte(`{
+  "metadata": {
+    "name": "Greeting",
+    "description": "Greets someone",
+    "version": "` + version + `"
+  },
+  "variables": [
+    {"name": "who", "type": "string", "description": "Who to greet", "default": "the team"}
+  ],
+  "results": [
+    {"name": "Greeting", "content": "` + line + `"},
+    {"name": "Sign-off", "content": "Thanks."}
+  ]
+}
+`)
+}
+
+const greetingPath = "templates/Greeting.json"
+
+// diffRepo is a fake repository whose Greeting went through 1.0.0
+// (tagged greeting-first), 1.1.0 and 2.0.0, the one served.
+func diffRepo(t *testing.T) (*fakegithub.Server, [3]string) {
+	t.Helper()
+	fake := fakegithub.New("acme", "prompts")
+	t.Cleanup(fake.Close)
+	var c [3]string
+	c[0] = fake.CommitFiles("Greeting 1.0.0", map[string][]byte{greetingPath: greetingAt("1.0.0", "Hello, {{who}}.")})
+	fake.SetTag("greeting-first", c[0])
+	c[1] = fake.CommitFiles("Greeting 1.1.0", map[string][]byte{greetingPath: greetingAt("1.1.0", "Hello, {{who}}!")})
+	c[2] = fake.CommitFiles("Greeting 2.0.0", map[string][]byte{greetingPath: greetingAt("2.0.0", "Good morning, {{who}}!")})
+	return fake, c
+}
+
+// proposing is a GitHub source with pull requests, each proposing files
+// by path: the templates.Proposals a GitHub source offers, in the test's
+// hands.
+type proposing struct {
+	*github.Source
+	pulls map[int]map[string][]byte
+}
+
+func (p *proposing) ProposedFile(_ context.Context, number int, path string) ([]byte, error) {
+	data, ok := p.pulls[number][path]
+	if !ok {
+		return nil, &fault.Error{Code: fault.GitHubNotFound, What: fmt.Sprintf("pull request #%d proposes no %s", number, path)}
+	}
+	return data, nil
+}
+
+var _ templates.Proposals = (*proposing)(nil)
+
+// TestDiffTemplateGolden compares versions of a template through the diff
+// tool: two metadata.versions, a tag with the served version, a version
+// with itself, a version with a pull request, and the failures; in a
+// GitHub library (the fake) and in a folder in a Git work tree. Each
+// result, text and structuredContent, is a golden file
+// (testdata/diff/NAME.golden.json), valid against the tool's output
+// schema.
+func TestDiffTemplateGolden(t *testing.T) {
+	t.Parallel()
+	fake, commits := diffRepo(t)
+	gh := &proposing{Source: githubSource(t, fake), pulls: map[int]map[string][]byte{
+		7: {greetingPath: greetingAt("2.1.0", "Good morning, {{who}}! Welcome back.")},
+		9: {greetingPath: []byte(`{"metadata": {"name": "Greeting"`)},
+	}}
+
+	r := gittest.New(t)
+	const p = "prompts/Greeting.json"
+	first := r.Commit("Ada", "Greeting 1.0.0", map[string][]byte{p: greetingAt("1.0.0", "Hello, {{who}}.")})
+	r.Git("tag", "v1.0.0")
+	r.Commit("Ada", "Greeting 1.1.0", map[string][]byte{p: greetingAt("1.1.0", "Hello, {{who}}!")})
+	dir := filepath.Join(r.Root, "prompts")
+	local := folder.New(dir, templates.BuildOptions{Info: templates.SourceInfo{Kind: "directory", Location: "prompts"}})
+
+	tests := []struct {
+		name     string
+		src      templates.Source
+		args     map[string]any
+		wantCode string // "" for success
+		changed  bool
+	}{
+		{"github-two-versions", gh, map[string]any{"name": "Greeting", "from": "1.0.0", "to": "1.1.0"}, "", true},
+		{"github-tag-to-served", gh, map[string]any{"name": "Greeting", "from": "greeting-first"}, "", true},
+		{"github-commit-to-served", gh, map[string]any{"name": "Greeting", "from": commits[1]}, "", true},
+		{"github-served-unchanged", gh, map[string]any{"name": "Greeting", "from": "2.0.0"}, "", false},
+		{"github-served-to-pull", gh, map[string]any{"name": "Greeting", "to": "#7"}, "", true},
+		{"github-version-to-pull", gh, map[string]any{"name": "Greeting", "from": "1.1.0", "to": "pr:7"}, "", true},
+		{"github-unknown-version", gh, map[string]any{"name": "Greeting", "from": "9.9.9"}, "VERSION_NOT_FOUND", false},
+		{"github-unknown-pull", gh, map[string]any{"name": "Greeting", "to": "#8"}, "GITHUB_NOT_FOUND", false},
+		{"github-invalid-pull", gh, map[string]any{"name": "Greeting", "to": "#9"}, "INVALID_TEMPLATE", false},
+		{"github-bad-pull", gh, map[string]any{"name": "Greeting", "to": "#seven"}, "INVALID_ARGUMENT", false},
+		{"github-nothing-to-compare", gh, map[string]any{"name": "Greeting"}, "INVALID_ARGUMENT", false},
+		{"folder-tag-to-commit", local, map[string]any{"name": "Greeting", "from": "v1.0.0", "to": "1.1.0"}, "", true},
+		{"folder-commit-to-served", local, map[string]any{"name": "Greeting", "from": first}, "", true},
+		{"folder-pull", local, map[string]any{"name": "Greeting", "to": "#7"}, "VERSIONS_UNSUPPORTED", false},
+	}
+	engines := map[templates.Source]*mcptest.Client{}
+	var schema *gojsonschema.Schema
+	for _, src := range []templates.Source{gh, local} {
+		e, a, _ := newEngine(t, src)
+		c := mcptest.Connect(t, e)
+		c.Initialize(t, mcp.LatestVersion)
+		engines[src] = c
+		schema = outputSchemas(t, a)["flowyprompt_diff_template"]
+	}
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			res := call(t, engines[tt.src], 10+i, "flowyprompt_diff_template", tt.args)
+			code, _ := res.StructuredContent["code"].(string)
+			if res.IsError != (tt.wantCode != "") || code != tt.wantCode {
+				t.Fatalf("isError %v, code %q; want %q:\n%s", res.IsError, code, tt.wantCode, res.Content[0].Text)
+			}
+			if !res.IsError && res.StructuredContent["changed"] != tt.changed {
+				t.Errorf("changed = %v, want %v", res.StructuredContent["changed"], tt.changed)
+			}
+			v, err := schema.Validate(gojsonschema.NewGoLoader(res.StructuredContent))
+			if err != nil || !v.Valid() {
+				t.Errorf("structuredContent does not match the output schema: %v %v", err, v.Errors())
+			}
+			golden.JSON(t, filepath.Join("testdata", "diff", tt.name+".golden.json"),
+				map[string]any{"isError": res.IsError, "text": res.Content[0].Text, "structuredContent": res.StructuredContent})
+		})
+	}
+}
+
+// TestDiffTemplateBudget: two versions whose diffs are far over the
+// result budget give a result within it, each diff cut at a whole line,
+// saying how many lines were left out and how to see them all; the same
+// diff through App.Diff (what `flowyprompt diff` prints) is whole.
+func TestDiffTemplateBudget(t *testing.T) {
+	t.Parallel()
+	long := func(version, word string) []byte {
+		var lines []string
+		for i := range 3000 {
+			lines = append(lines, fmt.Sprintf("%s line %d", word, i))
+		}
+		return greetingAt(version, strings.Join(lines, `\n`))
+	}
+	fake := fakegithub.New("acme", "prompts")
+	t.Cleanup(fake.Close)
+	fake.CommitFiles("Greeting 1.0.0", map[string][]byte{greetingPath: long("1.0.0", "old")})
+	fake.CommitFiles("Greeting 2.0.0", map[string][]byte{greetingPath: long("2.0.0", "new")})
+	e, a, _ := newEngine(t, githubSource(t, fake))
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+
+	res := call(t, c, 2, "flowyprompt_diff_template", map[string]any{"name": "Greeting", "from": "1.0.0"})
+	text := res.Content[0].Text
+	sc, _ := json.Marshal(res.StructuredContent)
+	size := utf8.RuneCountInString(text) + utf8.RuneCount(sc)
+	t.Logf("diff of 3,000 changed lines: result %d characters (budget %d)", size, app.ResultBudget)
+	if res.IsError || size > app.ResultBudget {
+		t.Fatalf("isError %v, size %d over the budget %d", res.IsError, size, app.ResultBudget)
+	}
+	if res.StructuredContent["truncated"] != true {
+		t.Errorf("truncated is %v, want true", res.StructuredContent["truncated"])
+	}
+	for _, want := range []string{"more lines (", "characters) left out", "`flowyprompt diff Greeting 1.0.0` prints the whole diffs"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the result does not say %q:\n%.2000s", want, text[max(0, len(text)-2000):])
+		}
+	}
+	fileDiff, _ := res.StructuredContent["file_diff"].(string)
+	if !strings.HasSuffix(fileDiff, "\n") {
+		t.Errorf("the file diff is not cut at the end of a line: …%q", fileDiff[max(0, len(fileDiff)-40):])
+	}
+
+	whole, err := a.Diff(context.Background(), "Greeting", "1.0.0", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(whole.File, fileDiff) || !strings.Contains(whole.File, "new line 2999") || !strings.Contains(whole.Rendered, "-old line 2999") {
+		t.Errorf("App.Diff is not the whole diff, of which the tool's is the start (%d and %d characters)", len(whole.File), len(fileDiff))
+	}
+}
+
+// TestDiffTemplateCost counts the GitHub requests of diffs, in order: a
+// side costs what get with that version costs. Two old metadata.versions
+// the first time are the file's history and the file at each commit read
+// until they match (4); the same diff again, and the served version, cost
+// nothing; a tag is read each time (1).
+func TestDiffTemplateCost(t *testing.T) {
+	t.Parallel()
+	fake, _ := diffRepo(t)
+	e, _, _ := newEngine(t, githubSource(t, fake))
+	c := mcptest.Connect(t, e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		args     map[string]any
+		requests int
+	}{
+		{map[string]any{"name": "Greeting", "from": "1.0.0", "to": "1.1.0"}, 4},
+		{map[string]any{"name": "Greeting", "from": "1.0.0", "to": "1.1.0"}, 0},
+		{map[string]any{"name": "Greeting", "from": "2.0.0"}, 0},
+		{map[string]any{"name": "Greeting", "from": "greeting-first"}, 1},
+	}
+	for i, tt := range tests {
+		fake.Reset()
+		if res := call(t, c, i+2, "flowyprompt_diff_template", tt.args); res.IsError {
+			t.Fatalf("%v: %s", tt.args, res.Content[0].Text)
+		}
+		t.Logf("diff %v: %d GitHub requests", tt.args, fake.Total())
+		if n := fake.Total(); n != tt.requests {
+			t.Errorf("diff %v: %d GitHub requests, want %d", tt.args, n, tt.requests)
+		}
+	}
+}
