@@ -68,7 +68,7 @@ func TestPropose(t *testing.T) {
 		{name: "a token that may only read", env: githubEnv(fake, t.TempDir(), map[string]string{"GITHUB_PAT": readOnly}), args: []string{hello}, code: 1,
 			stderr: []string{"PERMISSION_DENIED", "Contents: Read and write", "Pull requests: Read and write", "GITHUB_PAT"}},
 		{name: "opens", env: sources, args: []string{hello, "--source", "team", "--message", "Friendlier Hello"}, code: 0,
-			stdout: []string{"valid " + hello + ": Hello v1.1.0", "PASS Hello/says ok", "Opened pull request #1 (branch flowyprompt/Hello-", "https://github.com/acme/prompts/pull/1"},
+			stdout:    []string{"valid " + hello + ": Hello v1.1.0", "PASS Hello/says ok", "Opened pull request #1 (branch flowyprompt/Hello-", "https://github.com/acme/prompts/pull/1"},
 			wantPulls: 1, wantBranch: "Hi {{subject}}"},
 		{name: "updates", env: sources, args: []string{"--source", "team", second}, code: 0,
 			stdout: []string{"Updated pull request #1"}, wantPulls: 1, wantBranch: "Hey {{subject}}"},
