@@ -462,26 +462,6 @@ func TestCheck(t *testing.T) {
 	}
 }
 
-func headTree(t *testing.T, h *harness) map[string]string {
-	t.Helper()
-	entries, _, _, err := h.client(func(c *Config) { c.Path = "." }).treeFiles(ctxT(t), h.fake.Head())
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := map[string]string{}
-	for _, e := range entries {
-		out[e.Path] = e.SHA
-	}
-	return out
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 func TestCheckReachesGitHub(t *testing.T) {
 	t.Parallel()
 	// A pinned commit whose catalog is on disk needs nothing from GitHub to
