@@ -134,7 +134,11 @@ func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...stri
 	if er != nil {
 		// A 422's errors say which field GitHub refused, and why.
 		for _, e := range er.Errors {
-			if m := hidden(strings.TrimSpace(e.Message + " " + e.Field + " " + e.Code)); m != "" {
+			m := e.Message
+			if m == "" {
+				m = strings.TrimSpace(e.Field + " " + e.Code) // "base invalid"
+			}
+			if m = hidden(m); m != "" {
 				ghMessage += ": " + m
 			}
 		}

@@ -94,6 +94,8 @@ func (s *Source) Propose(ctx context.Context, changes []Change, message string) 
 		}
 	}
 	branch := s.branchFor(ctx, changes)
+	s.proposing.Lock()
+	defer s.proposing.Unlock()
 	if strings.TrimSpace(message) == "" {
 		message = title(props)
 	}

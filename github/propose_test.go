@@ -232,3 +232,41 @@ func explainAll(f *fault.Error) string {
 	}
 	return s
 }
+
+// TestProposeAtOnce: saves of one template by one proposer at the same
+// time make one pull request, opened by one and updated by the others,
+// rather than racing for its branch.
+func TestProposeAtOnce(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, fakegithub.Library{Files: proposeLibrary})
+	s := h.source()
+	if _, err := s.Load(ctxT(t)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 4
+	errs := make(chan error, n)
+	updated := make(chan bool, n)
+	for i := range n {
+		go func() {
+			saved, err := s.SaveTemplate(ctxT(t), "Existing", withTests("Existing", fmt.Sprintf("take %d {{subject}}", i)), "change Existing")
+			if err == nil {
+				updated <- saved.Proposal.Updated
+			}
+			errs <- err
+		}()
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	opened := 0
+	for range n {
+		if !<-updated {
+			opened++
+		}
+	}
+	if prs := h.fake.PullRequests(); len(prs) != 1 || opened != 1 {
+		t.Errorf("%d pull requests, %d saves opened one; want one opened and updated %d times", len(prs), opened, n-1)
+	}
+}

@@ -73,6 +73,7 @@ type Source struct {
 	newTimer    func(time.Duration) (<-chan time.Time, func()) // tests replace it
 	bgDoneHook  func()                                         // tests observe background syncs
 	listingMu   sync.Mutex                                     // serialises writes of the listing entry
+	proposing   sync.Mutex                                     // one proposal at a time: two at once would race for one branch
 
 	mu         sync.Mutex
 	base       *templates.Catalog   // last good catalog, never marked stale

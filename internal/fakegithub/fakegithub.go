@@ -9,7 +9,8 @@
 // It behaves like GitHub where our code depends on it: strong quoted ETags
 // that vary with Accept and Authorization, If-None-Match answered with 304
 // that does not count against the rate limit, rate-limit headers on every
-// answer, 401 for a wrong token, 422 for an unknown ref, 409/422 for a stale
+// answer, 401 for a wrong token, 403 for a write with a token that may only
+// read (SetReadOnlyToken), 422 for an unknown ref, 409/422 for a stale
 // file SHA on write, and the 403 rate-limit answer go-github recognises. It
 // counts requests per route so tests can assert what a sync costs, and it can
 // fail on demand (a fixed status, for every route or one, dropped
