@@ -20,12 +20,13 @@ import { BIN, REPO, serverEnv, STEP_MS, SUITE_MS, tempDir, within, WATCH_MS } fr
 
 const FAKE = process.env.FAKEGITHUB_BIN ?? resolve(REPO, "bin", "fakegithub");
 const TOKEN = "ghp_e2eReviewTokenThatMustNeverLeak012345678";
+const READ_ONLY = "github_pat_e2eReadOnlyTokenThatMustNeverLeak0123";
 const NAME = "Generated_000";
 const PATH = `templates/${NAME}.json`;
 const opts = { timeout: STEP_MS };
 
 async function startFake() {
-  const args = ["--token", TOKEN, "--valid", "3", "--invalid", "0", "--oversized", "0"];
+  const args = ["--token", TOKEN, "--read-only-token", READ_ONLY, "--valid", "3", "--invalid", "0", "--oversized", "0"];
   const proc = spawn(FAKE, args, { stdio: ["pipe", "pipe", "inherit"] });
   const line = await within(
     new Promise((res, rej) => {
@@ -176,6 +177,41 @@ describe("changes proposed as pull requests", { timeout: SUITE_MS }, () => {
     assert.match(prompt.messages[0].content.text, /REVISED tea/);
     const pulls = await ctl(fake, "/pulls");
     assert.equal(pulls[0].merged, true);
+  });
+
+  it("tells a token that may only read what it needs", opts, async () => {
+    const ro = tempDir();
+    const transport = new StdioClientTransport({
+      command: BIN,
+      args: ["serve", "--allow-write"],
+      env: serverEnv(ro.dir, {
+        GITHUB_REPO_URL: fake.repo,
+        GITHUB_API_URL: fake.api,
+        GITHUB_PAT: READ_ONLY,
+        GITHUB_REF: "main",
+        FLOWYPROMPT_CACHE_DIR: ro.dir,
+      }),
+      stderr: "pipe",
+    });
+    let roStderr = "";
+    transport.stderr.on("data", (d) => (roStderr += d));
+    const reader = new Client({ name: "flowyprompt-e2e-review-read-only", version: "1.0.0" });
+    try {
+      await within(reader.connect(transport), STEP_MS, "connect with a read-only token");
+      const res = await reader.callTool({
+        name: "flowyprompt_save_template",
+        arguments: { template: proposal("DENIED"), message: "m", expected_version: "2.0.0" },
+      });
+      assert.equal(res.isError, true);
+      assert.equal(res.structuredContent.code, "PERMISSION_DENIED", res.content[0].text);
+      assert.match(res.structuredContent.how, /Contents: Read and write and Pull requests: Read and write/);
+      assert.ok(!JSON.stringify(res).includes(READ_ONLY), "the token in the answer");
+      assert.ok(!roStderr.includes(READ_ONLY), "the token in the server's log");
+      assert.equal((await ctl(fake, "/pulls")).length, 1, "no pull request opened");
+    } finally {
+      await reader.close();
+      ro.cleanup();
+    }
   });
 
   it("never prints the token", opts, () => {
