@@ -57,7 +57,7 @@ type op struct {
 // source reads it from (GITHUB_PAT, or the token-env= of a --source).
 func (c *Client) tokenHow() string {
 	return "check " + c.tokenVar + ": a fine-grained token needs read access to the repository's Contents " +
-		"(contents:read; contents:write to save templates), a classic token needs the repo scope for a private repository; " +
+		"(contents:read; contents:write and pull requests:write to propose templates), a classic token needs the repo scope for a private repository; " +
 		"unset " + c.tokenVar + " for a public repository"
 }
 
