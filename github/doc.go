@@ -15,8 +15,8 @@
 //	MAX_FILE_SIZE          larger files are refused without being downloaded; default 102400
 //
 // The token needs read access to the repository's contents (fine-grained:
-// contents:read, plus contents:write to save templates; classic: the repo
-// scope for a private repository). A token with an unknown prefix is used
+// contents:read, plus contents:write and pull_requests:write to propose
+// templates; classic: the repo scope for a private repository). A token with an unknown prefix is used
 // with a warning. The token never appears in logs, errors, results or the
 // disk cache: every error passes through one mapping function that redacts
 // it, strips query strings and credentials from URLs, and masks anything
@@ -24,6 +24,15 @@
 // refused. It is sent to the API's scheme and host only: a redirect
 // elsewhere is not followed, and plain http is accepted for a loopback API
 // URL alone.
+//
+// # Saves are proposals
+//
+// A save (SaveTemplate, Propose) never writes the served branch: it
+// commits on a branch flowyprompt/NAMES-ID made from the served commit and
+// opens a pull request against the served ref, or updates the open one of
+// that branch; ID is a digest of who proposes (the signed-in member, else
+// the token), so each member has one pull request per template. See
+// Propose, and ProposedFile to read one back.
 //
 // # Sync: one request per TTL instead of one per template
 //

@@ -42,6 +42,8 @@ const (
 	targetRateLimit
 	targetArchive // a commit's archive: its redirect, or the download
 	targetFileAt  // a file at a ref: 404 is a missing file or ref
+	targetPropose // a proposal's branch and pull request: 403 is a token that may not write
+	targetPull    // a pull request by number: 404 is no such pull request
 )
 
 // op describes one request for error messages.
@@ -55,8 +57,16 @@ type op struct {
 // source reads it from (GITHUB_PAT, or the token-env= of a --source).
 func (c *Client) tokenHow() string {
 	return "check " + c.tokenVar + ": a fine-grained token needs read access to the repository's Contents " +
-		"(contents:read; contents:write to save templates), a classic token needs the repo scope for a private repository; " +
+		"(contents:read; contents:write and pull requests:write to propose templates), a classic token needs the repo scope for a private repository; " +
 		"unset " + c.tokenVar + " for a public repository"
+}
+
+// writeHow says what a token needs to propose changes, naming the
+// variable it is read from.
+func (c *Client) writeHow() string {
+	return "give the token in " + c.tokenVar + " write access to " + c.repoName() + ": a fine-grained token needs " +
+		"Contents: Read and write and Pull requests: Read and write on that one repository; a classic token needs the repo scope " +
+		"(public_repo for a public repository)"
 }
 
 const (
@@ -121,6 +131,18 @@ func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...stri
 	if status != 0 {
 		details["status"] = status
 	}
+	if er != nil {
+		// A 422's errors say which field GitHub refused, and why.
+		for _, e := range er.Errors {
+			m := e.Message
+			if m == "" {
+				m = strings.TrimSpace(e.Field + " " + e.Code) // "base invalid"
+			}
+			if m = hidden(m); m != "" {
+				ghMessage += ": " + m
+			}
+		}
+	}
 	if ghMessage != "" {
 		details["githubMessage"] = ghMessage
 	}
@@ -161,6 +183,14 @@ func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...stri
 			why = "GitHub answered 401: this request needs a token and none is configured"
 		}
 		return mk(fault.GitHubAuthFailed, ErrUnauthorized, why, c.tokenHow())
+	case status == http.StatusForbidden && (o.target == targetWrite || o.target == targetPropose):
+		why := "GitHub answered 403: the token may read " + c.repoName() + " but not write to it"
+		if ghMessage != "" {
+			why += " (" + ghMessage + ")"
+		}
+		f := mk(fault.PermissionDenied, ErrUnauthorized, why, c.writeHow())
+		f.Details["needs"] = []string{"contents:write", "pull_requests:write"}
+		return f
 	case status == http.StatusForbidden:
 		why := "GitHub answered 403: the token is valid but not allowed to do this"
 		if ghMessage != "" {
@@ -176,6 +206,9 @@ func (c *Client) mapErrorHiding(o op, resp *gh.Response, err error, hide ...stri
 		// GitHub's answer for any commit of a repository without one.
 		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+c.owner+"/"+c.repo+" is empty (GitHub answered 409: "+ghMessage+")",
 			"push a first commit with the templates folder, or check GITHUB_REPO_URL")
+	case status == http.StatusUnprocessableEntity && o.target == targetPropose:
+		return mk(fault.InvalidArgument, ErrConflict, "GitHub refused the proposal (422: "+ghMessage+")",
+			"check that GITHUB_REF names a branch of "+c.repoName()+" (a pull request's base must be a branch), or unset it to propose to the default branch")
 	case (status == http.StatusConflict || status == http.StatusUnprocessableEntity) && o.target == targetWrite:
 		return mk(fault.WriteConflict, ErrConflict,
 			"someone changed "+o.name+" on GitHub after it was read (GitHub answered "+strconv.Itoa(status)+": "+ghMessage+")",
@@ -238,7 +271,10 @@ func (c *Client) notFound(mk func(string, error, string, string) *fault.Error, o
 		return mk(fault.GitHubNotFound, ErrNotFound,
 			"no such file at "+strconv.Quote(o.name)+" in "+repo+": the file did not exist then, or no tag or commit has that name",
 			"name a version, tag or commit SHA that flowyprompt_template_history lists")
-	case targetWrite:
+	case targetPull:
+		return mk(fault.GitHubNotFound, ErrNotFound, "there is no pull request #"+o.name+" in "+repo,
+			"name a pull request of "+repo+" that a save or `flowyprompt propose` opened (its number is in the save's answer)"+access)
+	case targetWrite, targetPropose:
 		return mk(fault.GitHubNotFound, ErrNotFound, "the repository "+repo+" or its branch "+strconv.Quote(o.name)+" was not found",
 			"check GITHUB_REPO_URL and GITHUB_REF, and that the token may write to the repository"+access)
 	default:

@@ -73,6 +73,7 @@ type Source struct {
 	newTimer    func(time.Duration) (<-chan time.Time, func()) // tests replace it
 	bgDoneHook  func()                                         // tests observe background syncs
 	listingMu   sync.Mutex                                     // serialises writes of the listing entry
+	proposing   sync.Mutex                                     // one proposal at a time: two at once would race for one branch
 
 	mu         sync.Mutex
 	base       *templates.Catalog   // last good catalog, never marked stale
@@ -769,86 +770,6 @@ func blobSHAs(entries []TreeEntry) map[string]string {
 		m[e.Path] = e.SHA
 	}
 	return m
-}
-
-// SaveTemplate commits a template file on the configured branch (the
-// default branch when Ref is empty) and refreshes the catalog so it lists
-// the new version. It returns the commit's URL.
-//
-// A template the catalog already has is updated in its own file, wherever
-// that is (a subfolder, another file name), and only if that file is still
-// the version flowyprompt loaded: GitHub is sent the blob SHA of that
-// version, so a change committed by someone else since the last load or
-// refresh is refused with WRITE_CONFLICT instead of being overwritten. A new
-// name is created as Config.Path/NAME.json, which GitHub refuses
-// (WRITE_CONFLICT) if such a file appeared meanwhile; if that file holds
-// another, valid template, the save is refused (WRITE_CONFLICT) before
-// anything is sent, since replacing it would delete that template. A
-// NAME.json holding an invalid template is replaced, in the version loaded.
-// A source pinned to a commit cannot be written to (WRITE_DISABLED).
-func (s *Source) SaveTemplate(ctx context.Context, name string, content []byte, message string) (string, error) {
-	if err := templates.ValidateName(name); err != nil {
-		return "", err
-	}
-	if s.pinned {
-		return "", fault.New(fault.WriteDisabled, "save template "+name,
-			"the GitHub source is pinned to commit "+short(s.cfg.ref)+", which cannot change",
-			"set GITHUB_REF to a branch to save templates")
-	}
-	s.mu.Lock()
-	loaded := s.base != nil
-	s.mu.Unlock()
-	if !loaded {
-		// Whether the name exists, and in which version, must come from
-		// GitHub: guessing "new" would turn an update into a conflict.
-		if _, err := s.Load(ctx); err != nil {
-			return "", err
-		}
-	}
-	s.mu.Lock()
-	base, blobs := s.base, s.baseBlobs
-	s.mu.Unlock()
-	p := name + ".json"
-	if s.cfg.path != "" {
-		p = s.cfg.path + "/" + p
-	}
-	if e, ok := base.Lookup(name); ok {
-		if err := templates.SaveOverFormat(name, e.Path); err != nil {
-			return "", err
-		}
-		p = e.Path
-	} else if other := templateAt(base, p); other != "" {
-		return "", &fault.Error{Code: fault.WriteConflict, What: "save template " + name,
-			Why:     fmt.Sprintf("%s holds template %q: writing %s there would delete it", p, other, name),
-			How:     fmt.Sprintf("rename %s to %s.json (the name it declares) in the repository, or save the template under another name", p, other),
-			Details: map[string]any{"file": p, "template": other, "repository": s.cfg.webURL},
-			Err:     fmt.Errorf("%w: %s holds %s", ErrConflict, p, other)}
-	}
-	// A new name whose file exists but was invalid when loaded is
-	// replaced only in the version that was loaded, like any update.
-	expect := blobs[p]
-	// With Ref empty the branch is left to GitHub: the default branch, the
-	// one HEAD named when the catalog was loaded (unless it changed since;
-	// then the blob SHA sent most likely refuses the write as a conflict).
-	url, sha, err := s.client.putFile(ctx, p, content, message, s.cfg.ref, expect)
-	if err != nil {
-		return "", err
-	}
-	// A revalidation already in flight may predate the commit: run one
-	// more if the catalog does not show it yet.
-	for range 2 {
-		if _, err := s.Refresh(ctx); err != nil {
-			s.logger.Warn("saved the template but could not refresh the catalog", "template", name, "error", err.Error())
-			break
-		}
-		s.mu.Lock()
-		done := s.commit == sha
-		s.mu.Unlock()
-		if done {
-			break
-		}
-	}
-	return url, nil
 }
 
 // templateAt returns the name of the valid template cat serves from the

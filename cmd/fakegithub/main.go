@@ -2,7 +2,8 @@
 // process, for end-to-end tests that point the real binary at it through
 // GITHUB_API_URL. It serves on loopback only, prints its addresses as one
 // JSON line on stdout, exposes a small control API, and exits when stdin
-// closes or on SIGTERM.
+// closes or on SIGTERM. A test merges a pull request on the API's own
+// address with POST /_merge/{number}, as internal/fakegithub serves it.
 package main
 
 import (
@@ -34,12 +35,16 @@ func run() error {
 	oversized := flag.Int("oversized", 4, "oversized templates to generate")
 	templateBytes := flag.Int("template-bytes", 0, "make each valid template about this many bytes, placeholder-dense (0: one short section)")
 	token := flag.String("token", "", "require this token (empty: no auth)")
+	readOnly := flag.String("read-only-token", "", "also accept this token for reads, refusing its writes with 403 as GitHub does a fine-grained token without write access")
 	flag.Parse()
 
 	gh := fakegithub.New("acme", "prompts")
 	defer gh.Close()
 	if *token != "" {
 		gh.SetToken(*token)
+	}
+	if *readOnly != "" {
+		gh.SetReadOnlyToken(*readOnly)
 	}
 	lib := fakegithub.GenerateLibrary(fakegithub.LibraryOptions{Valid: *valid, Invalid: *invalid, Oversized: *oversized, TemplateBytes: *templateBytes})
 	gh.PutFiles(lib.Files)
@@ -76,6 +81,25 @@ func control(gh *fakegithub.Server) http.Handler {
 		writeJSON(w, map[string]any{"total": gh.Total(), "byStatus": byStatus,
 			"commit": gh.Count(fakegithub.RouteCommit), "tree": gh.Count(fakegithub.RouteTree), "blob": gh.Count(fakegithub.RouteBlob),
 			"tarball": gh.Count(fakegithub.RouteTarball), "downloads": gh.Downloads()})
+	})
+	mux.HandleFunc("GET /pulls", func(w http.ResponseWriter, _ *http.Request) {
+		type pr struct {
+			Number int    `json:"number"`
+			Title  string `json:"title"`
+			Body   string `json:"body"`
+			Head   string `json:"head"`
+			Base   string `json:"base"`
+			State  string `json:"state"`
+			Merged bool   `json:"merged"`
+		}
+		out := []pr{}
+		for _, p := range gh.PullRequests() {
+			out = append(out, pr{p.Number, p.Title, p.Body, p.Head, p.Base, p.State, p.Merged})
+		}
+		writeJSON(w, out)
+	})
+	mux.HandleFunc("GET /head", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, map[string]string{"commit": gh.BranchHead(r.URL.Query().Get("branch"))})
 	})
 	mux.HandleFunc("POST /reset", func(w http.ResponseWriter, _ *http.Request) { gh.Reset(); writeJSON(w, map[string]bool{"ok": true}) })
 	mux.HandleFunc("POST /files", func(w http.ResponseWriter, r *http.Request) {

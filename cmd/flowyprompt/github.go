@@ -189,8 +189,8 @@ func (e *explained) Error() string { return e.text }
 func (e *explained) Unwrap() error { return e.err }
 
 // writerFor returns what the save tool writes through: the GitHub
-// source commits, the folder source writes files; the built-in examples
-// cannot be written.
+// source proposes pull requests, the folder source writes files; the
+// built-in examples cannot be written.
 func writerFor(src templates.Source) app.TemplateWriter {
 	if w, ok := src.(app.TemplateWriter); ok {
 		return w

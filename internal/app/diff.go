@@ -183,7 +183,7 @@ func (a *App) proposed(ctx context.Context, v view, e *templates.Entry, spec str
 	if !ok {
 		return nil, Side{}, templates.ProposalsUnsupported(name, n, describeKind(src.Info().Kind))
 	}
-	data, err := p.ProposedFile(ctx, n, e.Path)
+	data, _, err := p.ProposedFile(ctx, n, name)
 	if err != nil {
 		return nil, Side{}, err
 	}

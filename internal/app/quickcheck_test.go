@@ -21,8 +21,8 @@ func allTools(t testing.TB) []*tool {
 
 type nopWriter struct{}
 
-func (nopWriter) SaveTemplate(context.Context, string, []byte, string) (string, error) {
-	return "", nil
+func (nopWriter) SaveTemplate(context.Context, string, []byte, string) (templates.Saved, error) {
+	return templates.Saved{}, nil
 }
 
 // TestQuickCheckCoversOurTools: every tool schema compiles to a quick

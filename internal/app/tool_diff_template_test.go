@@ -68,12 +68,12 @@ type proposing struct {
 	pulls map[int]map[string][]byte
 }
 
-func (p *proposing) ProposedFile(_ context.Context, number int, path string) ([]byte, error) {
-	data, ok := p.pulls[number][path]
+func (p *proposing) ProposedFile(_ context.Context, number int, name string) ([]byte, string, error) {
+	data, ok := p.pulls[number][name]
 	if !ok {
-		return nil, &fault.Error{Code: fault.GitHubNotFound, What: fmt.Sprintf("pull request #%d proposes no %s", number, path)}
+		return nil, "", &fault.Error{Code: fault.GitHubNotFound, What: fmt.Sprintf("pull request #%d proposes no %s", number, name)}
 	}
-	return data, nil
+	return data, name + ".json", nil
 }
 
 var _ templates.Proposals = (*proposing)(nil)
@@ -89,8 +89,8 @@ func TestDiffTemplateGolden(t *testing.T) {
 	t.Parallel()
 	fake, commits := diffRepo(t)
 	gh := &proposing{Source: githubSource(t, fake), pulls: map[int]map[string][]byte{
-		7: {greetingPath: greetingAt("2.1.0", "Good morning, {{who}}! Welcome back.")},
-		9: {greetingPath: []byte(`{"metadata": {"name": "Greeting"`)},
+		7: {"Greeting": greetingAt("2.1.0", "Good morning, {{who}}! Welcome back.")},
+		9: {"Greeting": []byte(`{"metadata": {"name": "Greeting"`)},
 	}}
 
 	r := gittest.New(t)

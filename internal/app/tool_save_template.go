@@ -12,29 +12,39 @@ import (
 )
 
 // TemplateWriter saves a validated template file; the GitHub source
-// commits it, the directory source writes it to the folder.
+// proposes it as a pull request, the directory source writes it to the
+// folder.
 type TemplateWriter interface {
-	// SaveTemplate stores data as NAME.json and returns where it landed
-	// (a commit URL or a file path).
-	SaveTemplate(ctx context.Context, name string, data []byte, message string) (string, error)
+	// SaveTemplate stores data as the template name and says where it
+	// landed: the file written (Location), or the pull request that
+	// proposes it (Proposal, with its URL as Location). message describes
+	// the change (a commit's message, a pull request's title).
+	SaveTemplate(ctx context.Context, name string, data []byte, message string) (templates.Saved, error)
 }
 
 const saveToolName = "flowyprompt_save_template"
 
 // saveTool is the opt-in save tool; its description and schemas are in
-// the tools folder (see toolFS). It is destructive: an update replaces
-// the template's file (guarded by expected_version).
+// the tools folder (see toolFS). Writing a folder is destructive: an
+// update replaces the template's file (guarded by expected_version). A
+// writer that proposes (templates.Proposals, the GitHub source) replaces
+// nothing served: it opens a pull request, which its title says.
 func (a *App) saveTool() *tool {
+	title := "Save a template"
 	annotations := &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)}
+	if _, proposes := a.opts.Writer.(templates.Proposals); proposes {
+		title = "Propose a template (pull request)"
+		annotations.DestructiveHint = boolPtr(false)
+	}
 	if limit := a.opts.MaxFileSize; limit > 0 && limit != templates.DefaultMaxFileSize {
 		// The schema advertises the default limit; an operator's own
 		// limit replaces it.
 		t := toolTexts()[saveToolName]
 		input := strings.Replace(t.input, `"maxLength": 102400`, fmt.Sprintf(`"maxLength": %d`, limit), 1)
 		input = strings.Replace(input, "At most 102,400 bytes", fmt.Sprintf("At most %d bytes", limit), 1)
-		return newTool(saveToolName, "Save a template", t.description, input, t.output, annotations, a.saveTemplate)
+		return newTool(saveToolName, title, t.description, input, t.output, annotations, a.saveTemplate)
 	}
-	return toolFromFiles(saveToolName, "Save a template", annotations, a.saveTemplate)
+	return toolFromFiles(saveToolName, title, annotations, a.saveTemplate)
 }
 
 // saveNotice is a safety notice of a successful save: a validation
@@ -78,22 +88,34 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	if err != nil {
 		return nil, err
 	}
-	loc, err := a.opts.Writer.SaveTemplate(ctx, name, []byte(args.Template), args.Message)
+	saved, err := a.opts.Writer.SaveTemplate(ctx, name, []byte(args.Template), args.Message)
 	if err != nil {
 		return nil, err
 	}
-	// Show the saved version at once, rather than after the watcher or the
-	// TTL notices it.
-	if _, err := v.lib.Refresh(ctx); err != nil {
-		a.log.Warn("saved the template but could not reload the library", "template", name, "err", err)
+	pr := saved.Proposal
+	if pr == nil {
+		// Show the saved version at once, rather than after the watcher
+		// or the TTL notices it. A proposal changed nothing served.
+		if _, err := v.lib.Refresh(ctx); err != nil {
+			a.log.Warn("saved the template but could not reload the library", "template", name, "err", err)
+		}
 	}
 	var b strings.Builder
-	if existed {
+	switch {
+	case pr != nil && pr.Updated:
+		fmt.Fprintf(&b, "## Result\nUpdated pull request #%d proposing template %s v%s; nothing is served until it is merged.\n", pr.Number, name, t.Metadata.Version)
+	case pr != nil:
+		fmt.Fprintf(&b, "## Result\nOpened pull request #%d proposing template %s v%s; nothing is served until it is merged.\n", pr.Number, name, t.Metadata.Version)
+	case existed:
 		fmt.Fprintf(&b, "## Result\nUpdated template %s v%s (replaced v%s).\n", name, t.Metadata.Version, replaced)
-	} else {
+	default:
 		fmt.Fprintf(&b, "## Result\nCreated template %s v%s.\n", name, t.Metadata.Version)
 	}
-	fmt.Fprintf(&b, "\n## Saved to\n%s\n", loc)
+	if pr != nil {
+		fmt.Fprintf(&b, "\n## Pull request\n%s (branch %s)\n", pr.URL, pr.Branch)
+	} else {
+		fmt.Fprintf(&b, "\n## Saved to\n%s\n", saved.Location)
+	}
 	if len(notices) > 0 {
 		b.WriteString("\n## Safety notices\nSaved, but check these:\n")
 		for _, n := range notices {
@@ -104,9 +126,22 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 			}
 		}
 	}
-	fmt.Fprintf(&b, "\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})\n- Update it later: flowyprompt_save_template(template=..., message=..., expected_version=%q)",
-		name, name, t.Metadata.Version)
-	structured := map[string]any{"name": name, "version": t.Metadata.Version, "location": loc, "created": !existed, "notices": notices}
+	if pr != nil {
+		// What is served is still the version replaced: an update of the
+		// proposal names that one again.
+		expect := ""
+		if existed {
+			expect = fmt.Sprintf(", expected_version=%q", replaced)
+		}
+		fmt.Fprintf(&b, "\n## Next actions\n- Ask a reviewer to merge %s\n- Change the proposal: flowyprompt_save_template(template=..., message=...%s) updates this pull request", pr.URL, expect)
+	} else {
+		fmt.Fprintf(&b, "\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})\n- Update it later: flowyprompt_save_template(template=..., message=..., expected_version=%q)",
+			name, name, t.Metadata.Version)
+	}
+	structured := map[string]any{"name": name, "version": t.Metadata.Version, "location": saved.Location, "created": !existed, "notices": notices}
+	if pr != nil {
+		structured["pull_request"] = map[string]any{"url": pr.URL, "number": pr.Number, "branch": pr.Branch, "updated": pr.Updated}
+	}
 	if notices == nil {
 		structured["notices"] = []saveNotice{}
 	}

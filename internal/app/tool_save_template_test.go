@@ -19,8 +19,8 @@ import (
 
 type conflictWriter struct{}
 
-func (conflictWriter) SaveTemplate(context.Context, string, []byte, string) (string, error) {
-	return "", &fault.Error{Code: fault.WriteConflict, What: "the file changed on GitHub", Why: "someone committed it meanwhile",
+func (conflictWriter) SaveTemplate(context.Context, string, []byte, string) (templates.Saved, error) {
+	return templates.Saved{}, &fault.Error{Code: fault.WriteConflict, What: "the file changed on GitHub", Why: "someone committed it meanwhile",
 		How: "refresh, merge and save again"}
 }
 

@@ -1,12 +1,16 @@
 // Package fakegithub is an in-process fake of the few GitHub REST endpoints
 // flowyprompt uses, for tests: repository metadata, commits/{ref} (SHA and
 // JSON media types), recursive trees, blobs (raw and JSON), contents get and
-// put, rate_limit, and repository archives (tarball).
+// put on any branch, git refs (read, create, move), pull requests (open,
+// edit, list by head, read), rate_limit, and repository archives (tarball).
+// A test merges a pull request with Merge, or over HTTP with
+// POST /_merge/{number}, which is no GitHub route.
 //
 // It behaves like GitHub where our code depends on it: strong quoted ETags
 // that vary with Accept and Authorization, If-None-Match answered with 304
 // that does not count against the rate limit, rate-limit headers on every
-// answer, 401 for a wrong token, 422 for an unknown ref, 409/422 for a stale
+// answer, 401 for a wrong token, 403 for a write with a token that may only
+// read (SetReadOnlyToken), 422 for an unknown ref, 409/422 for a stale
 // file SHA on write, and the 403 rate-limit answer go-github recognises. It
 // counts requests per route so tests can assert what a sync costs, and it can
 // fail on demand (a fixed status, for every route or one, dropped
@@ -57,7 +61,24 @@ const (
 	RoutePut       = "PUT /repos/{owner}/{repo}/contents/{path...}"
 	RouteRateLimit = "GET /rate_limit"
 	RouteTarball   = "GET /repos/{owner}/{repo}/tarball/{ref...}"
+
+	RouteRefs       = "GET /repos/{owner}/{repo}/git/refs"
+	RouteRef        = "GET /repos/{owner}/{repo}/git/ref/{ref...}"
+	RouteCreateRef  = "POST /repos/{owner}/{repo}/git/refs"
+	RouteUpdateRef  = "PATCH /repos/{owner}/{repo}/git/refs/{ref...}"
+	RoutePulls      = "GET /repos/{owner}/{repo}/pulls"
+	RoutePull       = "GET /repos/{owner}/{repo}/pulls/{number}"
+	RouteCreatePull = "POST /repos/{owner}/{repo}/pulls"
+	RouteEditPull   = "PATCH /repos/{owner}/{repo}/pulls/{number}"
 )
+
+// mergePrefix is the path of the test-only merge of a pull request,
+// POST /_merge/{number}: no GitHub route, so none of the API's rules apply.
+const mergePrefix = "/_merge/"
+
+// ReadOnlyMessage is GitHub's answer to a write with a fine-grained token
+// that may only read.
+const ReadOnlyMessage = "Resource not accessible by personal access token"
 
 // downloadPrefix is the path of archive downloads, the fake's stand-in for
 // codeload.github.com.
@@ -105,6 +126,7 @@ type Server struct {
 	mu            sync.Mutex
 	defaultBranch string
 	token         string
+	readOnly      string            // a token that may read but not write; "" none
 	branches      map[string]string // name → commit SHA
 	tags          map[string]string
 	commits       map[string]*commit
@@ -118,6 +140,7 @@ type Server struct {
 	remaining     int
 	reset         time.Time
 	seq           int
+	pulls         []*pull
 
 	grants          map[string]grant // temporary archive token → what it opens
 	downloads       []Request
@@ -160,6 +183,14 @@ func New(owner, repo string) *Server {
 	mux.HandleFunc(RoutePut, s.handlePutContents)
 	mux.HandleFunc(RouteRateLimit, s.handleRateLimit)
 	mux.HandleFunc(RouteTarball, s.handleTarball)
+	mux.HandleFunc(RouteRefs, s.handleRefs)
+	mux.HandleFunc(RouteRef, s.handleRef)
+	mux.HandleFunc(RouteCreateRef, s.handleCreateRef)
+	mux.HandleFunc(RouteUpdateRef, s.handleUpdateRef)
+	mux.HandleFunc(RoutePulls, s.handlePulls)
+	mux.HandleFunc(RoutePull, s.handlePull)
+	mux.HandleFunc(RouteCreatePull, s.handleCreatePull)
+	mux.HandleFunc(RouteEditPull, s.handleEditPull)
 	s.srv = httptest.NewServer(s.front(mux))
 	return s
 }
@@ -182,6 +213,16 @@ func (s *Server) SetToken(token string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.token = token
+}
+
+// SetReadOnlyToken accepts token beside SetToken's as a fine-grained
+// token with read access only: GET answers as usual, and every write
+// (PUT, POST, PATCH, DELETE) gets GitHub's 403 ReadOnlyMessage. The
+// empty token removes it.
+func (s *Server) SetReadOnlyToken(token string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.readOnly = token
 }
 
 // SetFault answers every request with status (and a GitHub-style error
@@ -439,6 +480,10 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 			s.serveDownload(w, r2)
 			return
 		}
+		if n, ok := strings.CutPrefix(r2.URL.Path, mergePrefix); ok && r.Method == http.MethodPost {
+			s.serveMerge(w, n)
+			return
+		}
 		_, rec.Pattern = mux.Handler(r2)
 		r2.Pattern = rec.Pattern
 		recorded := false
@@ -455,7 +500,7 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 		}()
 
 		s.mu.Lock()
-		down, fault, token, limitedTill := s.down, s.fault, s.token, s.limitedTill
+		down, fault, token, readOnly, limitedTill := s.down, s.fault, s.token, s.readOnly, s.limitedTill
 		routeFault := s.routeFaults[rec.Pattern]
 		if s.remaining <= 0 && limitedTill.Before(s.reset) {
 			limitedTill = s.reset // the budget is spent until the reset
@@ -478,12 +523,15 @@ func (s *Server) front(mux *http.ServeMux) http.Handler {
 		case routeFault != 0:
 			s.writeError(sw, r2, routeFault, http.StatusText(routeFault))
 			return
-		case token != "" && !hasToken(r, token):
+		case token != "" && !hasToken(r, token) && (readOnly == "" || !hasToken(r, readOnly)):
 			msg := "Bad credentials"
 			if r.Header.Get("Authorization") == "" {
 				msg = "Requires authentication"
 			}
 			s.writeError(sw, r2, http.StatusUnauthorized, msg)
+			return
+		case readOnly != "" && hasToken(r, readOnly) && r.Method != http.MethodGet && r.Method != http.MethodHead:
+			s.writeError(sw, r2, http.StatusForbidden, ReadOnlyMessage)
 			return
 		case rec.Pattern != RouteRateLimit && time.Now().Before(limitedTill):
 			s.writeError(sw, r2, http.StatusForbidden, RateLimitMessage)
@@ -535,6 +583,12 @@ func (s *Server) rateHeaders(w http.ResponseWriter, r *http.Request, spend bool)
 }
 
 func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, message string) {
+	s.writeErrorWith(w, r, status, message, nil)
+}
+
+// writeErrorWith is writeError with GitHub's list of what failed (a 422's
+// "errors"), left out when nil.
+func (s *Server) writeErrorWith(w http.ResponseWriter, r *http.Request, status int, message string, errs []any) {
 	s.rateHeaders(w, r, true)
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
@@ -542,7 +596,11 @@ func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, 
 	if status == http.StatusForbidden && message == RateLimitMessage {
 		doc = "https://docs.github.com/rest/overview/rate-limits-for-the-rest-api"
 	}
-	json.NewEncoder(w).Encode(map[string]any{"message": message, "documentation_url": doc, "status": strconv.Itoa(status)})
+	body := map[string]any{"message": message, "documentation_url": doc, "status": strconv.Itoa(status)}
+	if errs != nil {
+		body["errors"] = errs
+	}
+	json.NewEncoder(w).Encode(body)
 }
 
 // writeBody answers 200 (or status) with a strong ETag over the

@@ -27,27 +27,28 @@ import (
 // WRITE_CONFLICT. (A NAME.json holding an invalid template is replaced.)
 // The write goes through the folder's os.Root, as reads do, so a subfolder
 // swapped for a link cannot take it out of the folder.
-// message is unused: a folder has no history. It returns the file's path
-// in the folder (slash-separated), never the folder's own path.
-func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ string) (string, error) {
+// message is unused: a folder has no history. Its Location is the file's
+// path in the folder (slash-separated), never the folder's own path; a
+// folder proposes nothing (Proposal nil).
+func (d *Source) SaveTemplate(ctx context.Context, name string, data []byte, _ string) (templates.Saved, error) {
 	if err := templates.ValidateName(name); err != nil {
-		return "", err
+		return templates.Saved{}, err
 	}
 	rel, err := d.saveTarget(ctx, name)
 	if err != nil {
-		return "", err
+		return templates.Saved{}, err
 	}
 	root, err := os.OpenRoot(d.dir)
 	if err != nil {
-		return "", d.writeFault(name, err)
+		return templates.Saved{}, d.writeFault(name, err)
 	}
 	defer root.Close()
 	if err := replaceFile(root, rel, "."+name+".", data); err != nil {
-		return "", d.writeFault(name, err)
+		return templates.Saved{}, d.writeFault(name, err)
 	}
 	// The file as the library names it: the folder's own path is the
 	// server's business, not the client's.
-	return rel, nil
+	return templates.Saved{Location: rel}, nil
 }
 
 // replaceFile writes data to a new temporary file beside rel, named prefix

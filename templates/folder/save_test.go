@@ -58,8 +58,8 @@ func TestSaveTemplate(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The file as the library names it, never the folder's path.
-			if got != tt.wantFile {
-				t.Errorf("saved to %s, want %s", got, tt.wantFile)
+			if got.Location != tt.wantFile || got.Proposal != nil {
+				t.Errorf("saved to %+v, want %s and no proposal", got, tt.wantFile)
 			}
 			want := filepath.Join(dir, filepath.FromSlash(tt.wantFile))
 			if data, err := os.ReadFile(want); err != nil || string(data) != string(saved) {
