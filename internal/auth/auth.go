@@ -83,7 +83,12 @@ type Options struct {
 	Client *http.Client
 	// Now is the clock the claims are checked against (default
 	// time.Now).
-	Now    func() time.Time
+	Now func() time.Time
+	// Claim, when set, names the claim whose values a Member's Groups
+	// hold (the access policy's claim: groups, roles, sub, email...). It
+	// is asked for each token, so that a policy reloaded with another
+	// claim applies to the tokens checked from then on.
+	Claim  func() string
 	Logger *slog.Logger
 }
 
@@ -94,6 +99,10 @@ type Member struct {
 	// Email is the token's email claim, when it has one.
 	Email  string
 	Scopes []string
+	// Groups are the values of the claim Options.Claim names (a string
+	// claim's one value, a list's strings), which the access policy
+	// matches: the member's groups, or their sub or email.
+	Groups []string
 }
 
 // Has reports whether the token granted scope.
@@ -296,7 +305,37 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 			m.Scopes = append(m.Scopes, strings.Fields(one)...)
 		}
 	}
+	if v.opts.Claim != nil {
+		if name := v.opts.Claim(); name != "" {
+			var all map[string]json.RawMessage
+			if err := t.Claims(&all); err != nil {
+				return nil, fmt.Errorf("token claims: %w", err)
+			}
+			m.Groups = ClaimValues(all[name])
+		}
+	}
 	return m, nil
+}
+
+// ClaimValues reads a claim's values as the access policy matches them: a
+// string is one value, a list its strings (anything else in it is
+// skipped); a claim that is absent or of another kind has none.
+func ClaimValues(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if json.Unmarshal(x, &one) == nil {
+			out = append(out, one)
+		}
+	}
+	return out
 }
 
 type memberKey struct{}
