@@ -128,11 +128,8 @@ func (a *App) mayWrite(ctx context.Context, v view, name string) error {
 	if p == nil {
 		return nil
 	}
-	source := singleName(v.lib.Catalog().Info())
-	if ns, _, ok := strings.Cut(name, templates.NamespaceSeparator); ok {
-		source = ns
-	}
-	if p.Writes(m, source) {
+	source := sourceOf(v.lib.Catalog(), name)
+	if source != "" && p.Writes(m, source) {
 		return nil
 	}
 	return &fault.Error{Code: fault.PermissionDenied, What: fmt.Sprintf("you may not save templates to the source %s", source),
@@ -194,12 +191,15 @@ func (a *App) audience(sources []string) mcp.Audience {
 }
 
 // sourceOf is the source of a name or path of cat: its namespace, or the
-// one source's name.
+// one source's name; "" for a bare name of several sources.
 func sourceOf(cat *templates.Catalog, name string) string {
 	if len(cat.Info().Members) == 0 {
 		return singleName(cat.Info())
 	}
 	ns, _, _ := strings.Cut(name, templates.NamespaceSeparator)
+	if ns == name {
+		return ""
+	}
 	return ns
 }
 
