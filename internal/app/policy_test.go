@@ -87,7 +87,9 @@ func TestPolicyViews(t *testing.T) {
 	for _, c := range clients {
 		c.Initialize(t, mcp.LatestVersion)
 	}
-	tool := func(name string, args map[string]any) map[string]any { return map[string]any{"name": name, "arguments": args} }
+	tool := func(name string, args map[string]any) map[string]any {
+		return map[string]any{"name": name, "arguments": args}
+	}
 	complete := map[string]any{"ref": map[string]string{"type": "ref/prompt", "name": "ops/Runbook"}, "argument": map[string]string{"name": "focus", "value": "sec"}}
 	tests := []struct {
 		name   string
@@ -141,7 +143,9 @@ func TestPolicyHiddenIsMissing(t *testing.T) {
 	e, _, _ := policyEngine(t)
 	c := mcptest.ConnectAs(t, e, as(bob))
 	c.Initialize(t, mcp.LatestVersion)
-	tool := func(name string, args map[string]any) map[string]any { return map[string]any{"name": name, "arguments": args} }
+	tool := func(name string, args map[string]any) map[string]any {
+		return map[string]any{"name": name, "arguments": args}
+	}
 	tests := []struct {
 		name   string
 		method string
