@@ -87,6 +87,14 @@ type Options struct {
 	// PublicURL/mcp) and excludes AuthToken. The caller starts it
 	// (auth.Verifier.Start).
 	Auth *auth.Verifier
+	// RequiredScope, with Auth, names the scope a posted message needs
+	// beyond prompts:read ("" for none): a member whose token lacks it is
+	// answered 403 with the step-up challenge (WWW-Authenticate: Bearer
+	// error="insufficient_scope", scope=...) before the message runs, on
+	// /mcp of both eras, /sse/message and POST /sse. The transports know
+	// nothing of what a message does; the application says (for
+	// flowyprompt, a call of the save tool needs prompts:write).
+	RequiredScope func(in *mcp.Inbound) string
 	// ReadHeaderTimeout bounds the wait for a request's head, from the
 	// connection's start or the end of its previous request: a connection
 	// that stays silent is closed after it (default 10 s).
@@ -306,6 +314,10 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		s.credential = clientid.ForCredential(opts.AuthToken)
 	}
 	s.debugLog = s.log.Enabled(context.Background(), slog.LevelDebug)
+	if s.oauth != nil && opts.RequiredScope != nil {
+		settings.Admit = s.admitScope
+		s.settings.Admit = settings.Admit
+	}
 	s.sse = sse.New(e, sse.Options{Settings: settings, PublicURL: opts.PublicURL})
 	s.mcp = streamable.New(e, streamable.Options{Settings: settings, PreferStreams: opts.PreferStreams})
 
