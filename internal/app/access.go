@@ -211,3 +211,14 @@ func (a *App) PolicyChanged(e *mcp.Engine) {
 	e.Notify(mcp.NotificationToolsListChanged, nil)
 	e.Notify(mcp.NotificationResourcesChanged, nil)
 }
+
+// CatalogFor is the catalog ctx's caller may see (the default label's):
+// what /healthz details to them. Without a policy, the whole catalog; under
+// one, a caller who is no member sees nothing.
+func (a *App) CatalogFor(ctx context.Context) *templates.Catalog {
+	v, err := a.labelView(ctx, "")
+	if err != nil {
+		return templates.Build(nil, templates.BuildOptions{})
+	}
+	return v.cat
+}

@@ -60,6 +60,8 @@ func TestCheckSaysHowToFix(t *testing.T) {
 			[]string{"--auth-issuer with --nats (NATS_URL) is not supported yet"}},
 		{"audience without an issuer", []string{"--auth-audience", "https://api.example.com"},
 			[]string{"--auth-audience is set without --auth-issuer"}},
+		{"policy without an issuer", []string{"--transport", "http", "--auth-policy", "policy.json"},
+			[]string{"--auth-policy (FLOWYPROMPT_AUTH_POLICY) is set without --auth-issuer", "set --auth-issuer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -141,8 +141,10 @@ type Options struct {
 	// true for a request that carries the access token, which may see
 	// paths and messages; anyone who reaches the listener may ask without
 	// it (load balancers do), and a server without a token has nobody to
-	// show them to: counts and codes only.
-	Status func(detail bool) any
+	// show them to: counts and codes only. ctx is the request's: with
+	// Auth, it carries the member whose token it holds (auth.MemberOf), so
+	// that a member is shown only what they may see.
+	Status func(ctx context.Context, detail bool) any
 	// Sessions, when set, makes 2025-era sessions reachable from every
 	// replica behind a load balancer: a request for a session another
 	// replica holds is forwarded to it (see SessionRouter).
@@ -712,8 +714,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	report := map[string]any{}
 	if s.opts.Status != nil {
 		tok, _ := credential(r)
-		detail := (s.hasToken && s.tokenOK(tok)) || (s.oauth != nil && s.oauth.member(r, tok))
-		if raw, err := json.Marshal(s.opts.Status(detail)); err == nil {
+		ctx := r.Context()
+		detail := s.hasToken && s.tokenOK(tok)
+		if s.oauth != nil {
+			if m := s.oauth.member(r, tok); m != nil {
+				detail, ctx = true, auth.WithMember(ctx, m)
+			}
+		}
+		if raw, err := json.Marshal(s.opts.Status(ctx, detail)); err == nil {
 			var extra map[string]any
 			// "null" decodes without error into a nil map, which the
 			// writes below would panic on.

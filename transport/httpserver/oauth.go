@@ -209,12 +209,15 @@ func memberKey(m *auth.Member) string {
 	return clientid.ForCredential("member\x00" + m.Issuer + "\x00" + m.Subject)
 }
 
-// member reports whether token, from r's Authorization header, is a valid
-// member's with prompts:read (for /healthz's details).
-func (rs *resourceServer) member(r *http.Request, token string) bool {
+// member returns the member whose token, from r's Authorization header,
+// is valid and grants prompts:read (for /healthz's details), else nil.
+func (rs *resourceServer) member(r *http.Request, token string) *auth.Member {
 	if token == "" || r.Header.Get("Authorization") == "" {
-		return false
+		return nil
 	}
 	m, err := rs.v.Verify(r.Context(), token)
-	return err == nil && m.Has(auth.ScopeRead)
+	if err != nil || !m.Has(auth.ScopeRead) {
+		return nil
+	}
+	return m
 }
