@@ -271,3 +271,39 @@ func TestPolicyWrite(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyWarnings: a warning about a source (an invalid file) reaches
+// only the members who may read it, in the greeting of a new session and
+// when it appears; the answer to a later request proves its absence.
+func TestPolicyWarnings(t *testing.T) {
+	e, lib, ops := policyEngine(t)
+	if err := os.WriteFile(filepath.Join(ops, "Broken.json"), []byte(`{`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	ac, bc := mcptest.ConnectAs(t, e, as(alice)), mcptest.ConnectAs(t, e, as(bob))
+	for _, c := range []*mcptest.Client{ac, bc} {
+		c.Initialize(t, mcp.LatestVersion)
+	}
+	if m := ac.Notification(t, "notifications/message"); !strings.Contains(string(m.Params), "ops/Broken.json") {
+		t.Errorf("alice's greeting: %s", m.Params)
+	}
+	// A second invalid file, appearing while the sessions are open.
+	if err := os.WriteFile(filepath.Join(ops, "Broken_Too.json"), []byte(`{`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lib.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	if m := ac.Notification(t, "notifications/message"); !strings.Contains(string(m.Params), "ops/Broken_Too.json") {
+		t.Errorf("alice's warning: %s", m.Params)
+	}
+	bc.Request(t, "after", mcp.MethodPing, nil)
+	for _, m := range bc.All() {
+		if m.Method == "notifications/message" {
+			t.Errorf("bob was warned: %s", m.Params)
+		}
+	}
+}
