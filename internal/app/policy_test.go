@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -305,5 +306,49 @@ func TestPolicyWarnings(t *testing.T) {
 		if m.Method == "notifications/message" {
 			t.Errorf("bob was warned: %s", m.Params)
 		}
+	}
+}
+
+// BenchmarkListPromptsPolicy: prompts/list's cost under an access policy,
+// two members of different sources asking in turn, against the same list
+// without a policy: the part each sees is built once per catalog.
+func BenchmarkListPromptsPolicy(b *testing.B) {
+	var members []templates.Member
+	for _, ns := range []string{"ops", "team"} {
+		dir := b.TempDir()
+		for i := range 200 {
+			name := ns + "_" + strconv.Itoa(i)
+			if err := os.WriteFile(filepath.Join(dir, name+".json"), sourceTemplate(name, "text"), 0o644); err != nil {
+				b.Fatal(err)
+			}
+		}
+		members = append(members, templates.Member{Namespace: ns, Source: folder.New(dir, templates.BuildOptions{})})
+	}
+	src, err := templates.NewComposite(members, slog.New(slog.DiscardHandler))
+	if err != nil {
+		b.Fatal(err)
+	}
+	lib := templates.NewLibrary(src, slog.New(slog.DiscardHandler))
+	if err := lib.Load(context.Background()); err != nil {
+		b.Fatal(err)
+	}
+	p, err := auth.ParsePolicy("policy.json", []byte(teamPolicy), []string{"default", "ops", "team"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, bc := range []struct {
+		name   string
+		policy func() *auth.Policy
+	}{{"no policy", nil}, {"two members", func() *auth.Policy { return p }}} {
+		b.Run(bc.name, func(b *testing.B) {
+			a := app.New(app.Options{Library: lib, Policy: bc.policy})
+			ctxs := []context.Context{as(alice), as(bob)}
+			b.ReportAllocs()
+			for i := 0; b.Loop(); i++ {
+				if _, err := a.ListPrompts(ctxs[i%2], nil); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
