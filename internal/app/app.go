@@ -119,7 +119,8 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 	if method != mcp.MethodServerDiscover {
 		h.TTL = a.lib.Source().FreshFor()
 	}
-	if a.opts.PrivateCache {
+	if a.opts.PrivateCache || a.opts.Policy != nil {
+		// Under an access policy, what each caller sees is theirs.
 		h.Scope = mcp.CachePrivate
 	}
 	return h

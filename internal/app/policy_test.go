@@ -61,7 +61,7 @@ func policyEngine(t *testing.T) (e *mcp.Engine, lib *templates.Library, ops stri
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	a := app.New(app.Options{Library: lib, Version: "test", Policy: func() *auth.Policy { return p }, PrivateCache: true})
+	a := app.New(app.Options{Library: lib, Version: "test", Policy: func() *auth.Policy { return p }})
 	e = mcp.NewEngine(a.Server(), mcp.EngineOptions{})
 	detach := a.Attach(e)
 	t.Cleanup(func() {
@@ -135,6 +135,25 @@ func TestPolicyViews(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestPolicyPrivateCache: under an access policy a modern client's lists
+// may be kept by its own cache only.
+func TestPolicyPrivateCache(t *testing.T) {
+	e, _, _ := policyEngine(t)
+	c := mcptest.ConnectAs(t, e, as(bob))
+	for i, method := range []string{mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodToolsList} {
+		m := c.Request(t, i+1, method, modern(map[string]any{}, nil))
+		var r struct {
+			Scope string `json:"cacheScope"`
+		}
+		if err := json.Unmarshal(m.Result, &r); err != nil || r.Scope != "private" {
+			t.Errorf("%s: cacheScope %q, want private: %.300s", method, r.Scope, m.Raw)
+		}
+		if strings.Contains(string(m.Result), "ops/") {
+			t.Errorf("%s shows bob ops: %.300s", method, m.Raw)
+		}
 	}
 }
 
