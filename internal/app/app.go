@@ -187,30 +187,24 @@ func (a *App) tellClients(e *mcp.Engine, old, cur *templates.Catalog) {
 		// Under an access policy, a warning about a file reaches the
 		// members who may read its source; staleness, those who may
 		// read a stale one.
-		var to mcp.Audience
-		switch p := w["path"].(type) {
-		case string:
-			to = a.audience([]string{sourceOf(cur, p)})
+		p, isFile := w["path"].(string)
+		switch {
+		case isFile:
+			e.LogWhere(mcp.LevelWarning, "flowyprompt", w, a.audience([]string{sourceOf(cur, p)}))
+		case a.policy() != nil && len(cur.Info().Members) > 0:
+			// The combined reason names every stale source: each member is
+			// told of those they read, one by one.
+			for _, m := range cur.Info().Members {
+				if s := m.Stale; s != nil {
+					e.LogWhere(mcp.LevelWarning, "flowyprompt", map[string]any{
+						"message": "serving templates that may be stale: source " + m.Namespace + ": " + s.Reason,
+						"code":    s.Code, "since": s.Since}, a.audience([]string{m.Namespace}))
+				}
+			}
 		default:
-			to = a.audience(staleSources(cur))
-		}
-		e.LogWhere(mcp.LevelWarning, "flowyprompt", w, to)
-	}
-}
-
-// staleSources are the sources of cat served stale.
-func staleSources(cat *templates.Catalog) []string {
-	info := cat.Info()
-	if len(info.Members) == 0 {
-		return []string{singleName(info)}
-	}
-	var out []string
-	for _, m := range info.Members {
-		if m.Stale != nil {
-			out = append(out, m.Namespace)
+			e.LogWhere(mcp.LevelWarning, "flowyprompt", w, a.audience([]string{singleName(cur.Info())}))
 		}
 	}
-	return out
 }
 
 // warnings lists cur's warnings that old did not already have (all of
