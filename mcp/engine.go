@@ -250,9 +250,16 @@ func (e *Engine) ResourceUpdatedWhere(uri string, to Audience) {
 }
 
 // Log sends a log notification to every session whose level admits it.
-func (e *Engine) Log(level Level, logger string, data any) {
+func (e *Engine) Log(level Level, logger string, data any) { e.LogWhere(level, logger, data, nil) }
+
+// LogWhere is Log for the sessions to picks (see NotifyWhere; a
+// subscriptions/listen stream carries no log messages): a warning about a
+// library only some members may read reaches only those.
+func (e *Engine) LogWhere(level Level, logger string, data any, to Audience) {
 	for _, s := range e.live() {
-		s.log(nil, level, logger, data)
+		if to == nil || to(s.opener, nil) {
+			s.log(nil, level, logger, data)
+		}
 	}
 }
 

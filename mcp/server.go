@@ -73,8 +73,10 @@ type Server struct {
 	// Greeting, when set, returns log messages every client is sent once,
 	// as soon as it may be sent notifications (after
 	// notifications/initialized): warnings that predate it, which the
-	// broadcasts made before it connected could not reach.
-	Greeting func() []LogMessage
+	// broadcasts made before it connected could not reach. ctx carries
+	// the values of the context the session was opened with (who opened
+	// it: see Engine.NewSession), so each may be told what is theirs.
+	Greeting func(ctx context.Context) []LogMessage
 	// OnSessionClosed, when set, is called once with the id of each
 	// session that ends, so that what an application keeps per session
 	// (see Request.SessionID) can go.

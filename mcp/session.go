@@ -332,7 +332,7 @@ func (s *Session) notification(f frame) {
 		}
 	case NotificationInitialized:
 		if greet := s.engine.srv.Greeting; greet != nil && s.Initialized() && s.greeted.CompareAndSwap(false, true) {
-			for _, m := range greet() {
+			for _, m := range greet(s.opener) {
 				s.log(nil, m.Level, m.Logger, m.Data)
 			}
 		}

@@ -283,7 +283,6 @@ func (c *Composite) combine() *Catalog {
 		info: c.Info(), loadedAt: c.now()}
 	defined := map[string][]string{}      // bare name → namespaces, in order
 	flowsDefined := map[string][]string{} // the same for flows
-	var stale []string
 	for i, m := range c.members {
 		cat := c.last[i]
 		ns := m.Namespace
@@ -312,23 +311,10 @@ func (c *Composite) combine() *Catalog {
 			inv.Path = ns + NamespaceSeparator + inv.Path
 			out.invalid = append(out.invalid, inv)
 		}
-		if s := cat.Stale(); s != nil {
-			stale = append(stale, ns)
-			if out.stale == nil {
-				cp := *s
-				out.stale = &cp
-			} else if s.Since.Before(out.stale.Since) {
-				out.stale.Since = s.Since
-			}
-			out.info.Members[i].Stale = s
-		}
+		out.info.Members[i].Stale = cat.Stale()
 		out.info.Members[i].Revision = cat.Info().Revision
 	}
-	if out.stale != nil && len(stale) > 1 {
-		out.stale.Reason = fmt.Sprintf("%d sources are stale (%s); first: %s", len(stale), strings.Join(stale, ", "), out.stale.Reason)
-	} else if out.stale != nil {
-		out.stale.Reason = "source " + stale[0] + ": " + out.stale.Reason
-	}
+	out.stale = staleOf(out.info.Members)
 	for name, nss := range defined {
 		if len(nss) > 1 {
 			out.conflicts = append(out.conflicts, Conflict{Name: name, Namespaces: nss})
@@ -408,4 +394,104 @@ func BareName(name string) string {
 		return name[i+1:]
 	}
 	return name
+}
+
+// Only is the part of a Composite's catalog served from the members that
+// namespaces name, as if the others were not configured: their templates,
+// flows and invalid files, bare names resolving to the first of them (in
+// precedence order) that defines one, the conflicts among them alone,
+// their infos and their staleness. It is what a reader allowed those
+// members alone may see. A catalog of a single source has no namespaces,
+// so nothing of it is kept (the result is empty, with no source info).
+// c is unchanged; the entries are shared.
+func (c *Catalog) Only(namespaces []string) *Catalog {
+	out := &Catalog{byName: map[string]*Entry{}}
+	if c == nil || len(c.info.Members) == 0 {
+		return out
+	}
+	// rank is each kept member's place in precedence order.
+	rank := map[string]int{}
+	out.info = c.info
+	out.info.Members = nil
+	var names []string
+	for _, m := range c.info.Members {
+		if slices.Contains(namespaces, m.Namespace) {
+			rank[m.Namespace] = len(rank)
+			out.info.Members = append(out.info.Members, m)
+			names = append(names, m.Namespace)
+		}
+	}
+	out.info.Location = strings.Join(names, ", ")
+	out.alias, out.flowAlias = map[string]*Entry{}, map[string]*FlowEntry{}
+	out.loadedAt, out.maxFileSize = c.loadedAt, c.maxFileSize
+	kept := func(name string) (int, bool) {
+		ns, _, _ := strings.Cut(name, NamespaceSeparator)
+		r, ok := rank[ns]
+		return r, ok
+	}
+	aliasRank := map[string]int{}
+	for _, e := range c.entries {
+		r, ok := kept(e.Template.Metadata.Name)
+		if !ok {
+			continue
+		}
+		out.entries = append(out.entries, e)
+		out.byName[e.Template.Metadata.Name] = e
+		bare := BareName(e.Template.Metadata.Name)
+		if prev, taken := aliasRank[bare]; !taken || r < prev {
+			out.alias[bare], aliasRank[bare] = e, r
+		}
+	}
+	flowRank := map[string]int{}
+	for _, fe := range c.flows {
+		r, ok := kept(fe.Flow.Name)
+		if !ok {
+			continue
+		}
+		out.flows = append(out.flows, fe)
+		bare := BareName(fe.Flow.Name)
+		if prev, taken := flowRank[bare]; !taken || r < prev {
+			out.flowAlias[bare], flowRank[bare] = fe, r
+		}
+	}
+	for _, inv := range c.invalid {
+		if _, ok := kept(inv.Path); ok {
+			out.invalid = append(out.invalid, inv)
+		}
+	}
+	for _, cf := range c.conflicts {
+		cf.Namespaces = slices.DeleteFunc(slices.Clone(cf.Namespaces), func(ns string) bool { _, ok := rank[ns]; return !ok })
+		if len(cf.Namespaces) > 1 {
+			out.conflicts = append(out.conflicts, cf)
+		}
+	}
+	out.stale = staleOf(out.info.Members)
+	return out
+}
+
+// staleOf is the staleness of a combined catalog of members, as combine
+// reports it: the first stale member's, since the earliest, its reason
+// naming the stale members; nil when none is stale.
+func staleOf(members []SourceInfo) *Staleness {
+	var out *Staleness
+	var stale []string
+	for _, m := range members {
+		if m.Stale == nil {
+			continue
+		}
+		stale = append(stale, m.Namespace)
+		if out == nil {
+			cp := *m.Stale
+			out = &cp
+		} else if m.Stale.Since.Before(out.Since) {
+			out.Since = m.Stale.Since
+		}
+	}
+	switch {
+	case len(stale) > 1:
+		out.Reason = fmt.Sprintf("%d sources are stale (%s); first: %s", len(stale), strings.Join(stale, ", "), out.Reason)
+	case len(stale) == 1:
+		out.Reason = "source " + stale[0] + ": " + out.Reason
+	}
+	return out
 }

@@ -116,7 +116,7 @@ func healthOnCluster(t *testing.T, cfg config.Config) []byte {
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := json.Marshal(catalogStatus(lib, link, src, nil)(true))
+	raw, err := json.Marshal(catalogStatus(lib, nil, link, src, nil)(context.Background(), true))
 	if err != nil {
 		t.Fatal(err)
 	}

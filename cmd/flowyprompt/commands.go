@@ -11,17 +11,20 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"runtime/pprof"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/audit"
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
@@ -49,6 +52,8 @@ type setup struct {
 	tel *telemetry.Telemetry
 	// audit is serve's audit log, nil when the log level hides its lines.
 	audit *audit.Log
+	// policy is serve's access policy (--auth-policy), nil without.
+	policy *auth.PolicyFile
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -210,10 +215,47 @@ func newApp(s *setup) *app.App {
 			state, _ = seal.New(keys...)
 		}
 	}
+	var policy func() *auth.Policy
+	if s.policy != nil {
+		policy = s.policy.Policy
+	}
 	return app.New(app.Options{Library: s.lib, Version: version(), Logger: s.log, MaxFileSize: s.cfg.MaxFileSize,
 		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: w, State: state,
-		// With a token, the library is for its holders alone: no shared cache may keep it.
-		PrivateCache: (s.cfg.AuthToken != "" || s.cfg.AuthIssuer != "") && s.cfg.Transport == "http"})
+		// With a token, the library is for its holders alone: no shared
+		// cache may keep it; with members', what each sees is theirs.
+		PrivateCache: (s.cfg.AuthToken != "" || s.cfg.AuthIssuer != "") && s.cfg.Transport == "http",
+		Policy:       policy})
+}
+
+// loadPolicy reads the access policy file (--auth-policy), checked
+// against the sources served: a policy that names a source the server
+// does not serve, or does not parse, stops serve before it starts.
+func loadPolicy(s *setup) error {
+	if s.cfg.AuthPolicy == "" {
+		return nil
+	}
+	pf, err := auth.LoadPolicyFile(s.cfg.AuthPolicy, app.SourceNames(s.src), s.log)
+	if err != nil {
+		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: correct the policy file (see docs/auth.md, \"The access policy\"), or unset --auth-policy (FLOWYPROMPT_AUTH_POLICY)", err)}
+	}
+	s.policy = pf
+	p := pf.Policy()
+	s.log.Info("access policy loaded", "file", pf.Path(), "claim", p.Claim, "read_rules", len(p.Read), "write_rules", len(p.Write))
+	return nil
+}
+
+// watchPolicy reloads the access policy when its file changes and on
+// SIGHUP until ctx ends, telling every client its lists may have changed.
+func watchPolicy(ctx context.Context, s *setup, a *app.App, e *mcp.Engine) {
+	if s.policy == nil {
+		return
+	}
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	context.AfterFunc(ctx, func() { signal.Stop(hup) })
+	if err := s.policy.Watch(ctx, hup, func(*auth.Policy) { a.PolicyChanged(e) }); err != nil {
+		s.log.Warn("the access policy file is not watched: send SIGHUP to reload it", "err", err)
+	}
 }
 
 // returnLoadGarbage hands the memory a library load left behind back to
@@ -251,6 +293,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		}
 		defer stop()
 	}
+	if err := loadPolicy(s); err != nil {
+		return err
+	}
 	a := newApp(s)
 	returnLoadGarbage(s.lib)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
@@ -265,9 +310,10 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 			s.log.Warn("watching the template source stopped", "err", err)
 		}
 	}()
+	watchPolicy(runCtx, s, a, e)
 	switch s.cfg.Transport {
 	case "http":
-		return serveHTTP(ctx, s, e, stderr)
+		return serveHTTP(ctx, s, a, e, stderr)
 	default:
 		in, out := stdin, stdout
 		if f, ok := stdin.(*os.File); ok {

@@ -34,7 +34,7 @@ func TestHealthzAuditDropped(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw, err := json.Marshal(catalogStatus(lib, nil, src, tt.al)(true))
+			raw, err := json.Marshal(catalogStatus(lib, nil, nil, src, tt.al)(context.Background(), true))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/config"
@@ -35,7 +36,7 @@ func httpIdleTimeout(cfg *config.Config) time.Duration {
 
 // serveHTTP serves e over HTTP until ctx ends (SIGTERM, SIGINT), then
 // stops accepting, lets in-flight requests finish and closes the streams.
-func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) error {
+func serveHTTP(ctx context.Context, s *setup, a *app.App, e *mcp.Engine, stderr io.Writer) error {
 	cfg := &s.cfg
 	if cfg.KeepAlive < 0 || cfg.IdleTimeout < 0 || cfg.MaxSessions < 0 || cfg.MaxSessionsPerClient < 0 || cfg.MaxInflightBytes < 0 {
 		return usageError("--keepalive, --idle-timeout, --max-sessions, --max-sessions-per-client and --max-inflight-bytes cannot be negative (0 turns keep-alives, expiry or the cap off)")
@@ -71,7 +72,7 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		TrustedProxies:       cfg.TrustedProxies,
 		MaxBodyBytes:         int64(cfg.MaxMessageSize),
 		MaxInflightBytes:     inflight,
-		Status:               catalogStatus(s.lib, s.replicas, s.src, s.audit),
+		Status:               catalogStatus(s.lib, a.CatalogFor, s.replicas, s.src, s.audit),
 		Logger:               s.log,
 	}
 	if cfg.AuthIssuer != "" {
@@ -84,6 +85,10 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 			ao.Introspection = &auth.Introspection{URL: cfg.AuthIntrospection,
 				ClientID: cfg.AuthClientID, ClientSecret: string(cfg.AuthClientSecret)}
 		}
+		if pf := s.policy; pf != nil {
+			// The claim is the policy's in force, which a reload may change.
+			ao.Claim = func() string { return pf.Policy().Claim }
+		}
 		v, err := auth.New(ao)
 		if err != nil {
 			return usageError("--auth-issuer: %v", err)
@@ -92,6 +97,9 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		// get 503 until it answered.
 		v.Start(ctx)
 		opts.Auth = v
+		// A call of the save tool by a token without prompts:write gets
+		// the step-up challenge before it runs.
+		opts.RequiredScope = a.RequiredScope
 	}
 	if s.replicas != nil {
 		// 2025-era sessions live on the replica that opened them; the
@@ -223,10 +231,18 @@ type auditStatus struct {
 // with its error code and message, so that an operator sees what to fix
 // without reading the log; for any other, publicStatus. With the audit log
 // on, it also says how many audit lines were dropped (al nil: the log is
-// off).
-func catalogStatus(lib *templates.Library, link replicas, src templates.Source, al *audit.Log) func(detail bool) any {
-	return func(detail bool) any {
-		c := lib.Catalog()
+// off). Its details are of the catalog see gives the caller (nil: the
+// library's whole catalog).
+func catalogStatus(lib *templates.Library, see func(context.Context) *templates.Catalog, link replicas, src templates.Source, al *audit.Log) func(ctx context.Context, detail bool) any {
+	if see == nil {
+		see = func(context.Context) *templates.Catalog { return lib.Catalog() }
+	}
+	return func(ctx context.Context, detail bool) any {
+		// The status is the library's; what it details, the part the
+		// caller may see (under an access policy, an anonymous caller's
+		// is empty, a member's their sources).
+		full := lib.Catalog()
+		c := see(ctx)
 		inv := c.Invalid()
 		var cluster any
 		connected := true
@@ -235,7 +251,7 @@ func catalogStatus(lib *templates.Library, link replicas, src templates.Source, 
 		}
 		status := "ok"
 		switch {
-		case c.Stale() != nil:
+		case full.Stale() != nil:
 			status = "stale"
 		case !connected:
 			// Serving alone: every answer is still right, but changes

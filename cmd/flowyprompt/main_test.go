@@ -116,7 +116,7 @@ func TestCommands(t *testing.T) {
 			stderr: []string{"Usage: flowyprompt serve [flags]", "Run the MCP server", "Example:\n  flowyprompt serve "},
 			flags: append(append(append([]string{}, sourceFlagNames...), writeFlagNames...),
 				"auth-introspection",
-				"addr", "allowed-hosts", "allowed-origins", "auth-audience", "auth-issuer", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
+				"addr", "allowed-hosts", "allowed-origins", "auth-audience", "auth-issuer", "auth-policy", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
 				"max-forwarded", "max-forwarded-per-client", "max-forwarded-per-session",
 				"max-inflight-bytes", "max-message-size", "max-sessions", "max-sessions-per-client", "max-subscriptions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport", "trusted-proxies")},
 		{name: "list help", args: []string{"list", "-h"},

@@ -4,12 +4,14 @@
 package app
 
 import (
+	"context"
 	"log/slog"
 	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -35,6 +37,10 @@ type Options struct {
 	// PrivateCache marks cacheable results private: the library is served
 	// only to callers with a token, so shared caches must not keep it.
 	PrivateCache bool
+	// Policy, when set, returns the access policy in force (nil: none),
+	// which says what each member (auth.MemberOf) may read and write; it
+	// is asked on every request, so a reloaded policy applies at once.
+	Policy func() *auth.Policy
 }
 
 // App serves a template library over MCP.
@@ -47,17 +53,19 @@ type App struct {
 
 	used memory // the values each session used, for completion
 
-	mu         sync.Mutex
-	promptsFor *templates.Catalog
-	prompts    []mcp.Prompt
+	// parts are the parts of catalogs members see (only); prompts the
+	// prompt list of each catalog served.
+	parts   kept[partKey, *templates.Catalog]
+	prompts kept[*templates.Catalog, []mcp.Prompt]
+
+	mu sync.Mutex
 	// missingFor is the catalog whose unreadable resources missing holds
 	// ("template\x00resource"): each is logged once per catalog, not on
 	// every prompt that lists it.
 	missingFor *templates.Catalog
 	missing    map[string]bool
-	// listed holds the files listedFor's templates list (listedFiles).
-	listedFor *templates.Catalog
-	listed    []string
+	// listed holds the files each catalog's templates list (listedFiles).
+	listed kept[*templates.Catalog, []string]
 }
 
 // New builds the app.
@@ -111,7 +119,8 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 	if method != mcp.MethodServerDiscover {
 		h.TTL = a.lib.Source().FreshFor()
 	}
-	if a.opts.PrivateCache {
+	if a.opts.PrivateCache || a.opts.Policy != nil {
+		// Under an access policy, what each caller sees is theirs.
 		h.Scope = mcp.CachePrivate
 	}
 	return h
@@ -121,9 +130,13 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 // the others: templates left out and stale data. Without it, the warnings
 // of the first load, which happens before any client connects, would
 // reach no one.
-func (a *App) greeting() []mcp.LogMessage {
+func (a *App) greeting(ctx context.Context) []mcp.LogMessage {
 	var out []mcp.LogMessage
-	for _, w := range warnings(a.lib.Catalog(), nil) {
+	v, err := a.visible(ctx, a.lib)
+	if err != nil {
+		return nil
+	}
+	for _, w := range warnings(v.cat, nil) {
 		out = append(out, mcp.LogMessage{Level: mcp.LevelWarning, Logger: "flowyprompt", Data: w})
 	}
 	return out
@@ -137,19 +150,22 @@ func (a *App) Attach(e *mcp.Engine) func() {
 		if ch.Empty() {
 			return
 		}
+		// Under an access policy a change is told only to the members who
+		// may read a source it touched: to the others nothing changed.
+		to := a.audience(touched(cur, ch))
 		// A flow is a prompt (flow:NAME) but no resource: a change to
 		// flows alone announces the lists below and no template:// URI,
 		// as ch's template lists are empty then.
-		e.Notify(mcp.NotificationPromptsListChanged, nil)
-		e.Notify(mcp.NotificationToolsListChanged, nil)
+		e.NotifyWhere(mcp.NotificationPromptsListChanged, nil, to)
+		e.NotifyWhere(mcp.NotificationToolsListChanged, nil, to)
 		// resources/list holds the templates and the files they list: a
 		// changed template may name other files without being added or
 		// removed.
 		if len(ch.Added) > 0 || len(ch.Removed) > 0 || old == nil || !slices.Equal(listedFiles(old), listedFiles(cur)) {
-			e.Notify(mcp.NotificationResourcesChanged, nil)
+			e.NotifyWhere(mcp.NotificationResourcesChanged, nil, to)
 		}
 		for _, name := range append(append([]string{}, ch.Changed...), ch.Removed...) {
-			e.ResourceUpdated(TemplateURIPrefix + name)
+			e.ResourceUpdatedWhere(TemplateURIPrefix+name, a.audience([]string{sourceOf(cur, name)}))
 		}
 	})
 }
@@ -168,7 +184,26 @@ func title(name string) string {
 // per new occurrence.
 func (a *App) tellClients(e *mcp.Engine, old, cur *templates.Catalog) {
 	for _, w := range warnings(cur, old) {
-		e.Log(mcp.LevelWarning, "flowyprompt", w)
+		// Under an access policy, a warning about a file reaches the
+		// members who may read its source; staleness, those who may
+		// read a stale one.
+		p, isFile := w["path"].(string)
+		switch {
+		case isFile:
+			e.LogWhere(mcp.LevelWarning, "flowyprompt", w, a.audience([]string{sourceOf(cur, p)}))
+		case a.policy() != nil && len(cur.Info().Members) > 0:
+			// The combined reason names every stale source: each member is
+			// told of those they read, one by one.
+			for _, m := range cur.Info().Members {
+				if s := m.Stale; s != nil {
+					e.LogWhere(mcp.LevelWarning, "flowyprompt", map[string]any{
+						"message": "serving templates that may be stale: source " + m.Namespace + ": " + s.Reason,
+						"code":    s.Code, "since": s.Since}, a.audience([]string{m.Namespace}))
+				}
+			}
+		default:
+			e.LogWhere(mcp.LevelWarning, "flowyprompt", w, a.audience([]string{singleName(cur.Info())}))
+		}
 	}
 }
 

@@ -20,9 +20,7 @@ func (a *App) ListPrompts(ctx context.Context, r *mcp.Request) ([]mcp.Prompt, er
 		return nil, err
 	}
 	cat := v.cat
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.promptsFor != cat {
+	return a.prompts.get(cat, func() []mcp.Prompt {
 		entries := cat.Templates()
 		ps := make([]mcp.Prompt, 0, len(entries))
 		for _, e := range entries {
@@ -31,9 +29,8 @@ func (a *App) ListPrompts(ctx context.Context, r *mcp.Request) ([]mcp.Prompt, er
 		for _, fe := range cat.Flows() {
 			ps = append(ps, flowPromptOf(fe.Flow))
 		}
-		a.prompts, a.promptsFor = ps, cat
-	}
-	return a.prompts, nil
+		return ps
+	}), nil
 }
 
 func promptOf(t *templates.Template) mcp.Prompt {

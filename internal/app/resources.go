@@ -245,12 +245,7 @@ func shownURI(uri string) string {
 // resources (compared as cleaned slash paths). The list is made once per
 // catalog: a subscriptions/listen may ask about a thousand files at once.
 func (a *App) listedResource(cat *templates.Catalog, p string) bool {
-	a.mu.Lock()
-	if a.listedFor != cat {
-		a.listedFor, a.listed = cat, listedFiles(cat)
-	}
-	listed := a.listed
-	a.mu.Unlock()
+	listed := a.listed.get(cat, func() []string { return listedFiles(cat) })
 	_, found := slices.BinarySearch(listed, path.Clean(p))
 	return found
 }

@@ -79,6 +79,9 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	if err != nil {
 		return nil, err
 	}
+	if err := a.mayWrite(ctx, v, name); err != nil {
+		return nil, err
+	}
 	prev, existed := v.cat.Lookup(name)
 	replaced := ""
 	if existed {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -110,11 +111,16 @@ func boolPtr(b bool) *bool { return &b }
 var readOnly = &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(true), DestructiveHint: boolPtr(false),
 	IdempotentHint: boolPtr(true), OpenWorldHint: boolPtr(false)}
 
-// ListTools lists the tools in a fixed order.
-func (a *App) ListTools(context.Context, *mcp.Request) ([]mcp.Tool, error) {
-	out := make([]mcp.Tool, len(a.tools))
-	for i, t := range a.tools {
-		out[i] = t.def
+// ListTools lists the tools in a fixed order: the save tool only to a
+// caller who may write (hidesSave).
+func (a *App) ListTools(ctx context.Context, _ *mcp.Request) ([]mcp.Tool, error) {
+	hide := hidesSave(ctx)
+	out := make([]mcp.Tool, 0, len(a.tools))
+	for _, t := range a.tools {
+		if hide && t.def.Name == saveToolName {
+			continue
+		}
+		out = append(out, t.def)
 	}
 	return out, nil
 }
@@ -127,6 +133,12 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 		return errorResult(&fault.Error{Code: fault.WriteDisabled, What: "saving templates is disabled on this server",
 			Why: "writing is opt-in, and the server was started without it (or serves the read-only built-in examples)",
 			How: "start the server with --allow-write (or WRITE_ENABLED=true) and a template folder or GitHub repository"}), nil
+	}
+	if ok && p.Name == saveToolName && hidesSave(ctx) {
+		// Over HTTP the transport answered 403 already (RequiredScope).
+		return errorResult(&fault.Error{Code: fault.PermissionDenied, What: "the access token does not grant " + auth.ScopeWrite,
+			Why: "saving templates needs the scope " + auth.ScopeWrite,
+			How: "sign in again asking for the scope " + auth.ScopeWrite}), nil
 	}
 	if !ok {
 		names := make([]string, 0, len(a.tools))

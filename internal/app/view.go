@@ -52,9 +52,15 @@ func (a *App) libraryFor(_ context.Context, label string) (*templates.Library, e
 	return a.lib, nil
 }
 
-// visible is as much of lib as ctx's caller may see.
-func (a *App) visible(_ context.Context, lib *templates.Library) (view, error) {
-	return view{lib: lib, cat: lib.Catalog()}, nil
+// visible is as much of lib as ctx's caller may see: under an access
+// policy, the sources their read rules name (access.go), the others left
+// out as if they were not configured.
+func (a *App) visible(ctx context.Context, lib *templates.Library) (view, error) {
+	cat := lib.Catalog()
+	if sources, all := a.readable(ctx); !all {
+		cat = a.only(cat, sources)
+	}
+	return view{lib: lib, cat: cat}, nil
 }
 
 // lookup finds the template called name in v's catalog, or answers

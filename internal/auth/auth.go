@@ -90,7 +90,12 @@ type Options struct {
 	Client *http.Client
 	// Now is the clock the claims are checked against (default
 	// time.Now).
-	Now    func() time.Time
+	Now func() time.Time
+	// Claim, when set, names the claim whose values a Member's Groups
+	// hold (the access policy's claim: groups, roles, sub, email...). It
+	// is asked for each token, so that a policy reloaded with another
+	// claim applies to the tokens checked from then on.
+	Claim  func() string
 	Logger *slog.Logger
 	// Introspection, when set, checks the tokens that are not JWTs the
 	// issuer's keys verify at the issuer's introspection endpoint.
@@ -104,6 +109,10 @@ type Member struct {
 	// Email is the token's email claim, when it has one.
 	Email  string
 	Scopes []string
+	// Groups are the values of the claim Options.Claim names (a string
+	// claim's one value, a list's strings), which the access policy
+	// matches: the member's groups, or their sub or email.
+	Groups []string
 }
 
 // Has reports whether the token granted scope.
@@ -341,7 +350,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if err := t.Claims(&raw); err != nil {
 		return nil, fmt.Errorf("token claims: %w", err)
 	}
-	return newMember(t.Issuer, t.Subject, raw)
+	return newMember(t.Issuer, t.Subject, raw, v.opts.Claim)
 }
 
 // isJWT reports whether token is a JWS in compact form signed with one of
@@ -362,8 +371,10 @@ var joseAlgs = func() []jose.SignatureAlgorithm {
 }()
 
 // newMember reads the member of a checked token from its claims: a JWT's,
-// or an introspection answer (RFC 7662 names its fields as RFC 7519 does).
-func newMember(issuer, subject string, raw json.RawMessage) (*Member, error) {
+// or an introspection answer (RFC 7662 names its fields as RFC 7519 does);
+// claim names the claim whose values are the member's Groups (nil or "":
+// none are read).
+func newMember(issuer, subject string, raw json.RawMessage, claim func() string) (*Member, error) {
 	if strings.TrimSpace(subject) == "" {
 		return nil, errors.New("token names no subject (sub)")
 	}
@@ -382,7 +393,37 @@ func newMember(issuer, subject string, raw json.RawMessage) (*Member, error) {
 			m.Scopes = append(m.Scopes, strings.Fields(one)...)
 		}
 	}
+	if claim != nil {
+		if name := claim(); name != "" {
+			var all map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &all); err != nil {
+				return nil, fmt.Errorf("token claims: %w", err)
+			}
+			m.Groups = ClaimValues(all[name])
+		}
+	}
 	return m, nil
+}
+
+// ClaimValues reads a claim's values as the access policy matches them: a
+// string is one value, a list its strings (anything else in it is
+// skipped); a claim that is absent or of another kind has none.
+func ClaimValues(raw json.RawMessage) []string {
+	var one string
+	if json.Unmarshal(raw, &one) == nil {
+		return []string{one}
+	}
+	var list []json.RawMessage
+	if json.Unmarshal(raw, &list) != nil {
+		return nil
+	}
+	out := make([]string, 0, len(list))
+	for _, x := range list {
+		if json.Unmarshal(x, &one) == nil {
+			out = append(out, one)
+		}
+	}
+	return out
 }
 
 type memberKey struct{}

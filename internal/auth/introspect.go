@@ -113,6 +113,7 @@ type introspector struct {
 	url      string
 	issuer   string
 	audience string
+	claim    func() string // Options.Claim
 	now      func() time.Time
 	log      *slog.Logger
 
@@ -142,6 +143,7 @@ func newIntrospector(in *Introspection, opts Options, client *http.Client) (*int
 		url:      in.URL,
 		issuer:   opts.Issuer,
 		audience: opts.Audience,
+		claim:    opts.Claim,
 		now:      opts.Now,
 		log:      opts.Logger,
 		cache:    cache,
@@ -236,7 +238,7 @@ func (in *introspector) member(resp *introspected, now time.Time) (*Member, erro
 	if !slices.Contains(resp.Audience, in.audience) {
 		return nil, fmt.Errorf("token for the audience %q, not %q", []string(resp.Audience), in.audience)
 	}
-	return newMember(in.issuer, resp.Subject, resp.raw)
+	return newMember(in.issuer, resp.Subject, resp.raw, in.claim)
 }
 
 // unavailable wraps err as ErrUnavailable's and logs it, at most once

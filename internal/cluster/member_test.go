@@ -100,7 +100,7 @@ func TestMemberOnWire(t *testing.T) {
 	b, _ := json.Marshal(memberOnWire(m))
 	var keys map[string]any
 	_ = json.Unmarshal(b, &keys)
-	if diff := cmp.Diff([]string{"email", "iss", "scopes", "sub"}, slices.Sorted(maps.Keys(keys))); diff != "" {
+	if diff := cmp.Diff([]string{"email", "groups", "iss", "scopes", "sub"}, slices.Sorted(maps.Keys(keys))); diff != "" {
 		t.Errorf("wire member's fields (-want +got):\n%s", diff)
 	}
 }

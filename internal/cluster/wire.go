@@ -92,6 +92,7 @@ type wireMember struct {
 	Subject string   `json:"sub"`
 	Email   string   `json:"email,omitempty"`
 	Scopes  []string `json:"scopes,omitempty"`
+	Groups  []string `json:"groups,omitempty"`
 }
 
 // memberOnWire is m as a forwarded request carries it; nil for nil.
@@ -99,7 +100,7 @@ func memberOnWire(m *auth.Member) *wireMember {
 	if m == nil {
 		return nil
 	}
-	return &wireMember{Issuer: m.Issuer, Subject: m.Subject, Email: m.Email, Scopes: m.Scopes}
+	return &wireMember{Issuer: m.Issuer, Subject: m.Subject, Email: m.Email, Scopes: m.Scopes, Groups: m.Groups}
 }
 
 // member is the auth.Member w names; nil for nil.
@@ -107,7 +108,7 @@ func (w *wireMember) member() *auth.Member {
 	if w == nil {
 		return nil
 	}
-	return &auth.Member{Issuer: w.Issuer, Subject: w.Subject, Email: w.Email, Scopes: w.Scopes}
+	return &auth.Member{Issuer: w.Issuer, Subject: w.Subject, Email: w.Email, Scopes: w.Scopes, Groups: w.Groups}
 }
 
 // wireHead is the head of a forwarded response, in hdrHead.

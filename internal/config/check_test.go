@@ -65,6 +65,8 @@ func TestCheckSaysHowToFix(t *testing.T) {
 		{"introspection without client credentials", []string{"--transport", "http", "--public-url", "https://p.example.com",
 			"--auth-issuer", "https://id.example.com", "--auth-introspection", "https://id.example.com/introspect"},
 			[]string{"--auth-introspection needs this server's client credentials", "FLOWYPROMPT_AUTH_CLIENT_ID and FLOWYPROMPT_AUTH_CLIENT_SECRET"}},
+		{"policy without an issuer", []string{"--transport", "http", "--auth-policy", "policy.json"},
+			[]string{"--auth-policy (FLOWYPROMPT_AUTH_POLICY) is set without --auth-issuer", "set --auth-issuer"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

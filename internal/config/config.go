@@ -74,6 +74,9 @@ type Config struct {
 	AuthIntrospection string
 	AuthClientID      string
 	AuthClientSecret  Secret
+	// AuthPolicy is the access policy file: which sources each member
+	// reads and writes (needs AuthIssuer).
+	AuthPolicy string
 	// StateKeys seal the state the server hands to clients (the
 	// requestState of input-required results): comma-separated Base64 keys,
 	// the first signing, all verifying. Replicas share them. Secret.
@@ -312,6 +315,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	// flag: a command line is visible to every user of the machine.
 	c.AuthClientID = str("FLOWYPROMPT_AUTH_CLIENT_ID")
 	c.AuthClientSecret = Secret(str("FLOWYPROMPT_AUTH_CLIENT_SECRET"))
+	fs.StringVar(&c.AuthPolicy, "auth-policy", str("FLOWYPROMPT_AUTH_POLICY"), "with --auth-issuer, the access policy `file` (JSON): which sources each member reads and writes, by a claim of their token; reloaded when it changes and on SIGHUP (env FLOWYPROMPT_AUTH_POLICY; see docs/auth.md)")
 	RegisterState(fs, c, env)
 	// Like the auth token, a NATS URL may carry a password: its default
 	// comes from the environment and is never printed as a flag default.
@@ -413,6 +417,9 @@ func (c *Config) Check() error {
 		if c.AuthIssuer != "" && c.PublicURL == "" {
 			errs = append(errs, errors.New("--auth-issuer needs --public-url: the resource the authorization server issues tokens for is PUBLIC_URL/mcp, e.g. --public-url https://prompts.example.com"))
 		}
+	}
+	if c.AuthPolicy != "" && c.AuthIssuer == "" {
+		errs = append(errs, errors.New("--auth-policy (FLOWYPROMPT_AUTH_POLICY) is set without --auth-issuer: the policy matches claims of the members' access tokens, which only an authorization server issues; set --auth-issuer and --public-url too, or unset it"))
 	}
 	if c.AuthAudience != "" && c.AuthIssuer == "" {
 		errs = append(errs, errors.New("--auth-audience is set without --auth-issuer: it says which aud the issuer's tokens carry; set --auth-issuer too, or unset it"))

@@ -83,10 +83,21 @@ func ConnectBlocked(t testing.TB, e *mcp.Engine, release chan struct{}) *Client 
 	return connect(t, e, release)
 }
 
+// ConnectAs opens a session on e as opener's caller: its requests run
+// with opener's values (auth.MemberOf finds the member it carries), as
+// those of a session an HTTP request opened do.
+func ConnectAs(t testing.TB, e *mcp.Engine, opener context.Context) *Client {
+	return connectFrom(t, e, opener, nil)
+}
+
 func connect(t testing.TB, e *mcp.Engine, block chan struct{}) *Client {
+	return connectFrom(t, e, context.Background(), block)
+}
+
+func connectFrom(t testing.TB, e *mcp.Engine, opener context.Context, block chan struct{}) *Client {
 	c := &Client{block: block}
 	c.cond = sync.NewCond(&c.mu)
-	s, err := e.NewSession(context.Background(), sink{c}, 0)
+	s, err := e.NewSession(opener, sink{c}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

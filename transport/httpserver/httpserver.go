@@ -87,6 +87,14 @@ type Options struct {
 	// PublicURL/mcp) and excludes AuthToken. The caller starts it
 	// (auth.Verifier.Start).
 	Auth *auth.Verifier
+	// RequiredScope, with Auth, names the scope a posted message needs
+	// beyond prompts:read ("" for none): a member whose token lacks it is
+	// answered 403 with the step-up challenge (WWW-Authenticate: Bearer
+	// error="insufficient_scope", scope=...) before the message runs, on
+	// /mcp of both eras, /sse/message and POST /sse. The transports know
+	// nothing of what a message does; the application says (for
+	// flowyprompt, a call of the save tool needs prompts:write).
+	RequiredScope func(in *mcp.Inbound) string
 	// ReadHeaderTimeout bounds the wait for a request's head, from the
 	// connection's start or the end of its previous request: a connection
 	// that stays silent is closed after it (default 10 s).
@@ -133,8 +141,10 @@ type Options struct {
 	// true for a request that carries the access token, which may see
 	// paths and messages; anyone who reaches the listener may ask without
 	// it (load balancers do), and a server without a token has nobody to
-	// show them to: counts and codes only.
-	Status func(detail bool) any
+	// show them to: counts and codes only. ctx is the request's: with
+	// Auth, it carries the member whose token it holds (auth.MemberOf), so
+	// that a member is shown only what they may see.
+	Status func(ctx context.Context, detail bool) any
 	// Sessions, when set, makes 2025-era sessions reachable from every
 	// replica behind a load balancer: a request for a session another
 	// replica holds is forwarded to it (see SessionRouter).
@@ -304,6 +314,10 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		s.credential = clientid.ForCredential(opts.AuthToken)
 	}
 	s.debugLog = s.log.Enabled(context.Background(), slog.LevelDebug)
+	if s.oauth != nil && opts.RequiredScope != nil {
+		settings.Admit = s.admitScope
+		s.settings.Admit = settings.Admit
+	}
 	s.sse = sse.New(e, sse.Options{Settings: settings, PublicURL: opts.PublicURL})
 	s.mcp = streamable.New(e, streamable.Options{Settings: settings, PreferStreams: opts.PreferStreams})
 
@@ -711,8 +725,14 @@ func (s *Server) health(w http.ResponseWriter, r *http.Request) {
 	report := map[string]any{}
 	if s.opts.Status != nil {
 		tok, _ := credential(r)
-		detail := (s.hasToken && s.tokenOK(tok)) || (s.oauth != nil && s.oauth.member(r, tok))
-		if raw, err := json.Marshal(s.opts.Status(detail)); err == nil {
+		ctx := r.Context()
+		detail := s.hasToken && s.tokenOK(tok)
+		if s.oauth != nil {
+			if m := s.oauth.member(r, tok); m != nil {
+				detail, ctx = true, auth.WithMember(ctx, m)
+			}
+		}
+		if raw, err := json.Marshal(s.opts.Status(ctx, detail)); err == nil {
 			var extra map[string]any
 			// "null" decodes without error into a nil map, which the
 			// writes below would panic on.

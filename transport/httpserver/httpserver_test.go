@@ -361,7 +361,7 @@ func TestBodyCap(t *testing.T) {
 
 func TestHealthz(t *testing.T) {
 	e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
-	_, c := start(t, e, httpserver.Options{Status: func(bool) any {
+	_, c := start(t, e, httpserver.Options{Status: func(context.Context, bool) any {
 		return map[string]any{"templates": 13, "invalid": 1, "source": map[string]string{"kind": "embedded"}, "stale": nil}
 	}})
 	c.openMCP(t)
@@ -592,12 +592,12 @@ func TestShutdownBounded(t *testing.T) {
 func TestHealthzOddStatus(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
-		status func(bool) any
+		status func(context.Context, bool) any
 	}{
-		{"nil", func(bool) any { return nil }},
-		{"nil map", func(bool) any { return map[string]any(nil) }},
-		{"nil pointer", func(bool) any { return (*struct{ N int })(nil) }},
-		{"scalar", func(bool) any { return 42 }},
+		{"nil", func(context.Context, bool) any { return nil }},
+		{"nil map", func(context.Context, bool) any { return map[string]any(nil) }},
+		{"nil pointer", func(context.Context, bool) any { return (*struct{ N int })(nil) }},
+		{"scalar", func(context.Context, bool) any { return 42 }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
@@ -639,7 +639,7 @@ func TestHealthzDetailNeedsToken(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e, _, _ := newEngine(t, nil, mcp.EngineOptions{})
-			_, c := start(t, e, httpserver.Options{AuthToken: tc.token, Status: func(detail bool) any {
+			_, c := start(t, e, httpserver.Options{AuthToken: tc.token, Status: func(_ context.Context, detail bool) any {
 				return map[string]bool{"detail": detail}
 			}})
 			r := c.do(t, http.MethodGet, "/healthz", "", tc.header...)

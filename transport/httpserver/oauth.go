@@ -142,16 +142,46 @@ func (s *Server) admit(w http.ResponseWriter, r *http.Request) (*http.Request, b
 		return nil, false
 	}
 	if !m.Has(auth.ScopeRead) {
-		w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
-			auth.ScopeRead, rs.metadataURL))
-		httpx.WriteError(w, r, http.StatusForbidden, &fault.Error{Code: mcp.CodeInsufficientScope,
-			What: "the access token does not grant " + auth.ScopeRead,
-			Why:  "every request to /mcp, /sse and /sse/message reads prompts",
-			How:  "ask the authorization server for a token with the scope " + auth.ScopeRead})
+		s.insufficientScope(w, r, auth.ScopeRead, "every request to /mcp, /sse and /sse/message reads prompts")
 		return nil, false
 	}
 	r = r.WithContext(auth.WithMember(r.Context(), m))
 	return httpx.WithCaller(r, httpx.Caller{Owner: ownerOf(m)}), true
+}
+
+// admitScope answers 403 with the step-up challenge a posted message
+// whose member's token lacks the scope RequiredScope names for it.
+func (s *Server) admitScope(w http.ResponseWriter, r *http.Request, in *mcp.Inbound) bool {
+	scope := s.opts.RequiredScope(in)
+	if scope == "" {
+		return true
+	}
+	if m := auth.MemberOf(r.Context()); m != nil && m.Has(scope) {
+		return true
+	}
+	s.insufficientScope(w, r, scope, in.Method()+" "+nameOf(in)+" needs it")
+	return false
+}
+
+// nameOf is the tool, prompt or resource in names, quoted, or "".
+func nameOf(in *mcp.Inbound) string {
+	if name, ok := in.Name(); ok {
+		return fmt.Sprintf("%.64q", name)
+	}
+	return ""
+}
+
+// insufficientScope answers 403 with the step-up challenge (RFC 6750
+// section 3.1, the MCP authorization specification's scope challenge):
+// the client may ask the authorization server for a token with scope and
+// try again.
+func (s *Server) insufficientScope(w http.ResponseWriter, r *http.Request, scope, why string) {
+	w.Header().Set("WWW-Authenticate", fmt.Sprintf(`Bearer error="insufficient_scope", scope=%q, resource_metadata=%q`,
+		scope, s.oauth.metadataURL))
+	httpx.WriteError(w, r, http.StatusForbidden, &fault.Error{Code: mcp.CodeInsufficientScope,
+		What: "the access token does not grant " + scope,
+		Why:  why,
+		How:  "ask the authorization server for a token with the scope " + scope})
 }
 
 // unauthorized answers 401 with the challenge that names the metadata;
@@ -189,12 +219,15 @@ func memberKey(m *auth.Member) string {
 	return clientid.ForCredential("member\x00" + m.Issuer + "\x00" + m.Subject)
 }
 
-// member reports whether token, from r's Authorization header, is a valid
-// member's with prompts:read (for /healthz's details).
-func (rs *resourceServer) member(r *http.Request, token string) bool {
+// member returns the member whose token, from r's Authorization header,
+// is valid and grants prompts:read (for /healthz's details), else nil.
+func (rs *resourceServer) member(r *http.Request, token string) *auth.Member {
 	if token == "" || r.Header.Get("Authorization") == "" {
-		return false
+		return nil
 	}
 	m, err := rs.v.Verify(r.Context(), token)
-	return err == nil && m.Has(auth.ScopeRead)
+	if err != nil || !m.Has(auth.ScopeRead) {
+		return nil
+	}
+	return m
 }

@@ -604,6 +604,8 @@ func (h *Handler) deliver(w http.ResponseWriter, r *http.Request, s *mcp.Session
 			What: in.Method() + " of revision " + in.ProtocolVersion() + " on a legacy transport",
 			Why:  "the HTTP+SSE transport speaks revisions up to " + mcp.LatestVersion + "; revision " + mcp.Version20260728 + " and later are served on stdio and Streamable HTTP (/mcp)",
 			How:  "send initialize to speak " + mcp.LatestVersion + " here, or use /mcp"}
+	case h.opts.Admit != nil && !h.opts.Admit(w, r, in):
+		return 0, false
 	default:
 		return s.DeliverInbound(r.Context(), in, rt), true
 	}

@@ -66,6 +66,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in.Keep(lease)
+	if h.opts.Admit != nil && !h.opts.Admit(w, r, in) {
+		return
+	}
 	if ss == nil {
 		v := r.Header.Get(HeaderProtocolVersion)
 		if v != "" && !mcp.IsSupportedVersion(v) || in.Modern() && v == "" {

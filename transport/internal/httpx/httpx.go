@@ -387,6 +387,12 @@ type Settings struct {
 	// for both transports (nil: Budgets(DefaultMaxInflightBytes,
 	// MaxBodyBytes)).
 	Budget *Budget
+	// Admit, when set, is asked about each posted message once it is read
+	// and before it runs (POST /mcp of both eras, /sse/message and POST
+	// /sse): false means it answered the POST itself (the OAuth step-up
+	// challenge, 403, for a token without a scope the message needs), and
+	// the message is not run.
+	Admit func(w http.ResponseWriter, r *http.Request, in *mcp.Inbound) bool
 }
 
 // Fill sets what is unset to the defaults, the body cap to e's message cap.
