@@ -31,7 +31,7 @@ func variableTemplate(name, content string) string {
 }
 
 // policyEngine serves the folders ops and team under teamPolicy; the
-// members are alice (sre) and bob (no group), neither of whom may write.
+// members are sre (sre) and dev (no group), neither of whom may write.
 func policyEngine(t *testing.T) (e *mcp.Engine, lib *templates.Library, ops string) {
 	t.Helper()
 	ops, team := t.TempDir(), t.TempDir()
@@ -76,15 +76,15 @@ func policyEngine(t *testing.T) (e *mcp.Engine, lib *templates.Library, ops stri
 func as(m *auth.Member) context.Context { return auth.WithMember(context.Background(), m) }
 
 var (
-	alice = &auth.Member{Issuer: "https://idp", Subject: "alice", Groups: []string{"sre"}, Scopes: []string{auth.ScopeRead}}
-	bob   = &auth.Member{Issuer: "https://idp", Subject: "bob", Scopes: []string{auth.ScopeRead}}
+	sre = &auth.Member{Issuer: "https://idp", Subject: "alice", Groups: []string{"sre"}, Scopes: []string{auth.ScopeRead}}
+	dev = &auth.Member{Issuer: "https://idp", Subject: "bob", Scopes: []string{auth.ScopeRead}}
 )
 
 // TestPolicyViews: two members see what their read rules give them, in
 // every list and lookup.
 func TestPolicyViews(t *testing.T) {
 	e, _, _ := policyEngine(t)
-	clients := map[string]*mcptest.Client{"alice": mcptest.ConnectAs(t, e, as(alice)), "bob": mcptest.ConnectAs(t, e, as(bob))}
+	clients := map[string]*mcptest.Client{"alice": mcptest.ConnectAs(t, e, as(sre)), "bob": mcptest.ConnectAs(t, e, as(dev))}
 	for _, c := range clients {
 		c.Initialize(t, mcp.LatestVersion)
 	}
@@ -97,7 +97,7 @@ func TestPolicyViews(t *testing.T) {
 		method string
 		params any
 		// what each member's answer holds, and must not
-		alice, bob, bobNot []string
+		sre, dev, bobNot []string
 	}{
 		{"prompts/list", mcp.MethodPromptsList, map[string]any{},
 			[]string{`"ops/Runbook"`, `"team/Code_Review"`, `"flow:ops/oncall"`}, []string{`"team/Code_Review"`, `"team/Team_Note"`}, []string{"ops/"}},
@@ -118,7 +118,7 @@ func TestPolicyViews(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			for who, want := range map[string][]string{"alice": tt.alice, "bob": tt.bob} {
+			for who, want := range map[string][]string{"alice": tt.sre, "bob": tt.dev} {
 				m := clients[who].Request(t, 100+i, tt.method, tt.params)
 				for _, w := range want {
 					if !strings.Contains(string(m.Raw), w) {
@@ -130,7 +130,7 @@ func TestPolicyViews(t *testing.T) {
 				}
 				for _, w := range tt.bobNot {
 					if strings.Contains(string(m.Raw), w) {
-						t.Errorf("bob is shown %q: %.600s", w, m.Raw)
+						t.Errorf("dev is shown %q: %.600s", w, m.Raw)
 					}
 				}
 			}
@@ -142,7 +142,7 @@ func TestPolicyViews(t *testing.T) {
 // may be kept by its own cache only.
 func TestPolicyPrivateCache(t *testing.T) {
 	e, _, _ := policyEngine(t)
-	c := mcptest.ConnectAs(t, e, as(bob))
+	c := mcptest.ConnectAs(t, e, as(dev))
 	for i, method := range []string{mcp.MethodPromptsList, mcp.MethodResourcesList, mcp.MethodToolsList} {
 		m := c.Request(t, i+1, method, modern(map[string]any{}, nil))
 		var r struct {
@@ -152,7 +152,7 @@ func TestPolicyPrivateCache(t *testing.T) {
 			t.Errorf("%s: cacheScope %q, want private: %.300s", method, r.Scope, m.Raw)
 		}
 		if strings.Contains(string(m.Result), "ops/") {
-			t.Errorf("%s shows bob ops: %.300s", method, m.Raw)
+			t.Errorf("%s shows dev ops: %.300s", method, m.Raw)
 		}
 	}
 }
@@ -161,7 +161,7 @@ func TestPolicyPrivateCache(t *testing.T) {
 // exactly as a name that does not exist, the name aside.
 func TestPolicyHiddenIsMissing(t *testing.T) {
 	e, _, _ := policyEngine(t)
-	c := mcptest.ConnectAs(t, e, as(bob))
+	c := mcptest.ConnectAs(t, e, as(dev))
 	c.Initialize(t, mcp.LatestVersion)
 	tool := func(name string, args map[string]any) map[string]any {
 		return map[string]any{"name": name, "arguments": args}
@@ -215,7 +215,7 @@ func TestPolicyHiddenIsMissing(t *testing.T) {
 // reaches him after it.
 func TestPolicyListChanged(t *testing.T) {
 	e, lib, ops := policyEngine(t)
-	ac, bc := mcptest.ConnectAs(t, e, as(alice)), mcptest.ConnectAs(t, e, as(bob))
+	ac, bc := mcptest.ConnectAs(t, e, as(sre)), mcptest.ConnectAs(t, e, as(dev))
 	for _, c := range []*mcptest.Client{ac, bc} {
 		c.Initialize(t, mcp.LatestVersion)
 		c.Request(t, "sub", mcp.MethodResourcesSubscribe, map[string]any{"uri": "template://team/Team_Note"})
@@ -227,7 +227,7 @@ func TestPolicyListChanged(t *testing.T) {
 	}
 	ac.Notification(t, mcp.NotificationPromptsListChanged)
 	if m := ac.Notification(t, mcp.NotificationResourceUpdated); !strings.Contains(string(m.Params), "ops/Runbook") {
-		t.Errorf("alice's update: %s", m.Params)
+		t.Errorf("sre's update: %s", m.Params)
 	}
 	// A change of team, which both see.
 	teamDir := lib.Catalog().Info().Members[1].Location
@@ -238,14 +238,14 @@ func TestPolicyListChanged(t *testing.T) {
 	ac.Notification(t, mcp.NotificationPromptsListChanged)
 	bc.Notification(t, mcp.NotificationPromptsListChanged)
 	if m := bc.Notification(t, mcp.NotificationResourceUpdated); !strings.Contains(string(m.Params), "team/Team_Note") {
-		t.Errorf("bob's first update is %s, want team/Team_Note's", m.Params)
+		t.Errorf("dev's first update is %s, want team/Team_Note's", m.Params)
 	}
 	for _, m := range bc.All() {
 		if strings.HasPrefix(m.Method, "notifications/") && m.Method != mcp.NotificationToolsListChanged && m.Method != mcp.NotificationResourcesChanged {
-			t.Errorf("bob was told %s %s", m.Method, m.Params)
+			t.Errorf("dev was told %s %s", m.Method, m.Params)
 		}
 		if strings.Contains(string(m.Raw), "ops") {
-			t.Errorf("bob was told of ops: %s", m.Raw)
+			t.Errorf("dev was told of ops: %s", m.Raw)
 		}
 	}
 }
@@ -303,12 +303,12 @@ func TestPolicyWarnings(t *testing.T) {
 	if _, err := lib.Refresh(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	ac, bc := mcptest.ConnectAs(t, e, as(alice)), mcptest.ConnectAs(t, e, as(bob))
+	ac, bc := mcptest.ConnectAs(t, e, as(sre)), mcptest.ConnectAs(t, e, as(dev))
 	for _, c := range []*mcptest.Client{ac, bc} {
 		c.Initialize(t, mcp.LatestVersion)
 	}
 	if m := ac.Notification(t, "notifications/message"); !strings.Contains(string(m.Params), "ops/Broken.json") {
-		t.Errorf("alice's greeting: %s", m.Params)
+		t.Errorf("sre's greeting: %s", m.Params)
 	}
 	// A second invalid file, appearing while the sessions are open.
 	if err := os.WriteFile(filepath.Join(ops, "Broken_Too.json"), []byte(`{`), 0o644); err != nil {
@@ -318,12 +318,12 @@ func TestPolicyWarnings(t *testing.T) {
 		t.Fatal(err)
 	}
 	if m := ac.Notification(t, "notifications/message"); !strings.Contains(string(m.Params), "ops/Broken_Too.json") {
-		t.Errorf("alice's warning: %s", m.Params)
+		t.Errorf("sre's warning: %s", m.Params)
 	}
 	bc.Request(t, "after", mcp.MethodPing, nil)
 	for _, m := range bc.All() {
 		if m.Method == "notifications/message" {
-			t.Errorf("bob was warned: %s", m.Params)
+			t.Errorf("dev was warned: %s", m.Params)
 		}
 	}
 }
@@ -361,7 +361,7 @@ func BenchmarkListPromptsPolicy(b *testing.B) {
 	}{{"no policy", nil}, {"two members", func() *auth.Policy { return p }}} {
 		b.Run(bc.name, func(b *testing.B) {
 			a := app.New(app.Options{Library: lib, Policy: bc.policy})
-			ctxs := []context.Context{as(alice), as(bob)}
+			ctxs := []context.Context{as(sre), as(dev)}
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
 				if _, err := a.ListPrompts(ctxs[i%2], nil); err != nil {

@@ -49,8 +49,9 @@ func TestImportRules(t *testing.T) {
 		{"cmd/flowyprompt", []string{"go.opentelemetry.io/contrib/exporters/autoexport",
 			"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc", "go.opentelemetry.io/otel/exporters/otlp/otlpmetric/otlpmetricgrpc",
 			"go.opentelemetry.io/otel/exporters/otlp/otlplog", "github.com/modelcontextprotocol/registry",
-			// The OpenID Provider library is cmd/testoidc's, for tests.
-			"github.com/zitadel"}},
+			// The OpenID Provider is cmd/testoidc's, for tests (the binary
+			// uses only the library's introspection client).
+			"github.com/zitadel/oidc/v3/pkg/op"}},
 	}
 	for _, r := range rules {
 		for _, d := range deps(t, r.pkg) {
