@@ -383,6 +383,11 @@ func loopback(host string) bool {
 	return ip != nil && ip.IsLoopback()
 }
 
+// ValidRef reports whether ref may name a branch, tag or commit: the
+// rules the source checks its own ref by, for settings read elsewhere
+// (the refs of labels).
+func ValidRef(ref string) bool { return validRef(ref) }
+
 // validRef applies the git check-ref-format rules that matter for a ref a
 // user types.
 func validRef(ref string) bool {
