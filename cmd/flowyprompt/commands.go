@@ -24,6 +24,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/labelset"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/flowyprompt/flowyprompt/internal/telemetry"
@@ -49,6 +50,9 @@ type setup struct {
 	tel *telemetry.Telemetry
 	// audit is serve's audit log, nil when the log level hides its lines.
 	audit *audit.Log
+	// labels are the libraries of the labels the sources name (nil:
+	// none), the default's being lib.
+	labels *labelset.Set
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -110,6 +114,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		}
 		s.replicas = link
 	}
+	shareBlobs(&s.cfg)
 	src, err := openSource(&s.cfg, s.log, s.replicas)
 	if err != nil {
 		return nil, namedAsGiven(err, fs)
@@ -123,6 +128,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	if err := s.lib.Load(ctx); err != nil {
 		return nil, namedAsGiven(explainSources(err, &s.cfg), fs)
 	}
+	s.labels = labelsOf(&s.cfg, s.lib, libLog, s.replicas)
 	return s, nil
 }
 
@@ -213,7 +219,17 @@ func newApp(s *setup) *app.App {
 	return app.New(app.Options{Library: s.lib, Version: version(), Logger: s.log, MaxFileSize: s.cfg.MaxFileSize,
 		AllowWrite: s.cfg.AllowWrite, WritePatterns: s.cfg.Patterns(), Writer: w, State: state,
 		// With a token, the library is for its holders alone: no shared cache may keep it.
-		PrivateCache: (s.cfg.AuthToken != "" || s.cfg.AuthIssuer != "") && s.cfg.Transport == "http"})
+		PrivateCache: (s.cfg.AuthToken != "" || s.cfg.AuthIssuer != "") && s.cfg.Transport == "http",
+		Labels:       appLabels(s.labels), Label: s.cfg.Label})
+}
+
+// appLabels is set as the app's Labels: nil, not a nil *labelset.Set,
+// when there are none.
+func appLabels(set *labelset.Set) app.Labels {
+	if set == nil {
+		return nil
+	}
+	return set
 }
 
 // returnLoadGarbage hands the memory a library load left behind back to
@@ -252,6 +268,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		defer stop()
 	}
 	a := newApp(s)
+	if s.labels != nil {
+		defer s.labels.Close()
+	}
 	returnLoadGarbage(s.lib)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
 		MaxSubscriptions: s.cfg.MaxSubscriptions, RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log,

@@ -35,6 +35,13 @@ type Options struct {
 	// PrivateCache marks cacheable results private: the library is served
 	// only to callers with a token, so shared caches must not keep it.
 	PrivateCache bool
+	// Labels, when set, are the labels the server serves: Library is the
+	// default label's library, and a request naming another label is
+	// served that label's (see Labels). nil: no labels.
+	Labels Labels
+	// Label is the label served to a request that names none (--label;
+	// "": the default label).
+	Label string
 }
 
 // App serves a template library over MCP.
@@ -129,27 +136,44 @@ func (a *App) greeting() []mcp.LogMessage {
 	return out
 }
 
-// Attach makes library changes reach every session of e: the prompt and
-// tool lists are announced as changed. It returns a function that detaches.
+// Attach makes library changes reach the sessions of e that are served
+// from it: the prompt and tool lists are announced as changed. With
+// labels, each label's library announces its changes to the clients
+// following that label alone. It returns a function that detaches.
 func (a *App) Attach(e *mcp.Engine) func() {
-	return a.lib.OnChange(func(old, cur *templates.Catalog, ch templates.Changes) {
-		a.tellClients(e, old, cur)
+	if a.opts.Labels == nil {
+		return a.attachLibrary(e, a.lib, nil, true)
+	}
+	detach := a.attachLibrary(e, a.lib, a.followers(a.opts.Labels.Names()[0]), true)
+	detachLabels := a.attachLabels(e)
+	return func() { detachLabels(); detach() }
+}
+
+// attachLibrary announces lib's changes to the audience to (nil:
+// everyone), and its new warnings to every client when warn is set: a
+// log message has no audience, so a label's warnings stay in the
+// server's log.
+func (a *App) attachLibrary(e *mcp.Engine, lib *templates.Library, to mcp.Audience, warn bool) func() {
+	return lib.OnChange(func(old, cur *templates.Catalog, ch templates.Changes) {
+		if warn {
+			a.tellClients(e, old, cur)
+		}
 		if ch.Empty() {
 			return
 		}
 		// A flow is a prompt (flow:NAME) but no resource: a change to
 		// flows alone announces the lists below and no template:// URI,
 		// as ch's template lists are empty then.
-		e.Notify(mcp.NotificationPromptsListChanged, nil)
-		e.Notify(mcp.NotificationToolsListChanged, nil)
+		e.NotifyWhere(mcp.NotificationPromptsListChanged, nil, to)
+		e.NotifyWhere(mcp.NotificationToolsListChanged, nil, to)
 		// resources/list holds the templates and the files they list: a
 		// changed template may name other files without being added or
 		// removed.
 		if len(ch.Added) > 0 || len(ch.Removed) > 0 || old == nil || !slices.Equal(listedFiles(old), listedFiles(cur)) {
-			e.Notify(mcp.NotificationResourcesChanged, nil)
+			e.NotifyWhere(mcp.NotificationResourcesChanged, nil, to)
 		}
 		for _, name := range append(append([]string{}, ch.Changed...), ch.Removed...) {
-			e.ResourceUpdated(TemplateURIPrefix + name)
+			e.ResourceUpdatedWhere(TemplateURIPrefix+name, to)
 		}
 	})
 }

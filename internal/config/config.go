@@ -65,6 +65,10 @@ type Config struct {
 	// Label is the label served to a client that names none (--label,
 	// FLOWYPROMPT_LABEL; "": the default label).
 	Label string
+	// Blobs is no setting: it is the pool the GitHub sources of one run
+	// share their files through when labels serve several refs (nil:
+	// none), set by the command before the sources open.
+	Blobs *github.BlobPool
 
 	// HTTP transport (serve --transport http).
 	PublicURL      string

@@ -58,7 +58,7 @@ func TestLabels(t *testing.T) {
 				{Name: "ops", Kind: KindGitHub, Location: "https://github.com/acme/ops", Ref: "main", Labels: []Label{{"live", "main"}, {"staging", "next"}, {"canary", "canary"}}}},
 			names: []string{"production", "staging", "live", "canary"}, wantLabel: "canary"},
 		{name: "the single source", env: map[string]string{"GITHUB_REPO_URL": repo, "FLOWYPROMPT_LABEL": "staging"},
-			args: []string{"--github-labels", "production:main+staging:staging"},
+			args:   []string{"--github-labels", "production:main+staging:staging"},
 			single: []Label{{"production", "main"}, {"staging", "staging"}}, ref: "main",
 			names: []string{"production", "staging"}, wantLabel: "staging"},
 		{name: "the single source, from the environment", env: map[string]string{"GITHUB_REPO_URL": repo, "GITHUB_LABELS": "live:v2+next:main"},

@@ -1,8 +1,8 @@
 // Package label is what the server knows of labels: a name a client asks
 // for (production, staging) that picks which ref of a GitHub source it is
-// served. It holds the one rule for a label's name, the keys and header
-// under which a label travels, and Set, the libraries of the labels,
-// each loaded on first use.
+// served. It holds the one rule for a label's name and the keys and
+// header under which a label travels; package labelset holds the
+// libraries.
 package label
 
 import (

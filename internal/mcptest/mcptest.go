@@ -83,10 +83,21 @@ func ConnectBlocked(t testing.TB, e *mcp.Engine, release chan struct{}) *Client 
 	return connect(t, e, release)
 }
 
+// ConnectFrom opens a session as one opened by a request whose context
+// is opener: its values say who opened it (an HTTP header's label, a
+// member).
+func ConnectFrom(t testing.TB, e *mcp.Engine, opener context.Context) *Client {
+	return connectFrom(t, e, nil, opener)
+}
+
 func connect(t testing.TB, e *mcp.Engine, block chan struct{}) *Client {
+	return connectFrom(t, e, block, context.Background())
+}
+
+func connectFrom(t testing.TB, e *mcp.Engine, block chan struct{}, opener context.Context) *Client {
 	c := &Client{block: block}
 	c.cond = sync.NewCond(&c.mu)
-	s, err := e.NewSession(context.Background(), sink{c}, 0)
+	s, err := e.NewSession(opener, sink{c}, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,6 +126,27 @@ func (c *Client) Request(t testing.TB, id any, method string, params any) Messag
 		t.Fatal(err)
 	}
 	c.S.Deliver(b, nil)
+	return c.Response(t, idRaw)
+}
+
+// RequestFrom is Request for a request that arrived as an HTTP request
+// with context from, as the HTTP transports deliver one
+// (Session.DeliverInbound).
+func (c *Client) RequestFrom(t testing.TB, from context.Context, id any, method string, params any) Message {
+	t.Helper()
+	idRaw, err := json.Marshal(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(idRaw), "method": method, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := mcp.ParseInbound(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.S.DeliverInbound(from, in, nil)
 	return c.Response(t, idRaw)
 }
 

@@ -1,4 +1,7 @@
-package label
+// Package labelset holds the libraries of a server's labels (package
+// label): the default label's, and each other one's, opened on first use
+// and revalidated from then on.
+package labelset
 
 import (
 	"context"
