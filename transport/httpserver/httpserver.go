@@ -37,8 +37,8 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
-	"github.com/flowyprompt/flowyprompt/internal/label"
 	"github.com/flowyprompt/flowyprompt/internal/hostguard"
+	"github.com/flowyprompt/flowyprompt/internal/label"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
