@@ -67,8 +67,9 @@ async function httpClient(base, name, headers = {}) {
   return { client, heard };
 }
 
+/** The text of a Greeting prompt: the rendered prompt's last line. */
 function greeting(res) {
-  return res.messages[0].content.text;
+  return res.messages[0].content.text.split("\n").at(-1);
 }
 
 describe("labels", { timeout: SUITE_MS * 2 }, () => {
