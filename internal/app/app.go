@@ -118,7 +118,10 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 	if method != mcp.MethodServerDiscover {
 		h.TTL = a.lib.Source().FreshFor()
 	}
-	if a.opts.PrivateCache {
+	// With labels, what a list holds depends on the label a request names,
+	// in a header a shared cache need not key on: only the client's own
+	// cache may keep it.
+	if a.opts.PrivateCache || a.opts.Labels != nil {
 		h.Scope = mcp.CachePrivate
 	}
 	return h

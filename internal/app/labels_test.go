@@ -23,6 +23,7 @@ import (
 // staging from the branch staging, each with its own Greeting text.
 type labelled struct {
 	fake       *fakegithub.Server
+	a          *app.App
 	e          *mcp.Engine
 	set        *labelset.Set
 	lib        *templates.Library
@@ -61,7 +62,7 @@ func newLabelled(t *testing.T, defaultLabel string) *labelled {
 	}, nil)
 	t.Cleanup(l.set.Close)
 	a := app.New(app.Options{Library: lib, Version: "test", Labels: l.set, Label: defaultLabel})
-	l.e = mcp.NewEngine(a.Server(), mcp.EngineOptions{})
+	l.a, l.e = a, mcp.NewEngine(a.Server(), mcp.EngineOptions{})
 	detach := a.Attach(l.e)
 	t.Cleanup(func() {
 		detach()
@@ -176,9 +177,13 @@ func TestLabelChoice(t *testing.T) {
 }
 
 // TestLabelOfServer: --label is the label of a request that names none,
-// below the header and _meta.
+// below the header and _meta. What a list holds then depends on a
+// header: its cache hint is private.
 func TestLabelOfServer(t *testing.T) {
 	l := newLabelled(t, "staging")
+	if h := l.a.Server().Cache(mcp.MethodPromptsList); h.Scope != mcp.CachePrivate {
+		t.Errorf("prompts/list cache scope %q with labels, want %q", h.Scope, mcp.CachePrivate)
+	}
 	c := mcptest.Connect(t, l.e)
 	c.Initialize(t, mcp.LatestVersion)
 	for i, tt := range []struct {
