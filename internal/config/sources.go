@@ -276,6 +276,26 @@ func (c *Config) checkLabels() []error {
 			c.GitHubRef = labels[0].Ref
 		}
 	}
+	// The default label's library is the one served by default: each
+	// source at its first label's ref. Sources whose first labels differ
+	// would make a label name both the default and another library.
+	var first string
+	var defaults []string
+	differ := false
+	for _, s := range c.Sources {
+		if len(s.Labels) == 0 {
+			continue
+		}
+		defaults = append(defaults, s.Name+": "+s.Labels[0].Name)
+		if first == "" {
+			first = s.Labels[0].Name
+		}
+		differ = differ || s.Labels[0].Name != first
+	}
+	if differ {
+		errs = append(errs, fmt.Errorf("the sources name different default labels (%s): the first label is the one served by default, so name the same label first in each, e.g. %s:REF+…",
+			strings.Join(defaults, ", "), first))
+	}
 	if c.Label == "" {
 		return errs
 	}
