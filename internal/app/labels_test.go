@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -250,4 +251,55 @@ func noListChanged(t *testing.T, c *mcptest.Client, what string) {
 			t.Errorf("a client of another label heard of %s", what)
 		}
 	}
+}
+
+// TestLabelListen: a subscriptions/listen stream (2026-07-28) follows the
+// label its request names: a label's move is heard on the streams
+// following it alone.
+func TestLabelListen(t *testing.T) {
+	l := newLabelled(t, "")
+	c := mcptest.Connect(t, l.e)
+	listen := func(id int, label string) {
+		meta := `"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}`
+		if label != "" {
+			meta += `,"io.flowyprompt/label":"` + label + `"`
+		}
+		c.Send(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"subscriptions/listen","params":{"_meta":{` + meta +
+			`},"notifications":{"promptsListChanged":true}}}`)
+		if m := c.Notification(t, mcp.NotificationSubscriptionsAcknowledged); m.Method == "" {
+			t.Fatal("listen not acknowledged")
+		}
+	}
+	listen(1, "staging")
+	listen(2, "")
+	stagLib, err := l.set.Library(context.Background(), "staging")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// heard is the subscription the next prompts list_changed is tagged
+	// with; nothing else of the kind may come before a ping answered
+	// after it.
+	heard := func(want string) {
+		t.Helper()
+		m := c.Notification(t, mcp.NotificationPromptsListChanged)
+		var p struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		}
+		if err := json.Unmarshal(m.Params, &p); err != nil || string(p.Meta[mcp.MetaSubscriptionID]) != want {
+			t.Errorf("list_changed for subscription %s, want %s", p.Meta[mcp.MetaSubscriptionID], want)
+		}
+		noListChanged(t, c, "a change to another label's stream")
+	}
+	moved := l.fake.CommitFiles("staging moves", map[string][]byte{"templates/Greeting.json": sourceTemplate("Greeting", "staging two")})
+	l.fake.SetBranch("staging", moved)
+	l.fake.SetBranch("main", l.prod)
+	if _, err := stagLib.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	heard("1")
+	l.fake.CommitFiles("production changes", map[string][]byte{"templates/Greeting.json": sourceTemplate("Greeting", "production two")})
+	if _, err := l.lib.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	heard("2")
 }
