@@ -164,6 +164,7 @@ func TestLabelChoice(t *testing.T) {
 		{"in _meta", context.Background(), get(map[string]any{label.MetaKey: "canary"})},
 		{"in the header", label.WithHeader(context.Background(), "canary"), get(nil)},
 		{"not a string", context.Background(), get(map[string]any{label.MetaKey: 7})},
+		{"a long one, not echoed whole", context.Background(), get(map[string]any{label.MetaKey: strings.Repeat("x", 100_000)})},
 	} {
 		t.Run("unknown label "+tt.name, func(t *testing.T) {
 			m := c.RequestFrom(t, tt.from, "bad "+tt.name, mcp.MethodPromptsGet, tt.params)
@@ -171,7 +172,10 @@ func TestLabelChoice(t *testing.T) {
 				t.Fatalf("served an unknown label: %s", m.Result)
 			}
 			if m.Error.Code != -32602 || !strings.Contains(string(m.Raw), "UNKNOWN_LABEL") || !strings.Contains(string(m.Raw), "production, staging") {
-				t.Errorf("refusal: %s", m.Raw)
+				t.Errorf("refusal: %.2000s", m.Raw)
+			}
+			if len(m.Raw) > 4096 {
+				t.Errorf("refusal of %d bytes echoes the label", len(m.Raw))
 			}
 		})
 	}

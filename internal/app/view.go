@@ -81,7 +81,7 @@ func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, 
 		return a.lib, nil
 	}
 	if a.opts.Labels == nil {
-		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %q", name),
+		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %.64q", name),
 			Why: "this server's sources name no labels", How: "leave the label out to be served the default"}
 	}
 	names := a.opts.Labels.Names()
@@ -89,7 +89,7 @@ func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, 
 	case name == names[0]:
 		return a.lib, nil
 	case !slices.Contains(names, name):
-		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %q", name),
+		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %.64q", name),
 			Why:         "the labels of this server are " + strings.Join(names, ", "),
 			How:         fmt.Sprintf("name one of them in _meta[%q] or the %s header, or leave the label out to be served %s", label.MetaKey, label.Header, names[0]),
 			Suggestions: closeNames(name, names), Details: map[string]any{"labels": names}}
