@@ -54,6 +54,10 @@ type Config struct {
 	// Replica names this replica in the shared state (who checked, who
 	// claims); default: a random name.
 	Replica string
+	// Blobs, when set, is the pool of files this source shares with the
+	// other sources of the repository (the refs of its labels); nil:
+	// none.
+	Blobs *BlobPool
 }
 
 // String describes c without its token, so printing a Config is safe.
@@ -95,6 +99,7 @@ type settings struct {
 	logger            *slog.Logger
 	now               func() time.Time
 	shared            Shared
+	blobs             *BlobPool
 	replica           string
 }
 
@@ -250,6 +255,7 @@ func (c Config) resolve() (settings, error) {
 		now:            c.Now,
 		shared:         c.Shared,
 		replica:        c.Replica,
+		blobs:          c.Blobs,
 	}
 	var errs []error
 	host, owner, repo, err := parseRepoURL(c.RepoURL)
@@ -382,6 +388,11 @@ func loopback(host string) bool {
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsLoopback()
 }
+
+// ValidRef reports whether ref may name a branch, tag or commit: the
+// rules the source checks its own ref by, for settings read elsewhere
+// (the refs of labels).
+func ValidRef(ref string) bool { return validRef(ref) }
 
 // validRef applies the git check-ref-format rules that matter for a ref a
 // user types.

@@ -533,6 +533,12 @@ func (s *Source) blobs(ctx context.Context, commit string, entries []TreeEntry, 
 			contents[e.SHA] = b
 			continue
 		}
+		if b, ok := s.cfg.blobs.get(e.SHA); ok {
+			// Another ref of the repository read it already.
+			contents[e.SHA] = b
+			s.cache.Put(cache.Entry{Key: s.blobNS + e.SHA, Value: b}) // never expires
+			continue
+		}
 		contents[e.SHA] = nil
 		need = append(need, e.SHA)
 	}
@@ -555,6 +561,7 @@ func (s *Source) blobs(ctx context.Context, commit string, entries []TreeEntry, 
 	for sha, b := range got {
 		contents[sha] = b
 		s.cache.Put(cache.Entry{Key: s.blobNS + sha, Value: b}) // never expires
+		s.cfg.blobs.put(sha, b)
 	}
 	return contents, nil
 }
@@ -588,6 +595,7 @@ func (s *Source) fromArchive(ctx context.Context, commit string, entries []TreeE
 		if needed[sha] {
 			contents[sha] = b
 			s.cache.Put(cache.Entry{Key: s.blobNS + sha, Value: b}) // never expires
+			s.cfg.blobs.put(sha, b)
 		}
 	}
 	left := slices.DeleteFunc(need, func(sha string) bool { return res.contents[sha] != nil })

@@ -45,6 +45,9 @@ func appendFast(dst []byte, v any) ([]byte, bool) {
 		}
 		return append(dst, ']', '}'), true
 	case *CallToolResult:
+		if r.Meta != nil {
+			return dst, false
+		}
 		for _, c := range r.Content {
 			if !plainText(c) {
 				return dst, false

@@ -246,6 +246,9 @@ type CallToolResult struct {
 	// as it is.
 	StructuredContent any  `json:"structuredContent,omitempty"`
 	IsError           bool `json:"isError,omitempty"`
+	// Meta is the result's _meta: what the server adds under its own
+	// keys (which label served it).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // Resource is one entry of resources/list.

@@ -119,6 +119,7 @@ func control(gh *fakegithub.Server) http.Handler {
 		gh.SetDown(r.URL.Query().Get("on") == "1")
 		writeJSON(w, map[string]bool{"ok": true})
 	})
+	branchControl(mux, gh)
 	return mux
 }
 

@@ -27,6 +27,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/labelset"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/flowyprompt/flowyprompt/internal/telemetry"
@@ -54,6 +55,9 @@ type setup struct {
 	audit *audit.Log
 	// policy is serve's access policy (--auth-policy), nil without.
 	policy *auth.PolicyFile
+	// labels are the libraries of the labels the sources name (nil:
+	// none), the default's being lib.
+	labels *labelset.Set
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -115,6 +119,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 		}
 		s.replicas = link
 	}
+	shareBlobs(&s.cfg)
 	src, err := openSource(&s.cfg, s.log, s.replicas)
 	if err != nil {
 		return nil, namedAsGiven(err, fs)
@@ -128,6 +133,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	if err := s.lib.Load(ctx); err != nil {
 		return nil, namedAsGiven(explainSources(err, &s.cfg), fs)
 	}
+	s.labels = labelsOf(&s.cfg, s.lib, libLog, s.replicas)
 	return s, nil
 }
 
@@ -224,7 +230,17 @@ func newApp(s *setup) *app.App {
 		// With a token, the library is for its holders alone: no shared
 		// cache may keep it; with members', what each sees is theirs.
 		PrivateCache: (s.cfg.AuthToken != "" || s.cfg.AuthIssuer != "") && s.cfg.Transport == "http",
-		Policy:       policy})
+		Policy:       policy,
+		Labels:       appLabels(s.labels), Label: s.cfg.Label})
+}
+
+// appLabels is set as the app's Labels: nil, not a nil *labelset.Set,
+// when there are none.
+func appLabels(set *labelset.Set) app.Labels {
+	if set == nil {
+		return nil
+	}
+	return set
 }
 
 // loadPolicy reads the access policy file (--auth-policy), checked
@@ -297,6 +313,9 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		return err
 	}
 	a := newApp(s)
+	if s.labels != nil {
+		defer s.labels.Close()
+	}
 	returnLoadGarbage(s.lib)
 	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{MaxMessageSize: s.cfg.MaxMessageSize,
 		MaxSubscriptions: s.cfg.MaxSubscriptions, RequestTimeout: s.cfg.RequestTimeout, IdleTimeout: httpIdleTimeout(&s.cfg), Logger: s.log,

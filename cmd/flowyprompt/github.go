@@ -25,7 +25,7 @@ func githubSource(cfg *config.Config, log *slog.Logger, link replicas) (*github.
 	gc := github.Config{
 		RepoURL: cfg.GitHubRepoURL, Token: cfg.GitHubToken, Ref: cfg.GitHubRef, Path: cfg.GitHubPath,
 		APIURL: cfg.GitHubAPIURL, TTL: cfg.CacheTTL, MaxFileSize: cfg.MaxFileSize, CacheDir: cfg.CacheDir, Logger: log,
-		VersionLookups: cfg.VersionLookups, TokenVar: cfg.GitHubTokenVar,
+		VersionLookups: cfg.VersionLookups, TokenVar: cfg.GitHubTokenVar, Blobs: cfg.Blobs,
 	}
 	if link != nil {
 		gc.Shared, gc.Replica = link.shared()

@@ -118,7 +118,7 @@ func TestCommands(t *testing.T) {
 				"auth-introspection",
 				"addr", "allowed-hosts", "allowed-origins", "auth-audience", "auth-issuer", "auth-policy", "auth-token", "cpuprofile", "idle-timeout", "keepalive",
 				"max-forwarded", "max-forwarded-per-client", "max-forwarded-per-session",
-				"max-inflight-bytes", "max-message-size", "max-sessions", "max-sessions-per-client", "max-subscriptions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport", "trusted-proxies")},
+				"label", "max-inflight-bytes", "max-message-size", "max-sessions", "max-sessions-per-client", "max-subscriptions", "metrics-addr", "nats", "procs", "public-url", "replica-id", "request-timeout", "state-keys", "transport", "trusted-proxies")},
 		{name: "list help", args: []string{"list", "-h"},
 			stderr: []string{"Usage: flowyprompt list", "List the templates", "Example:\n  flowyprompt list "},
 			flags:  append([]string{"json"}, sourceFlagNames...)},
@@ -272,7 +272,7 @@ func TestLinkLeadingOut(t *testing.T) {
 // The flags of config.RegisterSource and config.RegisterWrite, which the
 // help rows of TestCommands expect.
 var (
-	sourceFlagNames = []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
+	sourceFlagNames = []string{"cache-dir", "cache-ttl", "github-api-url", "github-labels", "github-path", "github-ref", "github-repo",
 		"github-version-lookups", "log-format", "log-level", "max-file-size", "source", "templates"}
 	writeFlagNames = []string{"allow-write", "write-allow"}
 )

@@ -41,6 +41,13 @@ type Options struct {
 	// which says what each member (auth.MemberOf) may read and write; it
 	// is asked on every request, so a reloaded policy applies at once.
 	Policy func() *auth.Policy
+	// Labels, when set, are the labels the server serves: Library is the
+	// default label's library, and a request naming another label is
+	// served that label's (see Labels). nil: no labels.
+	Labels Labels
+	// Label is the label served to a request that names none (--label;
+	// "": the default label).
+	Label string
 }
 
 // App serves a template library over MCP.
@@ -119,8 +126,11 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 	if method != mcp.MethodServerDiscover {
 		h.TTL = a.lib.Source().FreshFor()
 	}
-	if a.opts.PrivateCache || a.opts.Policy != nil {
-		// Under an access policy, what each caller sees is theirs.
+	// Under an access policy, what each caller sees is theirs; with
+	// labels, what a list holds depends on the label a request names, in
+	// a header a shared cache need not key on: only the client's own
+	// cache may keep it.
+	if a.opts.PrivateCache || a.opts.Policy != nil || a.opts.Labels != nil {
 		h.Scope = mcp.CachePrivate
 	}
 	return h
@@ -142,17 +152,34 @@ func (a *App) greeting(ctx context.Context) []mcp.LogMessage {
 	return out
 }
 
-// Attach makes library changes reach every session of e: the prompt and
-// tool lists are announced as changed. It returns a function that detaches.
+// Attach makes library changes reach the sessions of e that are served
+// from it: the prompt and tool lists are announced as changed. With
+// labels, each label's library announces its changes to the clients
+// following that label alone. It returns a function that detaches.
 func (a *App) Attach(e *mcp.Engine) func() {
-	return a.lib.OnChange(func(old, cur *templates.Catalog, ch templates.Changes) {
-		a.tellClients(e, old, cur)
+	if a.opts.Labels == nil {
+		return a.attachLibrary(e, a.lib, nil, true)
+	}
+	detach := a.attachLibrary(e, a.lib, a.followers(a.opts.Labels.Names()[0]), true)
+	detachLabels := a.attachLabels(e)
+	return func() { detachLabels(); detach() }
+}
+
+// attachLibrary announces lib's changes to the clients follow picks (nil:
+// everyone; with labels, the label's followers) who may read what
+// changed, and its new warnings to every client when warn is set: a log
+// message has no label, so a label's warnings stay in the server's log.
+func (a *App) attachLibrary(e *mcp.Engine, lib *templates.Library, follow mcp.Audience, warn bool) func() {
+	return lib.OnChange(func(old, cur *templates.Catalog, ch templates.Changes) {
+		if warn {
+			a.tellClients(e, old, cur)
+		}
 		if ch.Empty() {
 			return
 		}
 		// Under an access policy a change is told only to the members who
 		// may read a source it touched: to the others nothing changed.
-		to := a.audience(touched(cur, ch))
+		to := allOf(follow, a.audience(touched(cur, ch)))
 		// A flow is a prompt (flow:NAME) but no resource: a change to
 		// flows alone announces the lists below and no template:// URI,
 		// as ch's template lists are empty then.
@@ -165,9 +192,20 @@ func (a *App) Attach(e *mcp.Engine) func() {
 			e.NotifyWhere(mcp.NotificationResourcesChanged, nil, to)
 		}
 		for _, name := range append(append([]string{}, ch.Changed...), ch.Removed...) {
-			e.ResourceUpdatedWhere(TemplateURIPrefix+name, a.audience([]string{sourceOf(cur, name)}))
+			e.ResourceUpdatedWhere(TemplateURIPrefix+name, allOf(follow, a.audience([]string{sourceOf(cur, name)})))
 		}
 	})
+}
+
+// allOf is the audience of those both x and y pick (nil: everyone).
+func allOf(x, y mcp.Audience) mcp.Audience {
+	switch {
+	case x == nil:
+		return y
+	case y == nil:
+		return x
+	}
+	return func(ctx context.Context, listen *mcp.Request) bool { return x(ctx, listen) && y(ctx, listen) }
 }
 
 // title turns Brand_Positioning_Strategy into "Brand Positioning Strategy".

@@ -77,7 +77,11 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if !ok {
 		if name, isFlow := strings.CutPrefix(p.Name, flowPromptPrefix); isFlow {
 			if fe, ok := cat.LookupFlow(name); ok {
-				return a.flowPrompt(ctx, r, cat, fe.Flow, p)
+				res, err := a.flowPrompt(ctx, r, cat, fe.Flow, p)
+				if res != nil {
+					res.Meta = a.servedMeta(ctx, r, v, fe.Flow.Name, res.Meta)
+				}
+				return res, err
 			}
 		}
 		return nil, templates.NotFound(p.Name, cat)
@@ -105,7 +109,8 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 	if len(e.Template.Resources) > 0 {
 		msgs = append(msgs, a.embeddedResources(ctx, v, e.Template)...)
 	}
-	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs, Meta: modelMeta(e.Template)}, nil
+	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs,
+		Meta: a.servedMeta(ctx, r, v, e.Template.Metadata.Name, modelMeta(e.Template))}, nil
 }
 
 // promptMessages renders t with args into prompts/get's messages: one user

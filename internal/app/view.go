@@ -2,9 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/label"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -40,16 +44,57 @@ func (a *App) labelView(ctx context.Context, label string) (view, error) {
 	return a.visible(ctx, lib)
 }
 
-// labelOf is the label r asks for, "" for the default.
-func (a *App) labelOf(context.Context, *mcp.Request) string { return "" }
+// labelOf is the label r asks for, "" for the default. r is nil for a
+// 2025 session's notifications, ctx then being its opener's. In this
+// order: the request's _meta (label.MetaKey; a value that is not a
+// string is passed on as written, for libraryFor to refuse), the HTTP
+// request's Flowyprompt-Label header (label.FromHeader: the POST's, or
+// the opening request's for a session's notifications), the member's
+// policy (labelByPolicy), the server's --label.
+func (a *App) labelOf(ctx context.Context, r *mcp.Request) string {
+	if r != nil {
+		if raw := r.Meta(label.MetaKey); len(raw) > 0 && string(raw) != "null" {
+			var s string
+			if json.Unmarshal(raw, &s) != nil {
+				return string(raw)
+			}
+			if s != "" {
+				return s
+			}
+		}
+	}
+	if h := label.FromHeader(ctx); h != "" {
+		return h
+	}
+	if p := a.labelByPolicy(ctx); p != "" {
+		return p
+	}
+	return a.opts.Label
+}
 
-// libraryFor is the library serving label.
-func (a *App) libraryFor(_ context.Context, label string) (*templates.Library, error) {
-	if label != "" {
-		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %q", label),
+// libraryFor is the library serving label: the app's own for the default
+// ("" or the first of Labels.Names), else the label's, which Labels opens
+// on its first use. A label no source names is refused with the labels
+// there are, never served the default instead.
+func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, error) {
+	if name == "" {
+		return a.lib, nil
+	}
+	if a.opts.Labels == nil {
+		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %.64q", name),
 			Why: "this server's sources name no labels", How: "leave the label out to be served the default"}
 	}
-	return a.lib, nil
+	names := a.opts.Labels.Names()
+	switch {
+	case name == names[0]:
+		return a.lib, nil
+	case !slices.Contains(names, name):
+		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %.64q", name),
+			Why:         "the labels of this server are " + strings.Join(names, ", "),
+			How:         fmt.Sprintf("name one of them in _meta[%q] or the %s header, or leave the label out to be served %s", label.MetaKey, label.Header, names[0]),
+			Suggestions: closeNames(name, names), Details: map[string]any{"labels": names}}
+	}
+	return a.opts.Labels.Library(ctx, name)
 }
 
 // visible is as much of lib as ctx's caller may see: under an access

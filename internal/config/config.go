@@ -42,10 +42,15 @@ type Config struct {
 	// token-env=.
 	GitHubTokenVar string
 	GitHubRef      string
-	GitHubPath     string
-	GitHubAPIURL   string
-	CacheTTL       time.Duration
-	CacheDir       string
+	// GitHubLabels are the single GitHub source's labels
+	// (--github-labels), the default first; read by Check from
+	// githubLabels, and GitHubRef is then the default's ref.
+	GitHubLabels []Label
+	githubLabels string
+	GitHubPath   string
+	GitHubAPIURL string
+	CacheTTL     time.Duration
+	CacheDir     string
 	// VersionLookups is how many GitHub requests each GitHub source's
 	// version lookups may make a minute.
 	VersionLookups int
@@ -56,6 +61,14 @@ type Config struct {
 	Sources     []SourceSpec
 	sourceFlags []string
 	env         Env
+
+	// Label is the label served to a client that names none (--label,
+	// FLOWYPROMPT_LABEL; "": the default label).
+	Label string
+	// Blobs is no setting: it is the pool the GitHub sources of one run
+	// share their files through when labels serve several refs (nil:
+	// none), set by the command before the sources open.
+	Blobs *github.BlobPool
 
 	// HTTP transport (serve --transport http).
 	PublicURL      string
@@ -164,6 +177,7 @@ func RegisterSource(fs *flag.FlagSet, c *Config, env Env) error {
 			return nil
 		})
 	fs.StringVar(&c.GitHubRef, "github-ref", r.setting("GITHUB_REF"), "branch, tag or commit `ref` (env GITHUB_REF; default: the repository's default branch)")
+	fs.StringVar(&c.githubLabels, "github-labels", r.setting("GITHUB_LABELS"), "serve these refs of the repository by label, `NAME:REF` pairs joined by '+', the default first, e.g. production:main+staging:staging (env GITHUB_LABELS; see docs/review.md)")
 	fs.StringVar(&c.GitHubPath, "github-path", r.strOr("GITHUB_TEMPLATES_PATH", "templates"), "`folder` of templates in the repository (env GITHUB_TEMPLATES_PATH)")
 	fs.StringVar(&c.GitHubAPIURL, "github-api-url", r.str("GITHUB_API_URL"), "GitHub API base `URL` (env GITHUB_API_URL; default https://api.github.com, or https://HOST/api/v3 for a repository on a GitHub Enterprise HOST)")
 	fs.DurationVar(&c.CacheTTL, "cache-ttl", r.millis("CACHE_TTL_MS", 15*time.Minute), "how long GitHub content is fresh before revalidation (env CACHE_TTL_MS in milliseconds)")
@@ -287,6 +301,7 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	str := func(name string) string { v, _ := env(name); return v }
 	fs.StringVar(&c.Transport, "transport", "stdio", "`transport`: stdio or http (Void: /sse, MCP Inspector: /mcp)")
 	fs.StringVar(&c.Addr, "addr", "127.0.0.1:3000", "listen `address` for the HTTP transport; other than loopback, see docs/http.md")
+	fs.StringVar(&c.Label, "label", str("FLOWYPROMPT_LABEL"), "serve this `label` to clients that name none, e.g. staging: one of the labels of --source's labels= or --github-labels (env FLOWYPROMPT_LABEL; default: the first label)")
 	fs.StringVar(&c.PublicURL, "public-url", "", "base `URL` clients reach the HTTP server at, behind a reverse proxy, e.g. https://prompts.example.com")
 	list := func(dst *[]string) func(string) error {
 		return func(v string) error {
@@ -393,6 +408,7 @@ func (c *Config) Check() error {
 		}
 		errs = append(errs, c.expandHomes()...)
 	}
+	errs = append(errs, c.checkLabels()...)
 	if len(c.Sources) > 0 && (c.TemplatesDir != "" || c.GitHubRepoURL != "") {
 		var names []string
 		for _, s := range c.Sources {

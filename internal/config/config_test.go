@@ -23,7 +23,7 @@ func flagNames(fs *flag.FlagSet) []string {
 // bad environment values only for the variables it reads, so a command is
 // never refused over a setting it does not use.
 func TestRegisterGroups(t *testing.T) {
-	source := []string{"cache-dir", "cache-ttl", "github-api-url", "github-path", "github-ref", "github-repo",
+	source := []string{"cache-dir", "cache-ttl", "github-api-url", "github-labels", "github-path", "github-ref", "github-repo",
 		"github-version-lookups", "log-format", "log-level", "max-file-size", "source", "templates"}
 	write := []string{"allow-write", "write-allow"}
 	all := append(append([]string{}, source...), write...)

@@ -3,9 +3,11 @@ package config
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/flowyprompt/flowyprompt/github"
+	"github.com/flowyprompt/flowyprompt/internal/label"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -34,6 +36,15 @@ type SourceSpec struct {
 	// what it held when the configuration was read.
 	TokenEnv string
 	Token    Secret
+	// Labels are the refs a GitHub source serves by label (labels=), the
+	// default first; Ref is then the default's ref.
+	Labels []Label
+}
+
+// Label is one label of a GitHub source: its name and the Git ref it
+// serves (a branch, a tag or a commit).
+type Label struct {
+	Name, Ref string
 }
 
 // Secret is a credential: it prints as [redacted], so a spec logged or
@@ -45,7 +56,7 @@ func (Secret) GoString() string { return "[redacted]" }
 
 // sourceKeys are the keys a SPEC may hold, for the error that names an
 // unknown one.
-var sourceKeys = "name, github, dir, examples, ref, path, api-url, token-env"
+var sourceKeys = "name, github, dir, examples, ref, labels, path, api-url, token-env"
 
 // parseSourceSpec reads one SPEC: comma-separated key=value pairs. where
 // says where it came from ("--source #2") for errors. A value is never
@@ -95,6 +106,13 @@ func parseSourceSpec(spec, where string, env Env) (SourceSpec, error) {
 			s.Kind = KindExamples
 		case "ref":
 			s.Ref = value
+		case "labels":
+			labels, err := ParseLabels(value)
+			if err != nil {
+				bad("labels=: %v", err)
+				continue
+			}
+			s.Labels = labels
 		case "path":
 			s.Path = value
 		case "api-url":
@@ -128,11 +146,17 @@ func parseSourceSpec(spec, where string, env Env) (SourceSpec, error) {
 		}
 	}
 	if s.Kind != KindGitHub {
-		for _, k := range []string{"ref", "path", "api-url", "token-env"} {
+		for _, k := range []string{"ref", "labels", "path", "api-url", "token-env"} {
 			if seen[k] {
 				bad("%s= applies to GitHub sources only: remove it, or use github=URL", k)
 			}
 		}
+	}
+	if len(s.Labels) > 0 {
+		if s.Ref != "" {
+			bad("ref= and labels= are both given: the first label's ref is the ref served by default; remove ref=, e.g. labels=production:%s+staging:staging", s.Ref)
+		}
+		s.Ref = s.Labels[0].Ref
 	}
 	if s.TokenEnv != "" {
 		v, ok := env(s.TokenEnv)
@@ -146,6 +170,44 @@ func parseSourceSpec(spec, where string, env Env) (SourceSpec, error) {
 		}
 	}
 	return s, errors.Join(errs...)
+}
+
+// ParseLabels reads a labels= value, NAME:REF pairs joined by '+' (a
+// SPEC's values cannot hold commas), the default first:
+// production:main+staging:staging+canary:v2.3.0. Every problem is
+// reported, joined.
+func ParseLabels(v string) ([]Label, error) {
+	var out []Label
+	var errs []error
+	seen := map[string]bool{}
+	for i, item := range strings.Split(v, "+") {
+		item = strings.TrimSpace(item)
+		name, ref, ok := strings.Cut(item, ":")
+		name, ref = strings.TrimSpace(name), strings.TrimSpace(ref)
+		switch {
+		case item == "":
+			errs = append(errs, fmt.Errorf("label #%d is empty: write NAME:REF pairs joined by '+', e.g. production:main+staging:staging", i+1))
+			continue
+		case !ok || ref == "":
+			errs = append(errs, fmt.Errorf("label %q names no ref: write NAME:REF, e.g. %s:main (a branch, tag or commit)", name, name))
+			continue
+		}
+		if err := label.Valid(name); err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if !github.ValidRef(ref) {
+			errs = append(errs, fmt.Errorf("label %s: %q is not a valid Git ref: give a branch, tag or commit, e.g. %s:main", name, ref, name))
+			continue
+		}
+		if seen[name] {
+			errs = append(errs, fmt.Errorf("label %s is given twice: give each label once", name))
+			continue
+		}
+		seen[name] = true
+		out = append(out, Label{Name: name, Ref: ref})
+	}
+	return out, errors.Join(errs...)
 }
 
 // parseSources reads the specs from --source flags, or from
@@ -194,4 +256,76 @@ func (s SourceSpec) describe() string {
 		return s.Name + " (" + s.Location + ")"
 	}
 	return s.Name + " (built-in examples)"
+}
+
+// checkLabels reads --github-labels and checks --label against the labels
+// the sources name.
+func (c *Config) checkLabels() []error {
+	var errs []error
+	if c.githubLabels != "" && c.GitHubLabels == nil {
+		labels, err := ParseLabels(c.githubLabels)
+		switch {
+		case err != nil:
+			errs = append(errs, fmt.Errorf("--github-labels / GITHUB_LABELS: %w", err))
+		case c.GitHubRepoURL == "":
+			errs = append(errs, errors.New("--github-labels / GITHUB_LABELS is set without a GitHub repository: set --github-repo, or give labels= in a --source"))
+		case c.GitHubRef != "":
+			errs = append(errs, fmt.Errorf("--github-ref / GITHUB_REF (%s) and --github-labels are both set: the first label's ref is the ref served by default; unset GITHUB_REF", c.GitHubRef))
+		default:
+			c.GitHubLabels = labels
+			c.GitHubRef = labels[0].Ref
+		}
+	}
+	// The default label's library is the one served by default: each
+	// source at its first label's ref. Sources whose first labels differ
+	// would make a label name both the default and another library.
+	var first string
+	var defaults []string
+	differ := false
+	for _, s := range c.Sources {
+		if len(s.Labels) == 0 {
+			continue
+		}
+		defaults = append(defaults, s.Name+": "+s.Labels[0].Name)
+		if first == "" {
+			first = s.Labels[0].Name
+		}
+		differ = differ || s.Labels[0].Name != first
+	}
+	if differ {
+		errs = append(errs, fmt.Errorf("the sources name different default labels (%s): the first label is the one served by default, so name the same label first in each, e.g. %s:REF+…",
+			strings.Join(defaults, ", "), first))
+	}
+	if c.Label == "" {
+		return errs
+	}
+	names := c.LabelNames()
+	switch {
+	case label.Valid(c.Label) != nil:
+		errs = append(errs, fmt.Errorf("--label / FLOWYPROMPT_LABEL: %w", label.Valid(c.Label)))
+	case len(names) == 0:
+		errs = append(errs, fmt.Errorf("--label / FLOWYPROMPT_LABEL %s is set, but no source names labels: give a GitHub --source labels=, e.g. labels=production:main+%s:%s, or unset it", c.Label, c.Label, c.Label))
+	case !slices.Contains(names, c.Label):
+		errs = append(errs, fmt.Errorf("--label / FLOWYPROMPT_LABEL %s is not a label of the sources: the labels are %s", c.Label, strings.Join(names, ", ")))
+	}
+	return errs
+}
+
+// LabelNames are the labels the sources name, the default (the first
+// label of the first source that names labels) first, then the others in
+// the order they are given; none when no source names labels.
+func (c *Config) LabelNames() []string {
+	var names []string
+	add := func(ls []Label) {
+		for _, l := range ls {
+			if !slices.Contains(names, l.Name) {
+				names = append(names, l.Name)
+			}
+		}
+	}
+	add(c.GitHubLabels)
+	for _, s := range c.Sources {
+		add(s.Labels)
+	}
+	return names
 }

@@ -129,6 +129,27 @@ func (c *Client) Request(t testing.TB, id any, method string, params any) Messag
 	return c.Response(t, idRaw)
 }
 
+// RequestFrom is Request for a request that arrived as an HTTP request
+// with context from, as the HTTP transports deliver one
+// (Session.DeliverInbound).
+func (c *Client) RequestFrom(t testing.TB, from context.Context, id any, method string, params any) Message {
+	t.Helper()
+	idRaw, err := json.Marshal(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(idRaw), "method": method, "params": params})
+	if err != nil {
+		t.Fatal(err)
+	}
+	in, err := mcp.ParseInbound(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.S.DeliverInbound(from, in, nil)
+	return c.Response(t, idRaw)
+}
+
 // Notify sends a notification.
 func (c *Client) Notify(t testing.TB, method string, params any) {
 	t.Helper()

@@ -38,6 +38,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/hostguard"
+	"github.com/flowyprompt/flowyprompt/internal/label"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
 	"github.com/flowyprompt/flowyprompt/transport/internal/httpx"
@@ -489,7 +490,7 @@ func needsToken(r *http.Request) bool {
 }
 
 var corsAllowHeaders = strings.Join([]string{"Content-Type", "Accept", "Authorization", streamable.HeaderSession,
-	streamable.HeaderProtocolVersion, streamable.HeaderLastEventID}, ", ")
+	streamable.HeaderProtocolVersion, streamable.HeaderLastEventID, label.Header}, ", ")
 
 // guard is the security layer in front of every endpoint.
 func (s *Server) guard(next http.Handler) http.Handler {
@@ -568,6 +569,11 @@ func (s *Server) guard(next http.Handler) http.Handler {
 		}
 		if countsClient(r) {
 			r = r.WithContext(clientid.With(r.Context(), s.client(r)))
+		}
+		if l := r.Header.Get(label.Header); l != "" {
+			// The label the client follows: its requests' handlers read it,
+			// and a session's notifications go by its opening request's.
+			r = r.WithContext(label.WithHeader(r.Context(), l))
 		}
 		next.ServeHTTP(w, r)
 	})
