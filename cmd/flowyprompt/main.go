@@ -60,6 +60,7 @@ Usage:
   flowyprompt call      TOOL ['{json}']       run one MCP tool and print its result
   flowyprompt check     [flags]              check the configuration and the template source
   flowyprompt export    --format F --out DIR  write the library as dotprompt, .prompt.yml or Agent Skills
+  flowyprompt preview   [flags]              a local page: the templates, their problems, a form, the rendered prompt, live
   flowyprompt version                        print the version
 
 Templates come from --templates DIR (TEMPLATES_DIR), a GitHub repository
@@ -147,6 +148,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdCheck(ctx, rest, stdout, stderr, lookup)
 	case "export":
 		return cmdExport(ctx, rest, stdout, stderr, lookup)
+	case "preview":
+		return cmdPreview(ctx, rest, stdout, stderr, lookup)
 	case "version":
 		return cmdVersion(rest, stdout, stderr)
 	case "--version", "-version":
@@ -263,6 +266,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"call":     {"Run one MCP tool in this process, as a client would, and print its result.", `flowyprompt call flowyprompt_search_templates '{"query":"commit"}'`},
 	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached, a template is invalid or a file a template lists is missing.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
 	"export":   {"Write every template in another format: dotprompt .prompt files, GitHub Models .prompt.yml files, or one Agent Skill folder (SKILL.md) per template.", "flowyprompt export --format skill --out ./skills --templates ./prompts"},
+	"preview":  {"Serve a page on this machine (127.0.0.1) for authors: the templates and flows with their problems, a form for each template's variables, the prompt it renders as you type and its tests' results, all updated as the files change.", "flowyprompt preview --templates ./prompts --open"},
 	"version":  {"Print the version, the commit it was built from, the Go version and the platform.", "flowyprompt version"},
 }
 

@@ -43,13 +43,13 @@ type flow struct {
 }
 
 // invalid is a file the library left out, with its validation report's
-// problems: each a JSON pointer and what is wrong, and how to fix the
-// file when the error says.
+// problems, as `flowyprompt validate` lists them: each a JSON pointer
+// ("" for the whole file) and what is wrong there, which says what the
+// field must be.
 type invalid struct {
 	Path     string              `json:"path"`
 	Code     string              `json:"code"`
 	Message  string              `json:"message"`
-	How      string              `json:"how,omitempty"`
 	Problems []templates.Problem `json:"problems"`
 	// Kept: the file's last valid version is still served.
 	Kept bool `json:"kept,omitempty"`
@@ -177,9 +177,6 @@ func namespaceOf(name string, several bool) string {
 // error names, else the error as the one problem of the whole file.
 func invalidOf(inv templates.Invalid) invalid {
 	out := invalid{Path: inv.Path, Code: fault.CodeOf(inv.Err), Message: inv.Err.Error(), Problems: templates.Problems(inv.Err), Kept: inv.Kept}
-	if f := fault.As(inv.Err); f != nil {
-		out.How = f.How
-	}
 	if len(out.Problems) == 0 {
 		out.Problems = []templates.Problem{templates.FaultProblem(inv.Err)}
 	}

@@ -22,7 +22,8 @@
   const status = (text) => { $('status').textContent = text; };
 
   let selected = null; // the template shown
-  let typed = {}; // what the author typed, by variable, for the template shown
+  const typedBy = {}; // what the author typed, by template and variable
+  let typed = {}; // typedBy's entry for the template shown
   let renderSeq = 0;
   let timer = null;
 
@@ -101,7 +102,6 @@
         d.append(el('span', p.pointer || '(the whole file)', 'pointer'), document.createTextNode(': ' + p.message));
         li.append(d);
       }
-      if (inv.how) li.append(el('div', 'How to fix: ' + inv.how, 'how'));
       ul.append(li);
     }
   }
@@ -251,8 +251,8 @@
   }
 
   function select(name) {
-    if (name !== selected) typed = {};
     selected = name;
+    typed = typedBy[name] || (typedBy[name] = {});
     for (const b of document.querySelectorAll('#templates .pick')) {
       b.setAttribute('aria-current', b.dataset.name === name ? 'true' : 'false');
     }
@@ -264,6 +264,7 @@
     showSource(lib.source);
     if (selected && !lib.templates.some((t) => t.name === selected)) selected = null;
     if (!selected && lib.templates.length) selected = lib.templates[0].name;
+    typed = selected ? typedBy[selected] || (typedBy[selected] = {}) : {};
     showTemplates(lib.templates);
     showFlows(lib.flows);
     showInvalid(lib.invalid);
