@@ -24,6 +24,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/audit"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/preview"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/flowyprompt/flowyprompt/internal/telemetry"
@@ -49,6 +50,8 @@ type setup struct {
 	tel *telemetry.Telemetry
 	// audit is serve's audit log, nil when the log level hides its lines.
 	audit *audit.Log
+	// ui is serve --ui's preview page, nil without.
+	ui *preview.Handler
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -267,6 +270,12 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	}()
 	switch s.cfg.Transport {
 	case "http":
+		if s.cfg.UI {
+			// The page reads what a request's caller may read, as every
+			// handler does.
+			s.ui = preview.New(preview.Options{Library: s.lib, Catalog: a.Catalog, Version: version(), Logger: s.log})
+			defer s.ui.Close()
+		}
 		return serveHTTP(ctx, s, e, stderr)
 	default:
 		in, out := stdin, stdout

@@ -88,6 +88,9 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 		v.Start(ctx)
 		opts.Auth = v
 	}
+	if s.ui != nil {
+		opts.UI = s.ui
+	}
 	if s.replicas != nil {
 		// 2025-era sessions live on the replica that opened them; the
 		// others forward their requests to it, with the body cap the
@@ -122,6 +125,10 @@ func serveHTTP(ctx context.Context, s *setup, e *mcp.Engine, stderr io.Writer) e
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
+	if s.ui != nil {
+		// The page's event streams would hold the shutdown for its grace.
+		s.ui.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := shutdownHTTP(sctx, srv, e); err != nil {
@@ -193,8 +200,14 @@ func printURLs(w io.Writer, local string, cfg *config.Config) {
 	if cfg.AuthIssuer != "" {
 		fmt.Fprintf(w, "  members sign in with %s; resource metadata: %s/.well-known/oauth-protected-resource/mcp\n", cfg.AuthIssuer, base)
 	}
+	if cfg.UI {
+		fmt.Fprintf(w, "  preview page (read-only):        %s/ui/\n", base)
+	}
 	if cfg.AuthToken != "" {
 		fmt.Fprintf(w, "  an access token is required: send Authorization: Bearer TOKEN, or append ?token=TOKEN to the SSE URL\n")
+		if cfg.UI {
+			fmt.Fprintf(w, "  open the preview page as %s/ui/?token=TOKEN\n", base)
+		}
 	}
 }
 
