@@ -36,8 +36,9 @@ type rendered struct {
 }
 
 func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
-	// A JSON body needs a preflight from another origin, which nothing
-	// here answers: a page elsewhere cannot post one.
+	// A page of another site can post a form's body without asking first
+	// (a "simple" request), not a JSON one: that needs a CORS preflight,
+	// which only the origins the mounter allows pass.
 	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
 		writeError(w, http.StatusUnsupportedMediaType, problem{Code: "INVALID_REQUEST", Message: "the body is not JSON",
 			How: `post {"name": NAME, "arguments": {...}} with Content-Type: application/json`})
