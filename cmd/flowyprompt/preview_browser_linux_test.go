@@ -161,8 +161,8 @@ func TestPreviewInBrowser(t *testing.T) {
 		})
 	}
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	// clear empties a field, as selecting its text and deleting it would.
-	clear := func(sel string) chromedp.Action[chromedp.Void] {
+	// emptyField empties a field, as selecting its text and deleting it would.
+	emptyField := func(sel string) chromedp.Action[chromedp.Void] {
 		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
 			_, err := chromedp.Evaluate[bool](`(document.querySelector(`+jsString(sel)+`).value = '', true)`)(ctx, tg)
 			return err
@@ -188,12 +188,19 @@ func TestPreviewInBrowser(t *testing.T) {
 	do(t, 20*time.Second, "filling the form renders the prompt",
 		chromedp.Click(css(greet)),
 		rendered("Hello Ada (warm), loud=false, times=1"),
-		clear(`#form [name="who"]`),
+		emptyField(`#form [name="who"]`),
 		chromedp.SendKeys(css(`#form [name="who"]`), "Grace"),
 		chromedp.Click(css(`#form [name="loud"]`)),
 		chromedp.SendKeys(css(`#form [name="topics"]`), "tea\ncake"),
 		rendered("Hello Grace (warm), loud=true, times=1\ntea\ncake"),
 	)
+	// Each variable gets the field its type calls for.
+	kinds := read(t, chromedp.Evaluate[string](`Array.from(document.getElementById('form').elements, (e) =>
+		e.name + ':' + e.tagName.toLowerCase() + (e.type && e.tagName === 'INPUT' ? '/' + e.type : '') +
+		(e.tagName === 'SELECT' ? '[' + Array.from(e.options, (o) => o.value).join('|') + ']' : '')).join(' ')`))
+	if want := "who:textarea tone:select[|warm|dry] loud:input/checkbox topics:textarea times:input/number"; kinds != want {
+		t.Errorf("the form's fields are %q, want %q", kinds, want)
+	}
 	if tests := text(t, "#tests"); !strings.Contains(tests, "names the person") || !strings.Contains(tests, "is dry on demand: the text does not contain") {
 		t.Errorf("the tests' results:\n%s", tests)
 	}
