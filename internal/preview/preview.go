@@ -75,11 +75,9 @@ type Options struct {
 // Handler serves the page and its API. Close it to end its event streams
 // and stop listening to the library.
 type Handler struct {
-	opts   Options
-	log    *slog.Logger
-	mux    *http.ServeMux
-	static http.Handler
-	page   *template.Template
+	opts Options
+	log  *slog.Logger
+	mux  *http.ServeMux
 
 	mu      sync.Mutex
 	streams map[chan struct{}]struct{}
@@ -113,20 +111,20 @@ func New(opts Options) *Handler {
 		opts.Catalog = func(context.Context) (*templates.Catalog, error) { return lib.Catalog(), nil }
 	}
 	files, _ := fs.Sub(pageFiles, "page")
-	h := &Handler{opts: opts, log: opts.Logger, page: index, static: http.FileServerFS(files),
-		streams: map[chan struct{}]struct{}{}, done: make(chan struct{})}
+	h := &Handler{opts: opts, log: opts.Logger, streams: map[chan struct{}]struct{}{}, done: make(chan struct{})}
 	h.remove = opts.Library.OnChange(func(_, _ *templates.Catalog, _ templates.Changes) { h.changed() })
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.serveIndex)
-	mux.HandleFunc("GET /app.js", h.serveStatic)
-	mux.HandleFunc("GET /style.css", h.serveStatic)
+	static := http.FileServerFS(files)
+	mux.Handle("GET /app.js", static)
+	mux.Handle("GET /style.css", static)
 	mux.HandleFunc("GET /api/library", h.serveLibrary)
 	mux.HandleFunc("GET /api/template", h.serveTemplate)
 	mux.HandleFunc("POST /api/render", h.serveRender)
 	mux.HandleFunc("GET /api/events", h.serveEvents)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusNotFound, problem{Code: "NOT_FOUND", Message: "no page or endpoint at " + r.URL.Path,
-			How: "open the page itself, the folder this handler is served at"})
+			How: "open the page at its root: / of flowyprompt preview, /ui/ of serve --ui"})
 	})
 	h.mux = mux
 	return h
@@ -158,11 +156,7 @@ func (h *Handler) Close() {
 
 func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	if err := h.page.Execute(w, struct{ Version string }{h.opts.Version}); err != nil {
+	if err := index.Execute(w, struct{ Version string }{h.opts.Version}); err != nil {
 		h.log.Debug("preview page not written", "err", err)
 	}
-}
-
-func (h *Handler) serveStatic(w http.ResponseWriter, r *http.Request) {
-	h.static.ServeHTTP(w, r)
 }
