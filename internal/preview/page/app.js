@@ -293,8 +293,10 @@
     }
   }
 
-  // The server says when the library changed; "ready" comes when the
-  // stream (re)opens, after which changes missed meanwhile are read too.
+  // The library is read at once, and again each time the server says it
+  // changed; "ready" comes when the stream (re)opens, after which changes
+  // missed meanwhile are read too.
+  refresh();
   const events = new EventSource(api('events'));
   events.addEventListener('ready', refresh);
   events.addEventListener('change', refresh);
