@@ -52,7 +52,7 @@ endef
 # 3.81 (macOS) has no -O and interleaves their lines.
 SYNC        := $(if $(filter output-sync,$(.FEATURES)),-Otarget)
 
-.PHONY: all build install test-bins run run-stdio test unit e2e e2e-deps conformance lint fmt bench bench-peers bench-cluster fuzz clean bundle bundle-host release
+.PHONY: all build install test-bins run run-stdio test unit browser-deps e2e e2e-deps conformance lint fmt bench bench-peers bench-cluster fuzz clean bundle bundle-host release
 
 all: build
 
@@ -103,11 +103,20 @@ test:
 # go vet after the race tests: run beside the end-to-end binaries' build
 # (make test), it then finds their packages compiled instead of compiling
 # them a second time.
-unit:
+unit: browser-deps
 	$(GO) test -race -count=1 ./...
 	$(GO) vet ./...
 	$(HGO) vet ./...
 	$(HGO) test -race -count=1 ./...
+
+# The preview page's test (cmd/flowyprompt) drives headless Chromium:
+# Debian's chromium package, installed here when neither chromium nor
+# chromium-browser is on PATH. apt-get needs root, as CI runs make test;
+# elsewhere, install the browser first. Without one the test fails.
+browser-deps:
+	@command -v chromium >/dev/null 2>&1 || command -v chromium-browser >/dev/null 2>&1 || \
+	  { echo "installing chromium for the preview page's browser test (apt-get, as root)"; \
+	    apt-get update && DEBIAN_FRONTEND=noninteractive apt-get install -y chromium; }
 
 # The real clients the end-to-end tests drive, pinned by the lock file:
 # installed again only when package.json or the lock file changed since

@@ -28,6 +28,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/labelset"
+	"github.com/flowyprompt/flowyprompt/internal/preview"
 	"github.com/flowyprompt/flowyprompt/internal/seal"
 	"github.com/flowyprompt/flowyprompt/internal/suggest"
 	"github.com/flowyprompt/flowyprompt/internal/telemetry"
@@ -58,6 +59,8 @@ type setup struct {
 	// labels are the libraries of the labels the sources name (nil:
 	// none), the default's being lib.
 	labels *labelset.Set
+	// ui is serve --ui's preview page, nil without.
+	ui *preview.Handler
 }
 
 // flagGroups says which settings a command that loads templates takes,
@@ -332,6 +335,12 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	watchPolicy(runCtx, s, a, e)
 	switch s.cfg.Transport {
 	case "http":
+		if s.cfg.UI {
+			// The page reads what a request's caller may read, as every
+			// handler does.
+			s.ui = preview.New(preview.Options{Library: s.lib, Catalog: func(ctx context.Context) (*templates.Catalog, error) { return a.CatalogFor(ctx), nil }, Version: version(), Logger: s.log})
+			defer s.ui.Close()
+		}
 		return serveHTTP(ctx, s, a, e, stderr)
 	default:
 		in, out := stdin, stdout

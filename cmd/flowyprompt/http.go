@@ -101,6 +101,9 @@ func serveHTTP(ctx context.Context, s *setup, a *app.App, e *mcp.Engine, stderr 
 		// the step-up challenge before it runs.
 		opts.RequiredScope = a.RequiredScope
 	}
+	if s.ui != nil {
+		opts.UI = s.ui
+	}
 	if s.replicas != nil {
 		// 2025-era sessions live on the replica that opened them; the
 		// others forward their requests to it, with the body cap the
@@ -135,6 +138,10 @@ func serveHTTP(ctx context.Context, s *setup, a *app.App, e *mcp.Engine, stderr 
 	case <-ctx.Done():
 	}
 	s.log.Info("shutting down: finishing in-flight requests", "grace", shutdownGrace)
+	if s.ui != nil {
+		// The page's event streams would hold the shutdown for its grace.
+		s.ui.Close()
+	}
 	sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
 	defer cancel()
 	if err := shutdownHTTP(sctx, srv, e); err != nil {
@@ -206,8 +213,14 @@ func printURLs(w io.Writer, local string, cfg *config.Config) {
 	if cfg.AuthIssuer != "" {
 		fmt.Fprintf(w, "  members sign in with %s; resource metadata: %s/.well-known/oauth-protected-resource/mcp\n", cfg.AuthIssuer, base)
 	}
+	if cfg.UI {
+		fmt.Fprintf(w, "  preview page (read-only):        %s/ui/\n", base)
+	}
 	if cfg.AuthToken != "" {
 		fmt.Fprintf(w, "  an access token is required: send Authorization: Bearer TOKEN, or append ?token=TOKEN to the SSE URL\n")
+		if cfg.UI {
+			fmt.Fprintf(w, "  open the preview page as %s/ui/?token=TOKEN\n", base)
+		}
 	}
 }
 

@@ -62,6 +62,7 @@ Usage:
   flowyprompt check     [flags]              check the configuration and the template source
   flowyprompt export    --format F --out DIR  write the library as dotprompt, .prompt.yml or Agent Skills
   flowyprompt propose   FILE... [--source NS] propose templates to GitHub as a pull request
+  flowyprompt preview   [flags]              a local page: the templates, their problems, a form, the rendered prompt, live
   flowyprompt version                        print the version
 
 Templates come from --templates DIR (TEMPLATES_DIR), a GitHub repository
@@ -153,6 +154,8 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return cmdExport(ctx, rest, stdout, stderr, lookup)
 	case "propose":
 		return cmdPropose(ctx, rest, stdout, stderr, lookup)
+	case "preview":
+		return cmdPreview(ctx, rest, stdout, stderr, lookup)
 	case "version":
 		return cmdVersion(rest, stdout, stderr)
 	case "--version", "-version":
@@ -271,6 +274,7 @@ var commandHelp = map[string]struct{ summary, example string }{
 	"check":    {"Check the configuration and the template source (for GitHub: the repository, ref and rate limit); exit 1 if GitHub cannot be reached, a template is invalid or a file a template lists is missing.", "GITHUB_REPO_URL=https://github.com/acme/prompts flowyprompt check"},
 	"export":   {"Write every template in another format: dotprompt .prompt files, GitHub Models .prompt.yml files, or one Agent Skill folder (SKILL.md) per template.", "flowyprompt export --format skill --out ./skills --templates ./prompts"},
 	"propose":  {"Validate template files, run their tests, and propose them to a GitHub library as a pull request (opened, or updated when yours is open); print its URL.", "flowyprompt propose Code_Review.json --source team"},
+	"preview":  {"Serve a page on this machine (127.0.0.1) for authors: the templates and flows with their problems, a form for each template's variables, the prompt it renders as you type and its tests' results, all updated as the files change.", "flowyprompt preview --templates ./prompts --open"},
 	"version":  {"Print the version, the commit it was built from, the Go version and the platform.", "flowyprompt version"},
 }
 

@@ -212,11 +212,13 @@ func (a *App) PolicyChanged(e *mcp.Engine) {
 	e.Notify(mcp.NotificationResourcesChanged, nil)
 }
 
-// CatalogFor is the catalog ctx's caller may see (the default label's):
-// what /healthz details to them. Without a policy, the whole catalog; under
-// one, a caller who is no member sees nothing.
+// CatalogFor is the catalog ctx's caller may see, of the label a request
+// with no label of its own is served: what /healthz details to them and
+// what the preview page at /ui/ shows them, decided where every
+// handler's is (viewOf). Without a policy, the whole catalog; under one,
+// a caller who is no member sees nothing.
 func (a *App) CatalogFor(ctx context.Context) *templates.Catalog {
-	v, err := a.labelView(ctx, "")
+	v, err := a.viewOf(ctx, nil)
 	if err != nil {
 		return templates.Build(nil, templates.BuildOptions{})
 	}

@@ -112,6 +112,9 @@ type Config struct {
 	// MetricsAddr is the HOST:PORT of the Prometheus /metrics listener
 	// ("": none).
 	MetricsAddr string
+	// UI serves the preview page, read-only, at /ui/ of the HTTP
+	// listener (serve --ui).
+	UI bool
 
 	// Cluster (serve --nats): the NATS server the replicas share, its
 	// credential and TLS files, and this replica's id. NATSURL may hold a
@@ -376,6 +379,14 @@ func RegisterServe(fs *flag.FlagSet, c *Config, env Env) error {
 	fs.DurationVar(&c.RequestTimeout, "request-timeout", 5*time.Minute, "deadline for one request")
 	fs.IntVar(&c.Procs, "procs", 0, "CPUs to run on at once (0: over stdio half the machine's, at least 1; over HTTP all of them; the GOMAXPROCS variable, when set, wins)")
 	fs.StringVar(&c.MetricsAddr, "metrics-addr", str("FLOWYPROMPT_METRICS_ADDR"), "serve Prometheus metrics at http://`HOST:PORT`/metrics, a listener of its own (an empty host is loopback; env FLOWYPROMPT_METRICS_ADDR; default: none; see docs/observability.md)")
+	if v := str("FLOWYPROMPT_UI"); v != "" {
+		ui, err := strconv.ParseBool(v)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("FLOWYPROMPT_UI=%q is not true or false", v))
+		}
+		c.UI = ui
+	}
+	fs.BoolVar(&c.UI, "ui", c.UI, "with --transport http, serve the preview page (templates, problems, a form, the rendered prompt) read-only at /ui/, behind the same Host and Origin checks and access token as /mcp (env FLOWYPROMPT_UI; see docs/review.md)")
 	fs.StringVar(&c.CPUProfile, "cpuprofile", "", "write a CPU profile of the whole run to this `file`, for `go tool pprof` (performance reports)")
 	return errors.Join(errs...)
 }
@@ -436,6 +447,9 @@ func (c *Config) Check() error {
 	}
 	if c.AuthPolicy != "" && c.AuthIssuer == "" {
 		errs = append(errs, errors.New("--auth-policy (FLOWYPROMPT_AUTH_POLICY) is set without --auth-issuer: the policy matches claims of the members' access tokens, which only an authorization server issues; set --auth-issuer and --public-url too, or unset it"))
+	}
+	if c.UI && c.Transport != "http" {
+		errs = append(errs, errors.New("--ui (FLOWYPROMPT_UI) serves the preview page over HTTP: add --transport http, or run flowyprompt preview for a page of your own on this machine"))
 	}
 	if c.AuthAudience != "" && c.AuthIssuer == "" {
 		errs = append(errs, errors.New("--auth-audience is set without --auth-issuer: it says which aud the issuer's tokens carry; set --auth-issuer too, or unset it"))

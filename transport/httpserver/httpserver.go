@@ -1,6 +1,7 @@
 // Package httpserver is flowyprompt's one HTTP listener: the legacy SSE
 // transport (/sse, /sse/message) for Void, Streamable HTTP (/mcp) for MCP
-// Inspector and modern clients, and /healthz, behind one security layer.
+// Inspector and modern clients, /healthz, and with Options.UI the preview
+// page at /ui/, behind one security layer.
 //
 // The security layer is there because a server on 127.0.0.1 is reachable
 // from every web page the user opens: a page whose DNS name is rebound to
@@ -150,7 +151,14 @@ type Options struct {
 	// replica behind a load balancer: a request for a session another
 	// replica holds is forwarded to it (see SessionRouter).
 	Sessions SessionRouter
-	Logger   *slog.Logger
+	// UI, when set, is served at /ui/ (with the prefix stripped): the
+	// preview page (internal/preview), read-only. Its files are the
+	// binary's and public; its API, /ui/api/..., reads the library and
+	// needs the credential /mcp does: the access token, which a page
+	// that cannot send headers gives as ?token=, or a member's token in
+	// the Authorization header (an OAuth server takes no token in a URL).
+	UI     http.Handler
+	Logger *slog.Logger
 }
 
 // SessionRouter reaches the sessions other replicas hold (cluster.Router
@@ -327,6 +335,9 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	mux.Handle("/sse/message", s.sse)
 	mux.Handle("/mcp", s.mcp)
 	mux.HandleFunc("/healthz", s.health)
+	if opts.UI != nil {
+		mux.Handle("/ui/", http.StripPrefix("/ui", opts.UI))
+	}
 	if s.oauth != nil {
 		mux.HandleFunc(metadataRoot, s.oauth.serveMetadata)
 		mux.HandleFunc(metadataMCP, s.oauth.serveMetadata)
@@ -456,12 +467,13 @@ func (s *Server) originAllowed(origin string) bool {
 
 // credential returns the token r carries, and whether it came in the
 // URL: the Authorization header's bearer token, else ?token= on the SSE
-// paths, for clients that cannot send headers.
+// paths and the preview page's API, for clients that cannot send headers
+// (Void; a browser's EventSource).
 func credential(r *http.Request) (token string, inURL bool) {
 	if tok, ok := bearer(r.Header.Get("Authorization")); ok {
 		return tok, false
 	}
-	if (r.URL.Path == "/sse" || r.URL.Path == "/sse/message") && r.URL.RawQuery != "" {
+	if (r.URL.Path == "/sse" || r.URL.Path == "/sse/message" || isUIAPI(r.URL.Path)) && r.URL.RawQuery != "" {
 		return r.URL.Query().Get("token"), true
 	}
 	return "", false
@@ -486,8 +498,12 @@ func needsToken(r *http.Request) bool {
 	case "/mcp", "/sse", "/sse/message":
 		return true
 	}
-	return false
+	return isUIAPI(r.URL.Path)
 }
+
+// isUIAPI reports whether path is the preview page's API, which reads
+// the library (Options.UI); the page's own files hold nothing of it.
+func isUIAPI(path string) bool { return strings.HasPrefix(path, "/ui/api/") }
 
 var corsAllowHeaders = strings.Join([]string{"Content-Type", "Accept", "Authorization", streamable.HeaderSession,
 	streamable.HeaderProtocolVersion, streamable.HeaderLastEventID, label.Header}, ", ")
