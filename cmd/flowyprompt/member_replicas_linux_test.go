@@ -39,7 +39,9 @@ func newMemberIssuer(t *testing.T) *memberIssuer {
 		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
 			{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
 	})
-	is.srv = httptest.NewServer(mux)
+	// Started once is.srv is set: the handlers read its URL.
+	is.srv = httptest.NewUnstartedServer(mux)
+	is.srv.Start()
 	t.Cleanup(is.srv.Close)
 	return is
 }
