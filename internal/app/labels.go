@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"strings"
 	"sync"
 
@@ -33,9 +34,15 @@ type Labels interface {
 }
 
 // labelByPolicy is the label the member ctx runs for is served by its
-// policy ("label" in a read rule of --auth-policy), or "": the hook the
-// policy fills in, below a label the request names and above --label.
-func (a *App) labelByPolicy(context.Context) string { return "" }
+// policy ("label" in a read rule of --auth-policy), or "": below a label
+// the request names and above --label.
+func (a *App) labelByPolicy(ctx context.Context) string {
+	p := a.policy()
+	if p == nil {
+		return ""
+	}
+	return p.Label(auth.MemberOf(ctx))
+}
 
 // servedLabel is the label r is served from, by name: the one it names,
 // else the default's; "" when the server has no labels.

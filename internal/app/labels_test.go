@@ -3,6 +3,7 @@ package app_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -34,6 +35,13 @@ type labelled struct {
 
 func newLabelled(t *testing.T, defaultLabel string) *labelled {
 	t.Helper()
+	return newLabelledWith(t, app.Options{Label: defaultLabel})
+}
+
+// newLabelledWith is newLabelled with the app's options opts (its
+// Library, Version and Labels filled in).
+func newLabelledWith(t *testing.T, opts app.Options) *labelled {
+	t.Helper()
 	fake := fakegithub.New("acme", "prompts")
 	t.Cleanup(fake.Close)
 	shared := sourceTemplate("Shared", "the same on every ref")
@@ -62,7 +70,8 @@ func newLabelled(t *testing.T, defaultLabel string) *labelled {
 		return lib, lib.Load(ctx)
 	}, nil)
 	t.Cleanup(l.set.Close)
-	a := app.New(app.Options{Library: lib, Version: "test", Labels: l.set, Label: defaultLabel})
+	opts.Library, opts.Version, opts.Labels = lib, "test", l.set
+	a := app.New(opts)
 	l.a, l.e = a, mcp.NewEngine(a.Server(), mcp.EngineOptions{})
 	detach := a.Attach(l.e)
 	t.Cleanup(func() {
@@ -306,4 +315,41 @@ func TestLabelListen(t *testing.T) {
 		t.Fatal(err)
 	}
 	heard("2")
+}
+
+// TestLabelByPolicy: a member whose policy's read rule names a label is
+// served that label when the request names none; a label the request
+// names (its header) still wins, and a member no labelled rule matches
+// gets the server's default.
+func TestLabelByPolicy(t *testing.T) {
+	p, err := auth.ParsePolicy("p.json", []byte(`{"claim": "groups",
+		"read": [{"match": "beta", "sources": ["default"], "label": "staging"}, {"match": "*", "sources": ["default"]}]}`), []string{"default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLabelledWith(t, app.Options{Policy: func() *auth.Policy { return p }})
+	beta := &auth.Member{Issuer: "https://idp", Subject: "b", Groups: []string{"beta"}, Scopes: []string{auth.ScopeRead}}
+	other := &auth.Member{Issuer: "https://idp", Subject: "o", Scopes: []string{auth.ScopeRead}}
+	tests := []struct {
+		name string
+		from context.Context
+		text string
+	}{
+		{"the beta tester: staging, by the policy", auth.WithMember(context.Background(), beta), "staging text"},
+		{"the beta tester naming production", label.WithHeader(auth.WithMember(context.Background(), beta), "production"), "production text"},
+		{"another member: the default", auth.WithMember(context.Background(), other), "production text"},
+	}
+	c := mcptest.Connect(t, l.e)
+	c.Initialize(t, mcp.LatestVersion)
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			m := c.RequestFrom(t, tt.from, i+1, mcp.MethodPromptsGet, map[string]any{"name": "Greeting"})
+			if m.Error != nil {
+				t.Fatalf("error: %+v", m.Error)
+			}
+			if !strings.Contains(string(m.Result), tt.text) {
+				t.Errorf("result lacks %q: %s", tt.text, m.Result)
+			}
+		})
+	}
 }

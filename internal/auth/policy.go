@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/flowyprompt/flowyprompt/internal/label"
 	"maps"
 	"slices"
 	"strconv"
@@ -30,6 +31,9 @@ type Policy struct {
 type Rule struct {
 	Match   string   `json:"match"`
 	Sources []string `json:"sources"`
+	// Label, in a read rule, is the label the member is served when a
+	// request names none ("": the server's --label or default).
+	Label string `json:"label,omitempty"`
 }
 
 // Reads returns the sources m may read, sorted and once each; none for a
@@ -43,6 +47,17 @@ func (p *Policy) Reads(m *Member) []string {
 	}
 	slices.Sort(out)
 	return slices.Compact(out)
+}
+
+// Label returns the label of the first read rule that matches m and names
+// one, or "" when none does: the label m is served by default.
+func (p *Policy) Label(m *Member) string {
+	for _, r := range p.Read {
+		if r.Label != "" && r.matches(m) {
+			return r.Label
+		}
+	}
+	return ""
 }
 
 // Writes reports whether m may write to source.
@@ -94,7 +109,7 @@ func ParsePolicy(file string, data []byte, sources []string) (*Policy, error) {
 					`name the claim that holds the member's groups, e.g. "claim": "groups" (or "roles", "sub", "email")`)
 			}
 		case "read", "write":
-			rules, err := parseRules(raw, "/"+key, sources, bad)
+			rules, err := parseRules(raw, "/"+key, key == "read", sources, bad)
 			if err != nil {
 				return nil, err
 			}
@@ -113,7 +128,7 @@ func ParsePolicy(file string, data []byte, sources []string) (*Policy, error) {
 	return p, nil
 }
 
-func parseRules(raw json.RawMessage, ptr string, sources []string, bad func(ptr, what, how string) error) ([]Rule, error) {
+func parseRules(raw json.RawMessage, ptr string, read bool, sources []string, bad func(ptr, what, how string) error) ([]Rule, error) {
 	var list []map[string]json.RawMessage
 	if json.Unmarshal(raw, &list) != nil {
 		return nil, bad(ptr, "want a list of rules", `write e.g. [{"match": "sre", "sources": ["ops"]}]`)
@@ -134,8 +149,17 @@ func parseRules(raw json.RawMessage, ptr string, sources []string, bad func(ptr,
 				if json.Unmarshal(v, &r.Sources) != nil || len(r.Sources) == 0 {
 					return nil, bad(at+"/sources", "want a non-empty list of source names", `write e.g. "sources": ["team"]`)
 				}
+			case "label":
+				if !read {
+					return nil, bad(at+"/label", "a write rule names no label",
+						`a label says what a member reads: move "label" to a read rule, or remove it`)
+				}
+				if json.Unmarshal(v, &r.Label) != nil || label.Valid(r.Label) != nil {
+					return nil, bad(at+"/label", "want a label's name",
+						`write one of the labels the sources name (labels=… on a --source), e.g. "label": "staging"`)
+				}
 			default:
-				return nil, bad(at+"/"+escapePointer(key), fmt.Sprintf("unknown member %q", key), `a rule has "match" and "sources" only`)
+				return nil, bad(at+"/"+escapePointer(key), fmt.Sprintf("unknown member %q", key), `a rule has "match", "sources" and, in a read rule, "label" only`)
 			}
 		}
 		if r.Match == "" {

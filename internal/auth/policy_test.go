@@ -41,6 +41,10 @@ func TestParsePolicyRefuses(t *testing.T) {
 		{"no sources", `{"claim": "groups", "read": [{"match": "*"}]}`, []string{"/read/0/sources", "missing"}},
 		{"empty sources", `{"claim": "groups", "read": [{"match": "*", "sources": []}]}`, []string{"/read/0/sources", "non-empty"}},
 		{"unknown rule member", `{"claim": "groups", "read": [{"match": "*", "sources": ["team"], "mode": "x"}]}`, []string{"/read/0/mode"}},
+		{"a label in a write rule", `{"claim": "groups", "write": [{"match": "a", "sources": ["team"], "label": "staging"}]}`,
+			[]string{"/write/0/label", "a write rule names no label"}},
+		{"a label that is no label's name", `{"claim": "groups", "read": [{"match": "a", "sources": ["team"], "label": "Stag ing"}]}`,
+			[]string{"/read/0/label", "want a label's name"}},
 		{"too large", `{"claim": "groups", "x": "` + strings.Repeat("a", 1<<20) + `"}`, []string{"more than"}},
 	}
 	for _, tc := range tests {
@@ -92,6 +96,37 @@ func TestPolicyMatches(t *testing.T) {
 			}
 			if p.Writes(tc.m, "ops") {
 				t.Error("Writes(ops) = true; no rule names it")
+			}
+		})
+	}
+}
+
+// TestPolicyLabel: a member is served the label of the first read rule
+// that matches them and names one; none when no such rule matches.
+func TestPolicyLabel(t *testing.T) {
+	p, err := auth.ParsePolicy("p.json", []byte(`{
+		"claim": "groups",
+		"read":  [ {"match": "sre", "sources": ["ops"]},
+		           {"match": "beta", "sources": ["team"], "label": "staging"},
+		           {"match": "*", "sources": ["team"], "label": "production"},
+		           {"match": "sre", "sources": ["team"], "label": "canary"} ]
+	}`), sources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name string
+		m    *auth.Member
+		want string
+	}{
+		{"nobody", nil, ""},
+		{"a beta tester: the first rule with a label", &auth.Member{Subject: "u", Groups: []string{"beta"}}, "staging"},
+		{"anyone else: the catch-all's", &auth.Member{Subject: "u", Groups: []string{"sre"}}, "production"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := p.Label(tc.m); got != tc.want {
+				t.Errorf("Label = %q, want %q", got, tc.want)
 			}
 		})
 	}
