@@ -87,6 +87,18 @@ type Server struct {
 	// down (to a source's next revalidation, say); without it results say
 	// ttlMs 0, public.
 	Cache func(method string) CacheHint
+	// ListMeta, when set, returns the _meta of a list result (prompts,
+	// tools, resources, resource templates) of the request r, which ctx
+	// runs: what the application says of what served it (nil: none).
+	ListMeta func(ctx context.Context, r *Request) map[string]any
+}
+
+// listMeta is s.ListMeta's answer for r, nil without it.
+func (s *Server) listMeta(ctx context.Context, r *Request) map[string]any {
+	if s.ListMeta == nil {
+		return nil
+	}
+	return s.ListMeta(ctx, r)
 }
 
 // Handler runs one request. The result is encoded as the response's
@@ -183,7 +195,7 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			return &ListPromptsResult{Prompts: nonNil(page), NextCursor: next}, nil
+			return &ListPromptsResult{Prompts: nonNil(page), NextCursor: next, Meta: s.listMeta(ctx, r)}, nil
 		})}
 		t[MethodPromptsGet] = method{handle: typed(func(ctx context.Context, r *Request, p *GetPromptParams) (any, error) {
 			if p.Name == "" {
@@ -203,7 +215,7 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			return &ListToolsResult{Tools: nonNil(page), NextCursor: next}, nil
+			return &ListToolsResult{Tools: nonNil(page), NextCursor: next, Meta: s.listMeta(ctx, r)}, nil
 		})}
 		t[MethodToolsCall] = method{handle: typed(func(ctx context.Context, r *Request, p *CallToolParams) (any, error) {
 			if p.Name == "" {
@@ -223,7 +235,7 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			return &ListResourcesResult{Resources: nonNil(page), NextCursor: next}, nil
+			return &ListResourcesResult{Resources: nonNil(page), NextCursor: next, Meta: s.listMeta(ctx, r)}, nil
 		})}
 		t[MethodResourceTemplatesList] = method{handle: typed(func(ctx context.Context, r *Request, p *PaginatedParams) (any, error) {
 			all, err := s.Resources.ListResourceTemplates(ctx, r)
@@ -234,7 +246,7 @@ func (s *Server) methodTable(e *Engine) map[string]method {
 			if err != nil {
 				return nil, err
 			}
-			return &ListResourceTemplatesResult{ResourceTemplates: nonNil(page), NextCursor: next}, nil
+			return &ListResourceTemplatesResult{ResourceTemplates: nonNil(page), NextCursor: next, Meta: s.listMeta(ctx, r)}, nil
 		})}
 		t[MethodResourcesRead] = method{handle: typed(func(ctx context.Context, r *Request, p *ReadResourceParams) (any, error) {
 			if p.URI == "" {

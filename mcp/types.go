@@ -144,6 +144,8 @@ type PromptArgument struct {
 type ListPromptsResult struct {
 	Prompts    []Prompt `json:"prompts"`
 	NextCursor string   `json:"nextCursor,omitempty"`
+	// Meta is the result's _meta (Server.ListMeta).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // GetPromptParams is a prompts/get request.
@@ -228,6 +230,8 @@ type ToolAnnotations struct {
 type ListToolsResult struct {
 	Tools      []Tool `json:"tools"`
 	NextCursor string `json:"nextCursor,omitempty"`
+	// Meta is the result's _meta (Server.ListMeta).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // CallToolParams is a tools/call request.
@@ -274,12 +278,16 @@ type ResourceTemplate struct {
 type ListResourcesResult struct {
 	Resources  []Resource `json:"resources"`
 	NextCursor string     `json:"nextCursor,omitempty"`
+	// Meta is the result's _meta (Server.ListMeta).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // ListResourceTemplatesResult answers resources/templates/list.
 type ListResourceTemplatesResult struct {
 	ResourceTemplates []ResourceTemplate `json:"resourceTemplates"`
 	NextCursor        string             `json:"nextCursor,omitempty"`
+	// Meta is the result's _meta (Server.ListMeta).
+	Meta map[string]any `json:"_meta,omitempty"`
 }
 
 // ReadResourceParams is resources/read (and subscribe / unsubscribe).

@@ -111,6 +111,7 @@ func (a *App) Server() *mcp.Server {
 		Greeting:        a.greeting,
 		OnSessionClosed: a.used.forget,
 		Cache:           a.cacheHint,
+		ListMeta:        a.resultServed,
 	}
 }
 

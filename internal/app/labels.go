@@ -132,10 +132,10 @@ func (a *App) attachLabels(e *mcp.Engine) func() {
 	}
 }
 
-// toolServed is a tool result's served _meta (servedMeta): nil without
-// labels, or when the request's label cannot be served (the tool's
-// result then says so).
-func (a *App) toolServed(ctx context.Context, r *mcp.Request) map[string]any {
+// resultServed is the served _meta (servedMeta) of a tool's or a list's
+// result: nil without labels, or when the request's label cannot be
+// served (the result then says so).
+func (a *App) resultServed(ctx context.Context, r *mcp.Request) map[string]any {
 	if a.opts.Labels == nil {
 		return nil
 	}

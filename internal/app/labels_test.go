@@ -164,6 +164,16 @@ func TestLabelChoice(t *testing.T) {
 	if got := served(t, m); got["label"] != "staging" || got["commit"] != l.stag {
 		t.Errorf("render tool served %v", got)
 	}
+	// So does every list, each of its label's library.
+	for i, method := range []string{mcp.MethodPromptsList, mcp.MethodToolsList, mcp.MethodResourcesList, mcp.MethodResourceTemplatesList} {
+		m := c.RequestFrom(t, staging, 200+i, method, map[string]any{})
+		if got := served(t, m); got["label"] != "staging" || got["commit"] != l.stag {
+			t.Errorf("%s under the staging header served %v: %.300s", method, got, m.Raw)
+		}
+	}
+	if m := c.RequestFrom(t, context.Background(), 300, mcp.MethodPromptsList, map[string]any{}); served(t, m)["label"] != "production" {
+		t.Errorf("prompts/list with no label: %.300s", m.Raw)
+	}
 
 	for _, tt := range []struct {
 		name   string

@@ -175,7 +175,7 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 	for i := range res.resources {
 		content = append(content, mcp.Content{Type: "resource", Resource: &res.resources[i]})
 	}
-	return &mcp.CallToolResult{Content: content, StructuredContent: res.structured, Meta: a.toolServed(ctx, r)}, nil
+	return &mcp.CallToolResult{Content: content, StructuredContent: res.structured, Meta: a.resultServed(ctx, r)}, nil
 }
 
 // toolArgs are a call's validated arguments: the JSON, and the decoded
