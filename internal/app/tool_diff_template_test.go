@@ -234,3 +234,34 @@ func TestDiffTemplateCost(t *testing.T) {
 		}
 	}
 }
+
+// TestDiffTemplateLabelToPull: from a label to a pull request, on a
+// library with labels: the staging label's Greeting against the one a
+// pull request proposes (opened through the GitHub source's own Propose,
+// against the fake GitHub's refs and pulls), golden.
+func TestDiffTemplateLabelToPull(t *testing.T) {
+	l := newLabelled(t, "")
+	src, ok := l.lib.Source().(*github.Source)
+	if !ok {
+		t.Fatalf("the default label's source is a %T", l.lib.Source())
+	}
+	p, err := src.Propose(t.Context(), []github.Change{{Name: "Greeting", Content: sourceTemplate("Greeting", "proposed text")}}, "Greeting: proposed text")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.Connect(t, l.e)
+	c.Initialize(t, mcp.LatestVersion)
+	for i, tt := range []struct{ name, from, to string }{
+		{"label-to-pull", "staging", fmt.Sprintf("#%d", p.Number)},
+		{"pull-to-label", fmt.Sprintf("pr:%d", p.Number), "production"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := call(t, c, 1+i, "flowyprompt_diff_template", map[string]any{"name": "Greeting", "from": tt.from, "to": tt.to})
+			if res.IsError || res.StructuredContent["changed"] != true {
+				t.Fatalf("isError %v, changed %v:\n%s", res.IsError, res.StructuredContent["changed"], res.Content[0].Text)
+			}
+			golden.JSON(t, filepath.Join("testdata", "diff", tt.name+".golden.json"),
+				map[string]any{"isError": res.IsError, "text": res.Content[0].Text, "structuredContent": res.StructuredContent})
+		})
+	}
+}
