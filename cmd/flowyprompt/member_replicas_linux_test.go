@@ -1,68 +1,14 @@
 package main
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
-
 	"github.com/flowyprompt/flowyprompt/internal/natstest"
 )
-
-// memberIssuer is an authorization server as the replicas see one: its
-// metadata and its key, and the tokens it issues to members.
-type memberIssuer struct {
-	srv *httptest.Server
-	key *rsa.PrivateKey
-}
-
-func newMemberIssuer(t *testing.T) *memberIssuer {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	is := &memberIssuer{key: key}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/jwks"})
-	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
-			{Key: &key.PublicKey, KeyID: "k1", Algorithm: "RS256", Use: "sig"}}})
-	})
-	// Started once is.srv is set: the handlers read its URL.
-	is.srv = httptest.NewUnstartedServer(mux)
-	is.srv.Start()
-	t.Cleanup(is.srv.Close)
-	return is
-}
-
-// bearer is the Authorization header of an access token for sub, for the
-// resource audience.
-func (is *memberIssuer) bearer(t *testing.T, sub, audience string) []string {
-	t.Helper()
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: is.key, KeyID: "k1"}},
-		(&jose.SignerOptions{}).WithType("at+jwt"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	tok, err := jwt.Signed(sig).Claims(map[string]any{"iss": is.srv.URL, "sub": sub, "aud": audience,
-		"scope": "prompts:read", "email": sub + "@example.com", "iat": now.Unix(), "exp": now.Add(time.Hour).Unix()}).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return []string{"Authorization", "Bearer " + tok}
-}
 
 // TestBinaryMemberAcrossReplicas: two `serve --nats --auth-issuer`
 // processes: a member's session opened on one is served through the

@@ -8,68 +8,22 @@ package main
 // without a restart.
 
 import (
-	"crypto/rand"
-	"crypto/rsa"
 	"encoding/json"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/go-jose/go-jose/v4"
-	"github.com/go-jose/go-jose/v4/jwt"
 )
-
-// policyIssuer is an authorization server that publishes one key, and
-// mints that key's access tokens.
-type policyIssuer struct {
-	srv *httptest.Server
-	key *rsa.PrivateKey
-}
-
-func newPolicyIssuer(t *testing.T) *policyIssuer {
-	t.Helper()
-	key, err := rsa.GenerateKey(rand.Reader, 2048)
-	if err != nil {
-		t.Fatal(err)
-	}
-	is := &policyIssuer{key: key}
-	mux := http.NewServeMux()
-	mux.HandleFunc("/.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"issuer": is.srv.URL, "jwks_uri": is.srv.URL + "/jwks"})
-	})
-	mux.HandleFunc("/jwks", func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k", Algorithm: "RS256", Use: "sig"}}})
-	})
-	is.srv = httptest.NewServer(mux)
-	t.Cleanup(is.srv.Close)
-	return is
-}
-
-func (is *policyIssuer) token(t *testing.T, audience, sub string, groups ...string) string {
-	t.Helper()
-	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.RS256, Key: jose.JSONWebKey{Key: is.key, KeyID: "k"}}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := jwt.Signed(sig).Claims(map[string]any{"iss": is.srv.URL, "sub": sub, "aud": audience, "scope": "prompts:read",
-		"exp": time.Now().Add(time.Hour).Unix(), "groups": groups}).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
 
 // TestBinaryAccessPolicy: two members see different prompt lists and
 // /healthz details; an anonymous /healthz shows no library; a change of
 // the policy file shows the second member more.
 func TestBinaryAccessPolicy(t *testing.T) {
 	t.Parallel()
-	is := newPolicyIssuer(t)
+	is := newMemberIssuer(t)
 	ops, team := t.TempDir(), t.TempDir()
 	for dir, name := range map[string]string{ops: "Runbook", team: "Team_Note"} {
 		body := `{"metadata":{"name":"` + name + `","description":"d","version":"1.0.0"},"variables":[],"results":[{"name":"s","content":"x"}]}`
