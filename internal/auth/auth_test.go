@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -140,5 +141,54 @@ func TestNewRefuses(t *testing.T) {
 		if _, err := auth.New(o); err == nil {
 			t.Errorf("New(%+v): no error", o)
 		}
+	}
+}
+
+// TestVerifiedRemembered: a JWT checked once is not checked again (the
+// same member comes back, not a new one) while it is remembered, which is
+// until its exp and at most VerifiedFor; past either it is checked again,
+// and an expired token is refused.
+func TestVerifiedRemembered(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := issuer(t, key, func(self string) string { return self })
+	iss := srv.URL + "/realms/team"
+	start := time.Now()
+	var now atomic.Pointer[time.Time]
+	now.Store(&start)
+	v, err := auth.New(auth.Options{Issuer: iss, Audience: "https://p.example.com/mcp", Now: func() time.Time { return *now.Load() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v.Start(t.Context())
+	ready(t, v)
+	token := func(exp time.Time) string {
+		return sign(t, key, map[string]any{"iss": iss, "sub": "u1", "aud": "https://p.example.com/mcp", "exp": exp.Unix(), "scope": "prompts:read"})
+	}
+	at := func(d time.Duration) { t2 := start.Add(d); now.Store(&t2) }
+
+	long := token(start.Add(time.Hour))
+	first, err := v.Verify(t.Context(), long)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, err := v.Verify(t.Context(), long); err != nil || again != first {
+		t.Errorf("the same token again: %p, %v; want the member remembered (%p)", again, err, first)
+	}
+	at(auth.VerifiedFor + time.Second)
+	if later, err := v.Verify(t.Context(), long); err != nil || later == first {
+		t.Errorf("after VerifiedFor: %p, %v; want the token checked again (a new member)", later, err)
+	}
+
+	at(0)
+	short := token(start.Add(time.Minute))
+	if _, err := v.Verify(t.Context(), short); err != nil {
+		t.Fatal(err)
+	}
+	at(2 * time.Minute)
+	if m, err := v.Verify(t.Context(), short); err == nil {
+		t.Errorf("a token past its exp was accepted from memory: %+v", m)
 	}
 }

@@ -1,6 +1,7 @@
 package httpserver_test
 
 import (
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -11,9 +12,12 @@ import (
 
 // BenchmarkGuardCredential: the CPU the security layer spends on one
 // request's credential: none, the static --auth-token, a member's JWT
-// (RS256, 2048-bit key, keys cached). The request is a GET /mcp without a
-// session, which the transport answers at once, the same for each; the
-// differences between the cases are the credential checks.
+// (RS256, 2048-bit key, keys cached) seen before (remembered: what a
+// client's every request after its first costs) and seen for the first
+// time (a new token each request: its signature checked). The request is
+// a GET /mcp without a session, which the transport answers at once, the
+// same for each; the differences between the cases are the credential
+// checks.
 func BenchmarkGuardCredential(b *testing.B) {
 	is := newIssuer(b)
 	jwtOpts := httpserver.Options{PublicURL: publicURL, Auth: verifier(b, is, nil)}
@@ -25,6 +29,7 @@ func BenchmarkGuardCredential(b *testing.B) {
 		{"none", httpserver.Options{}, ""},
 		{"static-token", httpserver.Options{AuthToken: "s3cret-token-of-32-bytes-or-so!!"}, "Bearer s3cret-token-of-32-bytes-or-so!!"},
 		{"jwt-rs256", jwtOpts, "Bearer " + is.valid(b, tokenClaims{})},
+		{"jwt-rs256-first-sight", jwtOpts, ""},
 	}
 	for _, tc := range cases {
 		b.Run(tc.name, func(b *testing.B) {
@@ -40,6 +45,15 @@ func BenchmarkGuardCredential(b *testing.B) {
 			if tc.header != "" {
 				req.Header.Set("Authorization", tc.header)
 			}
+			// First sight: tokens minted beforehand (signing is the
+			// issuer's cost, not ours), one per request.
+			var fresh []string
+			if tc.name == "jwt-rs256-first-sight" {
+				for i := range 1024 {
+					fresh = append(fresh, "Bearer "+is.valid(b, tokenClaims{Sub: fmt.Sprintf("member-%d", i)}))
+				}
+				req.Header.Set("Authorization", fresh[0])
+			}
 			// The answer is the same whatever the credential: the guard
 			// let the request through.
 			rec := httptest.NewRecorder()
@@ -49,7 +63,15 @@ func BenchmarkGuardCredential(b *testing.B) {
 			}
 			want := rec.Code
 			b.ReportAllocs()
+			n := 1
 			for b.Loop() {
+				if fresh != nil {
+					if n == len(fresh) {
+						b.Fatalf("more than %d requests: raise the tokens minted", len(fresh))
+					}
+					req.Header.Set("Authorization", fresh[n])
+					n++
+				}
 				rec := httptest.NewRecorder()
 				h.ServeHTTP(rec, req)
 				if rec.Code != want {
