@@ -184,8 +184,9 @@ func TestLogWhere(t *testing.T) {
 
 // TestDeliverInboundContext: a request delivered with DeliverInbound runs
 // with the values of the context it came with (the POST's, which carry
-// who sent it), not the session opener's, and not its cancellation: and
-// Request.Meta reads its params' _meta.
+// who sent it) before the session opener's, which fill in a key the POST
+// has no value for, and not its cancellation: and Request.Meta reads its
+// params' _meta.
 func TestDeliverInboundContext(t *testing.T) {
 	type seen struct {
 		who, label string
@@ -215,7 +216,7 @@ func TestDeliverInboundContext(t *testing.T) {
 			cancel()
 			return ctx
 		}(), `{}`, seen{who: "gone"}},
-		{"no values", context.Background(), `null`, seen{}},
+		{"no values: the opener's", context.Background(), `null`, seen{who: "opener"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -168,9 +168,11 @@ func (s *Session) Deliver(frame []byte, rt Route) int {
 //
 // from says who sent the message: a request it starts runs under a
 // context with from's values (the member an access token named, the
-// HTTP headers a handler reads), never with its deadline or
-// cancellation, since a 2025-era request outlives the POST that carried
-// it.
+// HTTP headers a handler reads), and for a key from has no value, the
+// value of the context that opened the session (NewSession's opener: a
+// header the client sent only when it connected still holds). It never
+// has from's deadline or cancellation, since a 2025-era request outlives
+// the POST that carried it.
 func (s *Session) DeliverInbound(from context.Context, in *Inbound, rt Route) int {
 	s.Touch()
 	if s.state.Load() == stateClosed {
@@ -184,7 +186,21 @@ func (s *Session) DeliverInbound(from context.Context, in *Inbound, rt Route) in
 	if in.IsRequest() && in.Modern() {
 		modern = in
 	}
-	return s.deliver(context.WithoutCancel(from), in.f, modern, in.lease, rt)
+	return s.deliver(sentBy{Context: context.WithoutCancel(from), opener: s.opener}, in.f, modern, in.lease, rt)
+}
+
+// sentBy is the context of a request a message started: the values of
+// the context it came with, then those of the session's opener.
+type sentBy struct {
+	context.Context // the message's, without its cancellation
+	opener          context.Context
+}
+
+func (c sentBy) Value(key any) any {
+	if v := c.Context.Value(key); v != nil {
+		return v
+	}
+	return c.opener.Value(key)
 }
 
 // deliver serves one frame read; modern is its Inbound when it is a

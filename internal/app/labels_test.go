@@ -363,3 +363,28 @@ func TestLabelByPolicy(t *testing.T) {
 		})
 	}
 }
+
+// TestLabelOfSession: a 2025-era session opened with the staging header
+// is served staging by a request that names no label of its own (a
+// client that sent its headers only when it connected), and production
+// by one that names it.
+func TestLabelOfSession(t *testing.T) {
+	l := newLabelled(t, "")
+	c := mcptest.ConnectAs(t, l.e, label.WithHeader(context.Background(), "staging"))
+	c.Initialize(t, mcp.LatestVersion)
+	for i, tt := range []struct {
+		name string
+		from context.Context
+		text string
+	}{
+		{"no label of its own: the session's", context.Background(), "staging text"},
+		{"its own header", label.WithHeader(context.Background(), "production"), "production text"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			m := c.RequestFrom(t, tt.from, i+1, mcp.MethodPromptsGet, map[string]any{"name": "Greeting"})
+			if m.Error != nil || !strings.Contains(string(m.Result), tt.text) {
+				t.Errorf("want %q: %s %+v", tt.text, m.Result, m.Error)
+			}
+		})
+	}
+}
