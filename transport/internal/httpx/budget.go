@@ -112,7 +112,9 @@ func (b *Budget) reserve(ctx context.Context, client, session string, n int64) (
 		return nil, b.refuse(http.StatusTooManyRequests, "client", "this client's", held, n, b.lim.PerClient,
 			"a quarter of --max-inflight-bytes, or one message of the largest size; a client is its access token, else its address")
 	}
-	b.held += n
+	// The shares are taken at once, under mu with their checks; the
+	// server's bytes only once the server's bound let the message in, so
+	// that held (what /healthz shows) never counts one still waiting.
 	b.clients[client] += n
 	if session != "" {
 		b.sessions[session] += n
@@ -123,10 +125,13 @@ func (b *Budget) reserve(ctx context.Context, client, session string, n int64) (
 		ctx, cancel := context.WithTimeout(ctx, budgetWait)
 		defer cancel()
 		if n > b.lim.Total || b.total.Acquire(ctx, n) != nil {
-			res.give(n)
+			res.giveShares(n)
 			return nil, b.refuse(http.StatusServiceUnavailable, "server", "the server's", -1, n, b.lim.Total, "--max-inflight-bytes")
 		}
 	}
+	b.mu.Lock()
+	b.held += n
+	b.mu.Unlock()
 	return res, nil
 }
 
@@ -156,9 +161,18 @@ var shareNames = map[string]string{"server": "all clients together", "client": "
 // give returns n of the reservation's bytes to the budget, the client's
 // and session's shares.
 func (r *reservation) give(n int64) {
+	r.b.mu.Lock()
+	r.b.held -= n
+	r.b.mu.Unlock()
+	r.giveShares(n)
+}
+
+// giveShares returns n of the reservation's bytes to the client's and
+// session's shares alone: those of a message the server's bound did not
+// let in, which never counted in held.
+func (r *reservation) giveShares(n int64) {
 	b := r.b
 	b.mu.Lock()
-	b.held -= n
 	if b.clients[r.client] -= n; b.clients[r.client] <= 0 {
 		delete(b.clients, r.client)
 	}

@@ -150,6 +150,11 @@ func TestBudgetWaitsBriefly(t *testing.T) {
 			done <- l
 		}()
 		synctest.Wait() // the second is waiting for the budget
+		// What /healthz shows counts only what was let in, never a
+		// message still waiting for its turn.
+		if held := st.Budget.Held(); held != 1<<20 {
+			t.Errorf("held %d bytes while the second waits, want the first's %d", held, 1<<20)
+		}
 		first.Release()
 		if l := <-done; l == nil {
 			t.Fatal("the second message was refused though the first was let go within the wait")
