@@ -49,7 +49,7 @@ func (a *App) saveTool() *tool {
 	if limit := a.opts.MaxFileSize; limit > 0 && limit != templates.DefaultMaxFileSize {
 		// The schema advertises the default limit; an operator's own
 		// limit replaces it.
-		input = strings.Replace(input, `"maxLength": 102400`, fmt.Sprintf(`"maxLength": %d`, limit), 1)
+		input = strings.Replace(input, `"maxLength":102400`, fmt.Sprintf(`"maxLength":%d`, limit), 1)
 		input = strings.Replace(input, "At most 102,400 bytes", fmt.Sprintf("At most %d bytes", limit), 1)
 	}
 	return newTool(saveToolName, title, t.description, input, withErrorShape(t.output), annotations, a.saveTemplate)
