@@ -235,3 +235,73 @@ func TestSaveToolSourceArgument(t *testing.T) {
 		})
 	}
 }
+
+// proposingFolder is a folder source whose saves are proposals, as a
+// GitHub source's are.
+type proposingFolder struct {
+	*folder.Source
+	p proposer
+}
+
+func (s *proposingFolder) SaveTemplate(ctx context.Context, name string, data []byte, message string) (templates.Saved, error) {
+	return s.p.SaveTemplate(ctx, name, data, message)
+}
+
+func (s *proposingFolder) ProposedFile(ctx context.Context, number int, name string) ([]byte, string, error) {
+	return s.p.ProposedFile(ctx, number, name)
+}
+
+// TestSaveToolProposesPerSource: with several sources the save tool is a
+// proposal, not destructive, only when every source that can save
+// proposes; a proposal's next save names its source.
+func TestSaveToolProposesPerSource(t *testing.T) {
+	t.Parallel()
+	quiet := slog.New(slog.DiscardHandler)
+	proposing := func() templates.Source {
+		return &proposingFolder{Source: folder.New(t.TempDir(), templates.BuildOptions{Logger: quiet})}
+	}
+	for _, tt := range []struct {
+		name        string
+		members     []templates.Member
+		title       string
+		destructive bool
+	}{
+		{"GitHub and examples", []templates.Member{{Namespace: "team", Source: proposing()}, {Namespace: "ex", Source: templates.Embedded()}},
+			"Propose a template (pull request)", false},
+		{"GitHub and a folder", []templates.Member{{Namespace: "team", Source: proposing()},
+			{Namespace: "local", Source: folder.New(t.TempDir(), templates.BuildOptions{Logger: quiet})}}, "Save a template", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			src, err := templates.NewComposite(tt.members, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lib := templates.NewLibrary(src, quiet)
+			if err := lib.Load(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			e := mcp.NewEngine(app.New(app.Options{Library: lib, AllowWrite: true, Writer: src}).Server(), mcp.EngineOptions{})
+			t.Cleanup(func() { _ = e.Shutdown(context.Background()) })
+			c := mcptest.Connect(t, e)
+			c.Initialize(t, mcp.LatestVersion)
+			var list struct {
+				Tools []struct {
+					Name, Title string
+					Annotations map[string]any `json:"annotations"`
+				} `json:"tools"`
+			}
+			if err := json.Unmarshal(c.Request(t, 1, "tools/list", nil).Result, &list); err != nil {
+				t.Fatal(err)
+			}
+			for _, tool := range list.Tools {
+				if tool.Name == "flowyprompt_save_template" && (tool.Title != tt.title || tool.Annotations["destructiveHint"] != tt.destructive) {
+					t.Errorf("title %q, destructiveHint %v; want %q, %v", tool.Title, tool.Annotations["destructiveHint"], tt.title, tt.destructive)
+				}
+			}
+			text, isErr := callText(t, c, 2, "flowyprompt_save_template", map[string]string{"template": saveTemplate, "message": "add", "source": "team"})
+			if isErr || !strings.Contains(text, "Opened pull request #7 proposing template team/team_hello") || !strings.Contains(text, `message=..., source="team")`) {
+				t.Errorf("save to team: %s", text)
+			}
+		})
+	}
+}
