@@ -209,11 +209,12 @@ func explain(err error) error {
 
 func newApp(s *setup) *app.App {
 	w := writerFor(s.src)
-	switch {
-	case s.cfg.AllowWrite && len(s.cfg.Sources) > 0:
-		// Which source a new name belongs to is not decided yet: a save
-		// would have to pick one.
-		s.log.Warn("writing is enabled but not available with several --source libraries: serve the one to write to alone (--templates or --github-repo) to save templates")
+	switch c, several := s.src.(*templates.Composite); {
+	case s.cfg.AllowWrite && several && len(c.Saves()) == 0:
+		// A save names its source among several (the save tool's source
+		// argument); none of these can take one.
+		w = nil
+		s.log.Warn("writing is enabled but none of the --source libraries can be written: add a folder (dir=) or a GitHub repository (github=) to save templates")
 	case s.cfg.AllowWrite && w == nil:
 		s.log.Warn("writing is enabled but the built-in examples cannot be written: serve a folder (--templates) or a GitHub repository to save templates")
 	}

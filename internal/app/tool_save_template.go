@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"path"
 	"strings"
@@ -32,19 +33,43 @@ const saveToolName = "flowyprompt_save_template"
 func (a *App) saveTool() *tool {
 	title := "Save a template"
 	annotations := &mcp.ToolAnnotations{ReadOnlyHint: boolPtr(false), DestructiveHint: boolPtr(true), IdempotentHint: boolPtr(false), OpenWorldHint: boolPtr(true)}
-	if _, proposes := a.opts.Writer.(templates.Proposals); proposes {
+	if proposes(a.opts.Writer) {
 		title = "Propose a template (pull request)"
 		annotations.DestructiveHint = boolPtr(false)
+	}
+	t := toolTexts()[saveToolName]
+	input := t.input
+	if c, ok := a.opts.Writer.(*templates.Composite); ok {
+		// The source argument names the sources served that can save.
+		input = strings.Replace(input, "one of NAMES", "one of "+strings.Join(c.Saves(), ", "), 1)
+	} else {
+		// One source: there is nothing to choose.
+		input = withoutProperty(input, "source")
 	}
 	if limit := a.opts.MaxFileSize; limit > 0 && limit != templates.DefaultMaxFileSize {
 		// The schema advertises the default limit; an operator's own
 		// limit replaces it.
-		t := toolTexts()[saveToolName]
-		input := strings.Replace(t.input, `"maxLength": 102400`, fmt.Sprintf(`"maxLength": %d`, limit), 1)
+		input = strings.Replace(input, `"maxLength":102400`, fmt.Sprintf(`"maxLength":%d`, limit), 1)
 		input = strings.Replace(input, "At most 102,400 bytes", fmt.Sprintf("At most %d bytes", limit), 1)
-		return newTool(saveToolName, title, t.description, input, t.output, annotations, a.saveTemplate)
 	}
-	return toolFromFiles(saveToolName, title, annotations, a.saveTemplate)
+	return newTool(saveToolName, title, t.description, input, withErrorShape(t.output), annotations, a.saveTemplate)
+}
+
+// withoutProperty is the compact JSON schema without its property name,
+// which is not the first of its object: the input schema's file holds
+// the source argument after the others.
+func withoutProperty(schema, name string) string {
+	key := `,"` + name + `":`
+	i := strings.Index(schema, key)
+	if i < 0 {
+		return schema
+	}
+	d := json.NewDecoder(strings.NewReader(schema[i+len(key):]))
+	var value json.RawMessage
+	if d.Decode(&value) != nil {
+		return schema
+	}
+	return schema[:i] + schema[i+len(key)+int(d.InputOffset()):]
 }
 
 // saveNotice is a safety notice of a successful save: a validation
@@ -63,6 +88,7 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 		Template        string  `json:"template"`
 		Message         string  `json:"message"`
 		ExpectedVersion *string `json:"expected_version"`
+		Source          string  `json:"source"`
 	}
 	if err := in.decode(&args); err != nil {
 		return nil, err
@@ -71,11 +97,15 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	if err != nil {
 		return nil, err
 	}
-	name := t.Metadata.Name
-	if err := a.checkName(name); err != nil {
+	if err := a.checkName(t.Metadata.Name); err != nil {
 		return nil, err
 	}
 	v, err := a.viewOf(ctx, r)
+	if err != nil {
+		return nil, err
+	}
+	// name is the template as served: SOURCE/NAME when there are several.
+	name, err := a.saveTarget(ctx, v, t.Metadata.Name, args.Source)
 	if err != nil {
 		return nil, err
 	}
@@ -102,6 +132,11 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 		if _, err := v.lib.Refresh(ctx); err != nil {
 			a.log.Warn("saved the template but could not reload the library", "template", name, "err", err)
 		}
+	}
+	// target names the source in a later save, where there are several.
+	target := ""
+	if ns, _, ok := strings.Cut(name, templates.NamespaceSeparator); ok {
+		target = fmt.Sprintf(", source=%q", ns)
 	}
 	var b strings.Builder
 	switch {
@@ -132,14 +167,14 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	if pr != nil {
 		// What is served is still the version replaced: an update of the
 		// proposal names that one again.
-		expect := ""
+		expect := target
 		if existed {
-			expect = fmt.Sprintf(", expected_version=%q", replaced)
+			expect += fmt.Sprintf(", expected_version=%q", replaced)
 		}
 		fmt.Fprintf(&b, "\n## Next actions\n- Ask a reviewer to merge %s\n- Change the proposal: flowyprompt_save_template(template=..., message=...%s) updates this pull request", pr.URL, expect)
 	} else {
-		fmt.Fprintf(&b, "\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})\n- Update it later: flowyprompt_save_template(template=..., message=..., expected_version=%q)",
-			name, name, t.Metadata.Version)
+		fmt.Fprintf(&b, "\n## Next actions\n- See it: flowyprompt_get_template(name=%q)\n- Render it: flowyprompt_render_template(name=%q, arguments={...})\n- Update it later: flowyprompt_save_template(template=..., message=...%s, expected_version=%q)",
+			name, name, target, t.Metadata.Version)
 	}
 	structured := map[string]any{"name": name, "version": t.Metadata.Version, "location": saved.Location, "created": !existed, "notices": notices}
 	if pr != nil {

@@ -241,3 +241,34 @@ func TestSaveToolPrereleaseUpgrade(t *testing.T) {
 		}
 	}
 }
+
+// TestSaveToolOwnLimit: an operator's MAX_FILE_SIZE replaces the
+// default in the template argument's schema, its maxLength and its text.
+func TestSaveToolOwnLimit(t *testing.T) {
+	t.Parallel()
+	c := saveEngine(t, t.TempDir(), app.Options{AllowWrite: true, MaxFileSize: 5000})
+	var res struct {
+		Tools []struct {
+			Name        string
+			InputSchema struct {
+				Properties map[string]struct {
+					MaxLength   int    `json:"maxLength"`
+					Description string `json:"description"`
+				} `json:"properties"`
+			} `json:"inputSchema"`
+		} `json:"tools"`
+	}
+	if err := json.Unmarshal(c.Request(t, 1, "tools/list", nil).Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	for _, tool := range res.Tools {
+		if tool.Name == "flowyprompt_save_template" {
+			p := tool.InputSchema.Properties["template"]
+			if p.MaxLength != 5000 || !strings.Contains(p.Description, "At most 5000 bytes") {
+				t.Errorf("template: maxLength %d, %q; want 5000, and the text to say it", p.MaxLength, p.Description)
+			}
+			return
+		}
+	}
+	t.Fatal("save tool not listed")
+}
