@@ -237,18 +237,20 @@ func (s *Source) branchFor(ctx context.Context, changes []Change) string {
 	if len(part) > maxBranchNames {
 		part = fmt.Sprintf("%s+%d-more", ns[0], len(ns)-1)
 	}
-	return BranchPrefix + part + "-" + proposerID(ctx, s.authID)
+	return BranchPrefix + part + "-" + proposerID(ctx, s.authID, s.cfg.ref)
 }
 
-// proposerID is a short id of who proposes: the signed-in member's issuer
-// and subject, else the server's own credentials (tokenID, itself a
-// digest: the token never appears in a branch name).
-func proposerID(ctx context.Context, authID string) string {
+// proposerID is a short id of who proposes against base (the served ref;
+// "" for the default branch): the signed-in member's issuer and subject,
+// else the server's own credentials (tokenID, itself a digest: the token
+// never appears in a branch name). The base is in it so that a member's
+// proposals against two labels' refs are two pull requests.
+func proposerID(ctx context.Context, authID, base string) string {
 	who := "token\x00" + authID
 	if m := auth.MemberOf(ctx); m != nil {
 		who = "member\x00" + m.Issuer + "\x00" + m.Subject
 	}
-	sum := sha256.Sum256([]byte("flowyprompt proposer\x00" + who))
+	sum := sha256.Sum256([]byte("flowyprompt proposer\x00" + who + "\x00" + base))
 	return hex.EncodeToString(sum[:4])
 }
 

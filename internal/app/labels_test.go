@@ -71,6 +71,9 @@ func newLabelledWith(t *testing.T, opts app.Options) *labelled {
 	}, nil)
 	t.Cleanup(l.set.Close)
 	opts.Library, opts.Version, opts.Labels = lib, "test", l.set
+	if opts.AllowWrite && opts.Writer == nil {
+		opts.Writer = lib.Source().(app.TemplateWriter)
+	}
 	a := app.New(opts)
 	l.a, l.e = a, mcp.NewEngine(a.Server(), mcp.EngineOptions{})
 	detach := a.Attach(l.e)
@@ -384,6 +387,35 @@ func TestLabelOfSession(t *testing.T) {
 			m := c.RequestFrom(t, tt.from, i+1, mcp.MethodPromptsGet, map[string]any{"name": "Greeting"})
 			if m.Error != nil || !strings.Contains(string(m.Result), tt.text) {
 				t.Errorf("want %q: %s %+v", tt.text, m.Result, m.Error)
+			}
+		})
+	}
+}
+
+// TestLabelSave: a save by a client following staging proposes its
+// change against staging, the ref it read (and whose version it names),
+// and one by a client with no label against the default's.
+func TestLabelSave(t *testing.T) {
+	l := newLabelledWith(t, app.Options{AllowWrite: true})
+	c := mcptest.Connect(t, l.e)
+	c.Initialize(t, mcp.LatestVersion)
+	for i, tt := range []struct {
+		name, base string
+		from       context.Context
+	}{
+		{"staging", "staging", label.WithHeader(context.Background(), "staging")},
+		{"no label", "main", context.Background()},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			tpl := strings.Replace(string(sourceTemplate("Greeting", tt.name+" proposal")), `"1.0.0"`, `"1.1.0"`, 1)
+			m := c.RequestFrom(t, tt.from, i+1, mcp.MethodToolsCall, map[string]any{"name": "flowyprompt_save_template",
+				"arguments": map[string]any{"template": tpl, "message": "a proposal", "expected_version": "1.0.0"}})
+			if m.Error != nil || strings.Contains(string(m.Result), `"isError":true`) {
+				t.Fatalf("save: %.1000s %+v", m.Result, m.Error)
+			}
+			pulls := l.fake.PullRequests()
+			if len(pulls) != i+1 || pulls[i].Base != tt.base {
+				t.Fatalf("pull requests %+v, want #%d against %s", pulls, i+1, tt.base)
 			}
 		})
 	}

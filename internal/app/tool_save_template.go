@@ -72,6 +72,20 @@ func withoutProperty(schema, name string) string {
 	return schema[:i] + schema[i+len(key)+int(d.InputOffset()):]
 }
 
+// writerOf is what saves a template for a request served v: the
+// server's Writer, or, for a request served another label, that label's
+// library's source, so that a change is proposed against the ref the
+// client reads (and expected_version was checked against) rather than
+// the default's.
+func (a *App) writerOf(v view) TemplateWriter {
+	if v.lib != a.lib {
+		if w, ok := v.source().(TemplateWriter); ok {
+			return w
+		}
+	}
+	return a.opts.Writer
+}
+
 // saveNotice is a safety notice of a successful save: a validation
 // warning, or a version that did not change.
 type saveNotice struct {
@@ -121,7 +135,7 @@ func (a *App) saveTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	if err != nil {
 		return nil, err
 	}
-	saved, err := a.opts.Writer.SaveTemplate(ctx, name, []byte(args.Template), args.Message)
+	saved, err := a.writerOf(v).SaveTemplate(ctx, name, []byte(args.Template), args.Message)
 	if err != nil {
 		return nil, err
 	}
