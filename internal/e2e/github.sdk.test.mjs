@@ -6,32 +6,19 @@
 // never showing up in anything the server prints.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { BIN, eventually, REPO, serverEnv, STEP_MS, SUITE_MS, tempDir, within } from "./helpers.mjs";
+import { BIN, eventually, serverEnv, STEP_MS, SUITE_MS, tempDir, within, startFakeGitHub } from "./helpers.mjs";
 
-const FAKE = process.env.FAKEGITHUB_BIN ?? resolve(REPO, "bin", "fakegithub");
 const TOKEN = "ghp_e2eSecretTokenThatMustNeverLeak0123456789";
 const opts = { timeout: STEP_MS };
 
-async function startFake() {
-  const proc = spawn(FAKE, ["--token", TOKEN], { stdio: ["pipe", "pipe", "inherit"] });
-  const line = await within(
-    new Promise((res, rej) => {
-      createInterface({ input: proc.stdout }).once("line", res);
-      proc.once("exit", (code) => rej(new Error(`fakegithub exited ${code}`)));
-    }),
-    STEP_MS,
-    "fakegithub start",
-  );
-  return { proc, ...JSON.parse(line) };
+function startFake() {
+  return startFakeGitHub(["--token", TOKEN]);
 }
 
 async function ctl(fake, method, path, body) {

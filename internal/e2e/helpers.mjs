@@ -60,6 +60,26 @@ export const TOOL_NAMES = [
 ];
 
 /** A temporary directory removed by the returned cleanup function. */
+/** The fake GitHub API's binary (cmd/fakegithub; make test-bins builds it). */
+export const FAKE_GITHUB = process.env.FAKEGITHUB_BIN ?? resolve(REPO, "bin", "fakegithub");
+
+/**
+ * Starts the fake GitHub API with args and returns its process with what
+ * its first line says (JSON: its API URL, control URL, repository...).
+ */
+export async function startFakeGitHub(args = []) {
+  const proc = spawn(FAKE_GITHUB, args, { stdio: ["pipe", "pipe", "inherit"] });
+  const line = await within(
+    new Promise((res, rej) => {
+      createInterface({ input: proc.stdout }).once("line", res);
+      proc.once("exit", (code) => rej(new Error(`fakegithub exited ${code}`)));
+    }),
+    STEP_MS,
+    "fakegithub start",
+  );
+  return { proc, ...JSON.parse(line) };
+}
+
 export function tempDir(prefix = "flowyprompt-e2e-") {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };

@@ -9,9 +9,6 @@
 // refused with the labels there are.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -21,25 +18,15 @@ import {
   ResourceListChangedNotificationSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-import { eventually, REPO, rejection, startHTTP, STEP_MS, SUITE_MS, within } from "./helpers.mjs";
+import { eventually, rejection, startHTTP, STEP_MS, SUITE_MS, within, startFakeGitHub } from "./helpers.mjs";
 import { stdioClient } from "./sdk-helpers.mjs";
 
-const FAKE = process.env.FAKEGITHUB_BIN ?? resolve(REPO, "bin", "fakegithub");
 const LABEL = "io.flowyprompt/label";
 const SERVED = "io.flowyprompt/served";
 const opts = { timeout: STEP_MS * 3 };
 
-async function startFake() {
-  const proc = spawn(FAKE, ["--valid", "1", "--invalid", "0", "--oversized", "0"], { stdio: ["pipe", "pipe", "inherit"] });
-  const line = await within(
-    new Promise((res, rej) => {
-      createInterface({ input: proc.stdout }).once("line", res);
-      proc.once("exit", (code) => rej(new Error(`fakegithub exited ${code}`)));
-    }),
-    STEP_MS,
-    "fakegithub start",
-  );
-  return { proc, ...JSON.parse(line) };
+function startFake() {
+  return startFakeGitHub(["--valid", "1", "--invalid", "0", "--oversized", "0"]);
 }
 
 async function ctl(fake, path, body) {

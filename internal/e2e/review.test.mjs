@@ -7,36 +7,22 @@
 // and the new text is served.
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { createInterface } from "node:readline";
-import { resolve } from "node:path";
 import { after, before, describe, it } from "node:test";
 
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { PromptListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 
-import { BIN, REPO, serverEnv, STEP_MS, SUITE_MS, tempDir, within, WATCH_MS } from "./helpers.mjs";
+import { BIN, serverEnv, STEP_MS, SUITE_MS, tempDir, within, WATCH_MS, startFakeGitHub } from "./helpers.mjs";
 
-const FAKE = process.env.FAKEGITHUB_BIN ?? resolve(REPO, "bin", "fakegithub");
 const TOKEN = "ghp_e2eReviewTokenThatMustNeverLeak012345678";
 const READ_ONLY = "github_pat_e2eReadOnlyTokenThatMustNeverLeak0123";
 const NAME = "Generated_000";
 const PATH = `templates/${NAME}.json`;
 const opts = { timeout: STEP_MS };
 
-async function startFake() {
-  const args = ["--token", TOKEN, "--read-only-token", READ_ONLY, "--valid", "3", "--invalid", "0", "--oversized", "0"];
-  const proc = spawn(FAKE, args, { stdio: ["pipe", "pipe", "inherit"] });
-  const line = await within(
-    new Promise((res, rej) => {
-      createInterface({ input: proc.stdout }).once("line", res);
-      proc.once("exit", (code) => rej(new Error(`fakegithub exited ${code}`)));
-    }),
-    STEP_MS,
-    "fakegithub start",
-  );
-  return { proc, ...JSON.parse(line) };
+function startFake() {
+  return startFakeGitHub(["--token", TOKEN, "--read-only-token", READ_ONLY, "--valid", "3", "--invalid", "0", "--oversized", "0"]);
 }
 
 async function ctl(fake, path) {
