@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -50,6 +51,15 @@ func TestDiffCommand(t *testing.T) {
 	r.Write(map[string][]byte{"prompts/Greeting.json": greetingFile("1.2.0", "Hi, {{who}}!")})
 	dir := filepath.Join(r.Root, "prompts")
 
+	// A change proposed as pull request #1, as `flowyprompt propose` does.
+	proposed := filepath.Join(t.TempDir(), "Greeting.json")
+	if err := os.WriteFile(proposed, greetingFile("2.1.0", "Good evening, {{who}}!"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := runCLI(t, gh, "", "propose", proposed); code != 0 {
+		t.Fatalf("propose: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
+
 	tests := []struct {
 		name   string
 		env    map[string]string
@@ -61,6 +71,7 @@ func TestDiffCommand(t *testing.T) {
 		{name: "two versions", env: gh, args: []string{"diff", "Greeting", "1.0.0", "1.1.0"}, code: 1, golden: "github-two-versions"},
 		{name: "a tag and the served version", env: gh, args: []string{"diff", "Greeting", "greeting-first"}, code: 1, golden: "github-tag-to-served"},
 		{name: "the served version, empty FROM", env: gh, args: []string{"diff", "Greeting", "", "1.1.0"}, code: 1, golden: "github-served-to-version"},
+		{name: "the served version and a pull request", env: gh, args: []string{"diff", "Greeting", "", "#1"}, code: 1, golden: "github-served-to-pull"},
 		{name: "the same version", env: gh, args: []string{"diff", "Greeting", "2.0.0", ""}, code: 0},
 		{name: "a folder: a tag and the uncommitted edit", args: []string{"diff", "Greeting", "v1.0.0", "--templates", dir}, code: 1, golden: "folder-tag-to-served"},
 		{name: "an unknown version", env: gh, args: []string{"diff", "Greeting", "9.9.9"}, code: 2,
