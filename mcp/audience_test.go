@@ -217,6 +217,7 @@ func TestDeliverInboundContext(t *testing.T) {
 			return ctx
 		}(), `{}`, seen{who: "gone"}},
 		{"no values: the opener's", context.Background(), `null`, seen{who: "opener"}},
+		{"a key written with escapes", withWho("poster"), `{"io.flowyprompt\/label":"esc\u0061ped"}`, seen{who: "poster", label: "escaped"}},
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

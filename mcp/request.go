@@ -81,7 +81,10 @@ func (r *Request) TraceContext() (parent, state string) { return r.trace.parent,
 // own keys (e.g. "io.flowyprompt/label"). A request of either era may
 // carry one. It reads the params each time; call it once per request.
 func (r *Request) Meta(key string) json.RawMessage {
-	if len(r.Params) == 0 {
+	// Params without a backslash write every key as it reads: when key
+	// is not among their bytes, no member of _meta is key, and the
+	// params need not be decoded (most requests name no key of ours).
+	if len(r.Params) == 0 || bytes.IndexByte(r.Params, '\\') < 0 && !bytes.Contains(r.Params, []byte(key)) {
 		return nil
 	}
 	var p struct {
