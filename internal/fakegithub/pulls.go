@@ -19,13 +19,16 @@ type pull struct {
 	mergeCommit string
 }
 
-// PullRequest is a pull request as a test sees it.
+// PullRequest is a pull request as a test sees it (and as cmd/fakegithub's
+// GET /pulls lists it, in JSON).
 type PullRequest struct {
-	Number      int
-	Title, Body string
-	Head, Base  string // branch names
-	State       string // "open" or "closed"
-	Merged      bool
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Head   string `json:"head"`  // a branch name
+	Base   string `json:"base"`  // a branch name
+	State  string `json:"state"` // "open" or "closed"
+	Merged bool   `json:"merged"`
 }
 
 // PullRequests returns every pull request, by number.

@@ -4,7 +4,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
@@ -54,4 +57,31 @@ func defaultBranch(t *testing.T, gh *fakegithub.Server) string {
 		t.Fatal(err)
 	}
 	return repo.DefaultBranch
+}
+
+// TestPullsControl: GET /pulls lists the pull requests under the JSON
+// names the end-to-end tests read.
+func TestPullsControl(t *testing.T) {
+	gh := fakegithub.New("acme", "prompts")
+	t.Cleanup(gh.Close)
+	gh.CommitOn("side", "change a", map[string][]byte{"a.json": []byte("{}")})
+	resp, err := http.Post(gh.URL()+"/repos/acme/prompts/pulls", "application/json",
+		strings.NewReader(`{"title":"Change a","head":"side","base":"main","body":"why"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusCreated {
+		t.Fatalf("opening the pull request: %s", resp.Status)
+	}
+	rec := httptest.NewRecorder()
+	control(gh).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/pulls", nil))
+	var got []map[string]any
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	want := []map[string]any{{"number": 1.0, "title": "Change a", "body": "why", "head": "side", "base": "main", "state": "open", "merged": false}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("GET /pulls (-want +got):\n%s", diff)
+	}
 }
