@@ -270,11 +270,17 @@ func (c *Composite) resourceMember(p string) (ResourceReader, string, error) {
 // member splits p into NAMESPACE/REST and finds the member it names.
 func (c *Composite) member(p string) (Member, string, bool) {
 	ns, rest, _ := strings.Cut(path.Clean(p), NamespaceSeparator)
+	m, ok := c.named(ns)
+	return m, rest, ok
+}
+
+// named finds the member whose namespace is ns.
+func (c *Composite) named(ns string) (Member, bool) {
 	i := slices.IndexFunc(c.members, func(m Member) bool { return m.Namespace == ns })
 	if i < 0 {
-		return Member{}, "", false
+		return Member{}, false
 	}
-	return c.members[i], rest, true
+	return c.members[i], true
 }
 
 // combine builds the combined catalog from c.last (all set); c.mu held.

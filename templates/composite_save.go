@@ -36,21 +36,19 @@ func (c *Composite) CanSave(namespace string) error {
 }
 
 func (c *Composite) saverOf(namespace string) (saver, error) {
-	for _, m := range c.members {
-		if m.Namespace != namespace {
-			continue
-		}
-		s, ok := m.Source.(saver)
-		if !ok {
-			return nil, &fault.Error{Code: fault.WriteDisabled, What: fmt.Sprintf("the source %s cannot save templates", namespace),
-				Why: "it is " + m.Source.Info().Kind + ", which is read-only",
-				How: savesHow(c.Saves())}
-		}
-		return s, nil
+	m, ok := c.named(namespace)
+	if !ok {
+		return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("no source is named %.64q", namespace),
+			Why: "the sources of this server are " + strings.Join(c.namespaces(), ", "),
+			How: savesHow(c.Saves())}
 	}
-	return nil, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("no source is named %.64q", namespace),
-		Why: "the sources of this server are " + strings.Join(c.namespaces(), ", "),
-		How: savesHow(c.Saves())}
+	s, ok := m.Source.(saver)
+	if !ok {
+		return nil, &fault.Error{Code: fault.WriteDisabled, What: fmt.Sprintf("the source %s cannot save templates", namespace),
+			Why: "it is " + m.Source.Info().Kind + ", which is read-only",
+			How: savesHow(c.Saves())}
+	}
+	return s, nil
 }
 
 // savesHow says where to save instead: the members that can.

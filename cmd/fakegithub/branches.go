@@ -23,11 +23,11 @@ func branchControl(mux *http.ServeMux, gh *fakegithub.Server) {
 	})
 	mux.HandleFunc("POST /default-branch", func(w http.ResponseWriter, r *http.Request) {
 		name := r.URL.Query().Get("name")
-		if name == "" {
+		if name == "" || gh.BranchHead(name) == "" {
 			http.Error(w, "give ?name=BRANCH, an existing branch", http.StatusBadRequest)
 			return
 		}
-		gh.SetDefaultBranch(name) // panics, answered 500 by net/http, for a branch that does not exist
+		gh.SetDefaultBranch(name)
 		writeJSON(w, map[string]string{"default": name})
 	})
 }

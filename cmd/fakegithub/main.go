@@ -82,22 +82,7 @@ func control(gh *fakegithub.Server) http.Handler {
 			"commit": gh.Count(fakegithub.RouteCommit), "tree": gh.Count(fakegithub.RouteTree), "blob": gh.Count(fakegithub.RouteBlob),
 			"tarball": gh.Count(fakegithub.RouteTarball), "downloads": gh.Downloads()})
 	})
-	mux.HandleFunc("GET /pulls", func(w http.ResponseWriter, _ *http.Request) {
-		type pr struct {
-			Number int    `json:"number"`
-			Title  string `json:"title"`
-			Body   string `json:"body"`
-			Head   string `json:"head"`
-			Base   string `json:"base"`
-			State  string `json:"state"`
-			Merged bool   `json:"merged"`
-		}
-		out := []pr{}
-		for _, p := range gh.PullRequests() {
-			out = append(out, pr{p.Number, p.Title, p.Body, p.Head, p.Base, p.State, p.Merged})
-		}
-		writeJSON(w, out)
-	})
+	mux.HandleFunc("GET /pulls", func(w http.ResponseWriter, _ *http.Request) { writeJSON(w, gh.PullRequests()) })
 	mux.HandleFunc("GET /head", func(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, map[string]string{"commit": gh.BranchHead(r.URL.Query().Get("branch"))})
 	})

@@ -650,6 +650,21 @@ func (s *Server) repoOK(w http.ResponseWriter, r *http.Request) bool {
 	return false
 }
 
+// readBody is the start of every write: it checks the repository r names
+// (404 as repoOK) and decodes r's JSON body into v, answering 400 as
+// GitHub does when it is not JSON.
+func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
+	if !s.repoOK(w, r) {
+		return false
+	}
+	data, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
+	if err := json.Unmarshal(data, v); err != nil {
+		s.writeError(w, r, http.StatusBadRequest, "Problems parsing JSON")
+		return false
+	}
+	return true
+}
+
 func (s *Server) htmlURL(parts ...string) string {
 	return "https://github.com/" + path.Join(append([]string{s.owner, s.repo}, parts...)...)
 }
@@ -890,18 +905,13 @@ func (s *Server) handleGetContents(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) handlePutContents(w http.ResponseWriter, r *http.Request) {
-	if !s.repoOK(w, r) {
-		return
-	}
 	var body struct {
 		Message *string `json:"message"`
 		Content *string `json:"content"`
 		SHA     *string `json:"sha"`
 		Branch  *string `json:"branch"`
 	}
-	data, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
-	if err := json.Unmarshal(data, &body); err != nil {
-		s.writeError(w, r, http.StatusBadRequest, "Problems parsing JSON")
+	if !s.readBody(w, r, &body) {
 		return
 	}
 	if body.Message == nil || body.Content == nil {

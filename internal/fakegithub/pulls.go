@@ -19,13 +19,16 @@ type pull struct {
 	mergeCommit string
 }
 
-// PullRequest is a pull request as a test sees it.
+// PullRequest is a pull request as a test sees it (and as cmd/fakegithub's
+// GET /pulls lists it, in JSON).
 type PullRequest struct {
-	Number      int
-	Title, Body string
-	Head, Base  string // branch names
-	State       string // "open" or "closed"
-	Merged      bool
+	Number int    `json:"number"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Head   string `json:"head"`  // a branch name
+	Base   string `json:"base"`  // a branch name
+	State  string `json:"state"` // "open" or "closed"
+	Merged bool   `json:"merged"`
 }
 
 // PullRequests returns every pull request, by number.
@@ -142,15 +145,19 @@ func (s *Server) pullJSON(p *pull) map[string]any {
 	return m
 }
 
+// invalid is what GitHub's 422 "Validation Failed" says failed: a field
+// (or none), a code and perhaps a message.
+type invalid struct{ field, code, message string }
+
 // validationFailed answers 422 as GitHub does when a pull request's fields
 // are refused: "Validation Failed" and what failed in errors.
-func (s *Server) validationFailed(w http.ResponseWriter, r *http.Request, field, code, message string) {
-	e := map[string]any{"resource": "PullRequest", "code": code}
-	if field != "" {
-		e["field"] = field
+func (s *Server) validationFailed(w http.ResponseWriter, r *http.Request, bad invalid) {
+	e := map[string]any{"resource": "PullRequest", "code": bad.code}
+	if bad.field != "" {
+		e["field"] = bad.field
 	}
-	if message != "" {
-		e["message"] = message
+	if bad.message != "" {
+		e["message"] = bad.message
 	}
 	s.writeErrorWith(w, r, http.StatusUnprocessableEntity, "Validation Failed", []any{e})
 }
@@ -213,9 +220,6 @@ func (s *Server) handlePull(w http.ResponseWriter, r *http.Request) {
 // handleCreatePull opens a pull request: {"title", "head", "base",
 // "body"}, head being BRANCH or OWNER:BRANCH.
 func (s *Server) handleCreatePull(w http.ResponseWriter, r *http.Request) {
-	if !s.repoOK(w, r) {
-		return
-	}
 	var body struct {
 		Title string `json:"title"`
 		Head  string `json:"head"`
@@ -236,40 +240,34 @@ func (s *Server) handleCreatePull(w http.ResponseWriter, r *http.Request) {
 	for _, p := range s.pulls {
 		dup = dup || (p.state == "open" && p.head == head && p.base == body.Base)
 	}
+	var bad *invalid
+	var m map[string]any
 	switch {
 	case strings.TrimSpace(body.Title) == "":
-		s.mu.Unlock()
-		s.validationFailed(w, r, "title", "missing_field", "")
-		return
+		bad = &invalid{"title", "missing_field", ""}
 	case !headOK:
-		s.mu.Unlock()
-		s.validationFailed(w, r, "head", "invalid", "")
-		return
+		bad = &invalid{"head", "invalid", ""}
 	case !baseOK:
-		s.mu.Unlock()
-		s.validationFailed(w, r, "base", "invalid", "")
-		return
+		bad = &invalid{"base", "invalid", ""}
 	case dup:
-		s.mu.Unlock()
-		s.validationFailed(w, r, "", "custom", "A pull request already exists for "+s.owner+":"+head+".")
-		return
+		bad = &invalid{"", "custom", "A pull request already exists for " + s.owner + ":" + head + "."}
 	case s.ancestorLocked(headSHA, baseSHA):
-		s.mu.Unlock()
-		s.validationFailed(w, r, "", "custom", "No commits between "+body.Base+" and "+head)
+		bad = &invalid{"", "custom", "No commits between " + body.Base + " and " + head}
+	default:
+		p := &pull{number: len(s.pulls) + 1, title: body.Title, body: body.Body, head: head, base: body.Base, state: "open"}
+		s.pulls = append(s.pulls, p)
+		m = s.pullJSON(p)
+	}
+	s.mu.Unlock()
+	if bad != nil {
+		s.validationFailed(w, r, *bad)
 		return
 	}
-	p := &pull{number: len(s.pulls) + 1, title: body.Title, body: body.Body, head: head, base: body.Base, state: "open"}
-	s.pulls = append(s.pulls, p)
-	m := s.pullJSON(p)
-	s.mu.Unlock()
 	s.writeJSON(w, r, http.StatusCreated, m)
 }
 
 // handleEditPull changes a pull request's title, body, state or base.
 func (s *Server) handleEditPull(w http.ResponseWriter, r *http.Request) {
-	if !s.repoOK(w, r) {
-		return
-	}
 	var body struct {
 		Title *string `json:"title"`
 		Body  *string `json:"body"`
@@ -282,37 +280,38 @@ func (s *Server) handleEditPull(w http.ResponseWriter, r *http.Request) {
 	n, _ := strconv.Atoi(r.PathValue("number"))
 	s.mu.Lock()
 	p := s.pullLocked(n)
+	var bad *invalid
+	var m map[string]any
 	switch {
 	case p == nil:
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusNotFound, "Not Found")
-		return
 	case body.State != nil && *body.State != "open" && *body.State != "closed":
-		s.mu.Unlock()
-		s.validationFailed(w, r, "state", "invalid", "")
-		return
+		bad = &invalid{"state", "invalid", ""}
 	case body.Base != nil && s.branches[*body.Base] == "":
-		s.mu.Unlock()
-		s.validationFailed(w, r, "base", "invalid", "")
-		return
+		bad = &invalid{"base", "invalid", ""}
 	case p.merged && body.State != nil:
-		s.mu.Unlock()
-		s.validationFailed(w, r, "state", "invalid", "a merged pull request cannot be reopened")
-		return
+		bad = &invalid{"state", "invalid", "a merged pull request cannot be reopened"}
+	default:
+		if body.Title != nil {
+			p.title = *body.Title
+		}
+		if body.Body != nil {
+			p.body = *body.Body
+		}
+		if body.State != nil {
+			p.state = *body.State
+		}
+		if body.Base != nil {
+			p.base = *body.Base
+		}
+		m = s.pullJSON(p)
 	}
-	if body.Title != nil {
-		p.title = *body.Title
-	}
-	if body.Body != nil {
-		p.body = *body.Body
-	}
-	if body.State != nil {
-		p.state = *body.State
-	}
-	if body.Base != nil {
-		p.base = *body.Base
-	}
-	m := s.pullJSON(p)
 	s.mu.Unlock()
-	s.writeJSON(w, r, http.StatusOK, m)
+	switch {
+	case p == nil:
+		s.writeError(w, r, http.StatusNotFound, "Not Found")
+	case bad != nil:
+		s.validationFailed(w, r, *bad)
+	default:
+		s.writeJSON(w, r, http.StatusOK, m)
+	}
 }

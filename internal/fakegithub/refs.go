@@ -1,8 +1,6 @@
 package fakegithub
 
 import (
-	"encoding/json"
-	"io"
 	"maps"
 	"net/http"
 	"slices"
@@ -105,23 +103,9 @@ func (s *Server) handleRef(w http.ResponseWriter, r *http.Request) {
 	s.writeJSON(w, r, http.StatusOK, s.refJSON(full, sha))
 }
 
-// readBody decodes a request's JSON body into v, answering 400 as GitHub
-// does when it is not JSON.
-func (s *Server) readBody(w http.ResponseWriter, r *http.Request, v any) bool {
-	data, _ := io.ReadAll(io.LimitReader(r.Body, 10<<20))
-	if err := json.Unmarshal(data, v); err != nil {
-		s.writeError(w, r, http.StatusBadRequest, "Problems parsing JSON")
-		return false
-	}
-	return true
-}
-
 // handleCreateRef creates a branch or tag: POST git/refs with
 // {"ref": "refs/heads/NAME", "sha": COMMIT}.
 func (s *Server) handleCreateRef(w http.ResponseWriter, r *http.Request) {
-	if !s.repoOK(w, r) {
-		return
-	}
 	var body struct {
 		Ref string `json:"ref"`
 		SHA string `json:"sha"`
@@ -136,31 +120,28 @@ func (s *Server) handleCreateRef(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	_, known := s.commits[body.SHA]
 	table, name, exists := s.refLocked(body.Ref)
+	var refused string
 	switch {
 	case table == nil:
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusUnprocessableEntity, "Reference name must start with 'refs/heads/' or 'refs/tags/'.")
-		return
+		refused = "Reference name must start with 'refs/heads/' or 'refs/tags/'."
 	case !known:
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusUnprocessableEntity, "Object does not exist")
-		return
+		refused = "Object does not exist"
 	case exists:
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusUnprocessableEntity, "Reference already exists")
+		refused = "Reference already exists"
+	default:
+		table[name] = body.SHA
+	}
+	s.mu.Unlock()
+	if refused != "" {
+		s.writeError(w, r, http.StatusUnprocessableEntity, refused)
 		return
 	}
-	table[name] = body.SHA
-	s.mu.Unlock()
 	s.writeJSON(w, r, http.StatusCreated, s.refJSON(body.Ref, body.SHA))
 }
 
 // handleUpdateRef moves a ref: PATCH git/refs/heads/NAME with {"sha",
 // "force"}; without force only a fast forward is allowed.
 func (s *Server) handleUpdateRef(w http.ResponseWriter, r *http.Request) {
-	if !s.repoOK(w, r) {
-		return
-	}
 	var body struct {
 		SHA   string `json:"sha"`
 		Force bool   `json:"force"`
@@ -171,23 +152,23 @@ func (s *Server) handleUpdateRef(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	table, name, exists := s.refLocked(r.PathValue("ref"))
 	_, known := s.commits[body.SHA]
+	var refused string
 	switch {
 	case !exists:
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusUnprocessableEntity, "Reference does not exist")
-		return
+		refused = "Reference does not exist"
 	case !known:
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusUnprocessableEntity, "Object does not exist")
-		return
+		refused = "Object does not exist"
 	case !body.Force && !s.ancestorLocked(table[name], body.SHA):
-		s.mu.Unlock()
-		s.writeError(w, r, http.StatusUnprocessableEntity, "Update is not a fast forward")
+		refused = "Update is not a fast forward"
+	default:
+		table[name] = body.SHA
+	}
+	s.mu.Unlock()
+	if refused != "" {
+		s.writeError(w, r, http.StatusUnprocessableEntity, refused)
 		return
 	}
-	table[name] = body.SHA
 	full := "refs/" + strings.TrimPrefix(r.PathValue("ref"), "refs/")
-	s.mu.Unlock()
 	s.writeJSON(w, r, http.StatusOK, s.refJSON(full, body.SHA))
 }
 
