@@ -349,7 +349,7 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 		if s.cfg.UI {
 			// The page reads what a request's caller may read, as every
 			// handler does.
-			s.ui = preview.New(preview.Options{Library: s.lib, Catalog: func(ctx context.Context) (*templates.Catalog, error) { return a.CatalogFor(ctx), nil }, Version: version(), Logger: s.log})
+			s.ui = preview.New(preview.Options{Library: s.lib, Catalog: a.CatalogFor, Version: version(), Logger: s.log})
 			defer s.ui.Close()
 		}
 		return serveHTTP(ctx, s, a, e, stderr)

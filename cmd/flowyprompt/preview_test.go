@@ -43,3 +43,17 @@ func TestPreviewGuard(t *testing.T) {
 		})
 	}
 }
+
+// TestPreviewLoopbackOnly: the preview listens on this machine only, as
+// it asks no credential.
+func TestPreviewLoopbackOnly(t *testing.T) {
+	for addr, ok := range map[string]bool{
+		"127.0.0.1:0": true, "[::1]:8080": true, "localhost:8080": true,
+		"0.0.0.0:8080": false, ":8080": false, "192.168.1.2:8080": false, "example.com:80": false,
+		"127.0.0.1": false, "127.0.0.1:70000": false,
+	} {
+		if err := loopbackAddr(addr); (err == nil) != ok {
+			t.Errorf("loopbackAddr(%q) = %v, want accepted %v", addr, err, ok)
+		}
+	}
+}

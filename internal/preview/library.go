@@ -80,10 +80,7 @@ type result struct {
 }
 
 func (h *Handler) serveLibrary(w http.ResponseWriter, r *http.Request) {
-	cat, ok := h.catalog(w, r)
-	if !ok {
-		return
-	}
+	cat := h.opts.Catalog(r.Context())
 	several := len(cat.Info().Members) > 0
 	out := library{Source: cat.Info(), Templates: []summary{}, Flows: []flow{}, Invalid: []invalid{}, Conflicts: cat.Conflicts()}
 	if out.Conflicts == nil {
@@ -115,10 +112,7 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, *err)
 		return
 	}
-	cat, ok := h.catalog(w, r)
-	if !ok {
-		return
-	}
+	cat := h.opts.Catalog(r.Context())
 	e, found := cat.Lookup(name)
 	if !found {
 		writeFault(w, http.StatusNotFound, templates.NotFound(name, cat))
@@ -144,17 +138,6 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request) {
 		d.Tests = append(d.Tests, result{Name: res.Test, Status: string(res.Status), Reason: res.Reason})
 	}
 	writeJSON(w, http.StatusOK, d)
-}
-
-// catalog is the catalog r may see, or false once it has answered why
-// there is none.
-func (h *Handler) catalog(w http.ResponseWriter, r *http.Request) (*templates.Catalog, bool) {
-	cat, err := h.opts.Catalog(r.Context())
-	if err != nil {
-		writeFault(w, http.StatusForbidden, err)
-		return nil, false
-	}
-	return cat, true
 }
 
 func summaryOf(e *templates.Entry, several bool) summary {

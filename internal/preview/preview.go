@@ -57,7 +57,7 @@ type Options struct {
 	Library *templates.Library
 	// Catalog, when set, is the catalog a request may see (a member's,
 	// under a policy); nil shows the Library's whole catalog.
-	Catalog func(ctx context.Context) (*templates.Catalog, error)
+	Catalog func(ctx context.Context) *templates.Catalog
 	// Version is shown in the page's footer.
 	Version string
 	// MaxBodyBytes caps a render request's body (default
@@ -108,7 +108,7 @@ func New(opts Options) *Handler {
 	}
 	if opts.Catalog == nil {
 		lib := opts.Library
-		opts.Catalog = func(context.Context) (*templates.Catalog, error) { return lib.Catalog(), nil }
+		opts.Catalog = func(context.Context) *templates.Catalog { return lib.Catalog() }
 	}
 	files, _ := fs.Sub(pageFiles, "page")
 	h := &Handler{opts: opts, log: opts.Logger, streams: map[chan struct{}]struct{}{}, done: make(chan struct{})}

@@ -67,10 +67,7 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 			How:     "send the template's variables only"})
 		return
 	}
-	cat, ok := h.catalog(w, r)
-	if !ok {
-		return
-	}
+	cat := h.opts.Catalog(r.Context())
 	e, found := cat.Lookup(req.Name)
 	if !found {
 		writeFault(w, http.StatusNotFound, templates.NotFound(req.Name, cat))
