@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -12,6 +11,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/flowyprompt/flowyprompt/templates"
 )
 
@@ -366,7 +366,7 @@ func parseAPIURL(raw string) (*url.URL, error) {
 		return nil, configError(fmt.Sprintf("GITHUB_API_URL %q is not an absolute http(s) URL", redact(raw)), "it needs a scheme and a host", how)
 	case u.RawQuery != "" || u.Fragment != "":
 		return nil, configError(fmt.Sprintf("GITHUB_API_URL %q has a query or fragment", redact(raw)), "requests are built by appending paths to it", how)
-	case u.Scheme == "http" && !loopback(u.Hostname()):
+	case u.Scheme == "http" && !hostguard.Loopback(u.Hostname()):
 		// The token rides on every request: in clear text, anyone on the
 		// way could read it. A server on this machine (a test fake, a
 		// local proxy) sends nothing over the network.
@@ -378,15 +378,6 @@ func parseAPIURL(raw string) (*url.URL, error) {
 		u.Path += "/"
 	}
 	return u, nil
-}
-
-// loopback reports whether host names this machine.
-func loopback(host string) bool {
-	if strings.EqualFold(host, "localhost") {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }
 
 // ValidRef reports whether ref may name a branch, tag or commit: the

@@ -16,6 +16,7 @@ import (
 	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/config"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/transport/httpserver"
@@ -122,7 +123,7 @@ func serveHTTP(ctx context.Context, s *setup, a *app.App, e *mcp.Engine, stderr 
 	if err := srv.Listen(); err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: %s", err, listenFix(cfg.Addr, err))}
 	}
-	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil && !isLoopback(host) {
+	if host, _, err := net.SplitHostPort(cfg.Addr); err == nil && !hostguard.Loopback(host) {
 		s.log.Warn("listening beyond loopback: other machines can reach this server",
 			"addr", cfg.Addr, "auth_token", cfg.AuthToken != "", "auth_issuer", cfg.AuthIssuer,
 			"how", "see docs/http.md: set --auth-token (MCP_AUTH_TOKEN), --allowed-hosts and --allowed-origins, or bind 127.0.0.1")
@@ -354,14 +355,4 @@ func publicStatus(c *templates.Catalog, inv []templates.Invalid, status string, 
 		st["cluster"] = cluster
 	}
 	return st
-}
-
-// isLoopback reports whether a listen host keeps the server on this
-// machine ("" and 0.0.0.0 mean every interface).
-func isLoopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -89,7 +89,7 @@ func loopbackAddr(addr string) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("--addr %q: the port %q is not a number from 0 to 65535", addr, port)
 	}
-	if !isLoopback(host) {
+	if !hostguard.Loopback(host) {
 		return fmt.Errorf("--addr %q is not a loopback address: the preview has no access control, so it listens on this machine only; "+
 			"use 127.0.0.1:PORT (or [::1]:PORT), and to share the page serve the library with serve --transport http --ui behind its token", addr)
 	}

@@ -39,6 +39,8 @@ import (
 	"os/signal"
 	"syscall"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 )
 
 func main() {
@@ -97,7 +99,7 @@ func listenLoopback(addr string) (net.Listener, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--addr %q: %w", addr, err)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+	if !hostguard.Loopback(host) {
 		return nil, fmt.Errorf("--addr %q: not a loopback address; this provider signs in anyone who asks, so it listens on loopback only (e.g. 127.0.0.1:0)", addr)
 	}
 	ln, err := net.Listen("tcp", addr)

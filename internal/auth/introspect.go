@@ -7,12 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/zitadel/oidc/v3/pkg/client/rs"
 	httphelper "github.com/zitadel/oidc/v3/pkg/http"
@@ -130,7 +130,7 @@ func newIntrospector(in *Introspection, opts Options, client *http.Client) (*int
 	if in.ClientID == "" || in.ClientSecret == "" {
 		return nil, errors.New("auth introspection: no client credentials; set FLOWYPROMPT_AUTH_CLIENT_ID and FLOWYPROMPT_AUTH_CLIENT_SECRET")
 	}
-	if u, _ := url.Parse(in.URL); u.Scheme == "http" && !loopback(u.Hostname()) {
+	if u, _ := url.Parse(in.URL); u.Scheme == "http" && !hostguard.Loopback(u.Hostname()) {
 		opts.Logger.Warn("the token introspection endpoint is plain http: the client secret and the members' tokens cross the network unencrypted",
 			"endpoint", in.URL, "how", "use the endpoint's https:// URL")
 	}
@@ -255,13 +255,4 @@ func (in *introspector) unavailable(err error) error {
 			"endpoint", in.url, "error", err, "how", how)
 	})
 	return fmt.Errorf("%w: %w", ErrUnavailable, err)
-}
-
-// loopback reports whether host names this machine.
-func loopback(host string) bool {
-	if host == "localhost" {
-		return true
-	}
-	ip := net.ParseIP(host)
-	return ip != nil && ip.IsLoopback()
 }

@@ -115,3 +115,14 @@ func ParseOrigin(origin string) (string, error) {
 	}
 	return strings.ToLower(u.Scheme + "://" + u.Host), nil
 }
+
+// Loopback reports whether host (a name or an IP, without a port) is this
+// machine: localhost, or a loopback address. What listens only there, or
+// may speak plain HTTP there, asks it.
+func Loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}

@@ -114,3 +114,16 @@ func FuzzParseOrigin(f *testing.F) {
 		}
 	})
 }
+
+// TestLoopback: this machine is localhost (any case) and the loopback
+// addresses; any other name or address is not.
+func TestLoopback(t *testing.T) {
+	for host, want := range map[string]bool{
+		"localhost": true, "LocalHost": true, "127.0.0.1": true, "127.8.9.10": true, "::1": true,
+		"": false, "0.0.0.0": false, "::": false, "192.168.1.4": false, "example.com": false, "localhost.example.com": false,
+	} {
+		if got := Loopback(host); got != want {
+			t.Errorf("Loopback(%q) = %v, want %v", host, got, want)
+		}
+	}
+}
