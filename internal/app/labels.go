@@ -56,14 +56,14 @@ func (a *App) servedLabel(ctx context.Context, r *mcp.Request) string {
 	return a.opts.Labels.Names()[0]
 }
 
-// servedMeta is the _meta a result carries to say which label and commit
-// served it (label.ServedKey), merged into meta; meta as it is when the
-// server has no labels, so their results keep their shape (and
-// prompts/get its fast encoding). name is the template the result is of
-// ("": none in particular), whose source's commit is named; else the
+// servedMeta is the _meta a result served from v carries to say which
+// label and commit served it (label.ServedKey), merged into meta; meta as
+// it is when the server has no labels, so their results keep their shape
+// (and prompts/get its fast encoding). name is the template the result is
+// of ("": none in particular), whose source's commit is named; else the
 // first GitHub source's.
-func (a *App) servedMeta(ctx context.Context, r *mcp.Request, v view, name string, meta map[string]any) map[string]any {
-	l := a.servedLabel(ctx, r)
+func servedMeta(v view, name string, meta map[string]any) map[string]any {
+	l := v.label
 	if l == "" {
 		return meta
 	}
@@ -143,5 +143,5 @@ func (a *App) resultServed(ctx context.Context, r *mcp.Request) map[string]any {
 	if err != nil {
 		return nil
 	}
-	return a.servedMeta(ctx, r, v, "", nil)
+	return servedMeta(v, "", nil)
 }

@@ -21,6 +21,9 @@ import (
 type view struct {
 	lib *templates.Library
 	cat *templates.Catalog
+	// label is the label lib serves, by name (the default's when the
+	// request named none); "" when the server has no labels.
+	label string
 }
 
 // source is the source of the view's library (versions, files).
@@ -41,7 +44,17 @@ func (a *App) labelView(ctx context.Context, label string) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	return a.visible(ctx, lib)
+	v, err := a.visible(ctx, lib)
+	if err != nil {
+		return view{}, err
+	}
+	if a.opts.Labels != nil {
+		if label == "" {
+			label = a.opts.Labels.Names()[0]
+		}
+		v.label = label
+	}
+	return v, nil
 }
 
 // labelOf is the label r asks for, "" for the default. r is nil for a
