@@ -143,11 +143,7 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 // reach no one.
 func (a *App) greeting(ctx context.Context) []mcp.LogMessage {
 	var out []mcp.LogMessage
-	v, err := a.visible(ctx, a.lib)
-	if err != nil {
-		return nil
-	}
-	for _, w := range warnings(v.cat, nil) {
+	for _, w := range warnings(a.visible(ctx, a.lib).cat, nil) {
 		out = append(out, mcp.LogMessage{Level: mcp.LevelWarning, Logger: "flowyprompt", Data: w})
 	}
 	return out

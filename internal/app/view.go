@@ -44,10 +44,7 @@ func (a *App) labelView(ctx context.Context, label string) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	v, err := a.visible(ctx, lib)
-	if err != nil {
-		return view{}, err
-	}
+	v := a.visible(ctx, lib)
 	if a.opts.Labels != nil {
 		if label == "" {
 			label = a.opts.Labels.Names()[0]
@@ -113,12 +110,12 @@ func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, 
 // visible is as much of lib as ctx's caller may see: under an access
 // policy, the sources their read rules name (access.go), the others left
 // out as if they were not configured.
-func (a *App) visible(ctx context.Context, lib *templates.Library) (view, error) {
+func (a *App) visible(ctx context.Context, lib *templates.Library) view {
 	cat := lib.Catalog()
 	if sources, all := a.readable(ctx); !all {
 		cat = a.only(cat, sources)
 	}
-	return view{lib: lib, cat: cat}, nil
+	return view{lib: lib, cat: cat}
 }
 
 // lookup finds the template called name in v's catalog, or answers
