@@ -57,6 +57,10 @@ type App struct {
 	log    *slog.Logger
 	tools  []*tool
 	byName map[string]*tool
+	// labels are Options.Labels' names, the default first (nil without
+	// labels): read once, as they never change, rather than copied on
+	// every request.
+	labels []string
 
 	used memory // the values each session used, for completion
 
@@ -87,6 +91,9 @@ func New(opts Options) *App {
 		opts.State = seal.Random()
 	}
 	a := &App{opts: opts, lib: opts.Library, log: opts.Logger}
+	if opts.Labels != nil {
+		a.labels = opts.Labels.Names()
+	}
 	a.tools = append(a.readTools(), a.flowTools()...)
 	if opts.AllowWrite && opts.Writer != nil {
 		a.tools = append(a.tools, a.saveTool())
@@ -157,7 +164,7 @@ func (a *App) Attach(e *mcp.Engine) func() {
 	if a.opts.Labels == nil {
 		return a.attachLibrary(e, a.lib, nil, true)
 	}
-	detach := a.attachLibrary(e, a.lib, a.followers(a.opts.Labels.Names()[0]), true)
+	detach := a.attachLibrary(e, a.lib, a.followers(a.labels[0]), true)
 	detachLabels := a.attachLabels(e)
 	return func() { detachLabels(); detach() }
 }

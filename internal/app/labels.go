@@ -21,7 +21,8 @@ import (
 // handed out for another; the app only reads them and listens to their
 // changes. Every method is safe for concurrent use.
 type Labels interface {
-	// Names lists the labels, the default first; never empty.
+	// Names lists the labels, the default first; never empty, and the
+	// same on every call.
 	Names() []string
 	// Library is the library serving label, one of Names, loaded: a
 	// request waits for the first load, ctx bounding its wait. Its error
@@ -53,7 +54,7 @@ func (a *App) servedLabel(ctx context.Context, r *mcp.Request) string {
 	if l := a.labelOf(ctx, r); l != "" {
 		return l
 	}
-	return a.opts.Labels.Names()[0]
+	return a.labels[0]
 }
 
 // servedMeta is the _meta a result served from v carries to say which
@@ -110,7 +111,7 @@ func (a *App) followers(name string) mcp.Audience {
 // its changes to the clients that follow it. It returns a function that
 // detaches them all.
 func (a *App) attachLabels(e *mcp.Engine) func() {
-	def := a.opts.Labels.Names()[0]
+	def := a.labels[0]
 	var mu sync.Mutex
 	var detach []func()
 	stop := a.opts.Labels.Opened(func(name string, lib *templates.Library) {

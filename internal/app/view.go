@@ -47,7 +47,7 @@ func (a *App) labelView(ctx context.Context, label string) (view, error) {
 	v := a.visible(ctx, lib)
 	if a.opts.Labels != nil {
 		if label == "" {
-			label = a.opts.Labels.Names()[0]
+			label = a.labels[0]
 		}
 		v.label = label
 	}
@@ -94,7 +94,7 @@ func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, 
 		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %.64q", name),
 			Why: "this server's sources name no labels", How: "leave the label out to be served the default"}
 	}
-	names := a.opts.Labels.Names()
+	names := a.labels
 	switch {
 	case name == names[0]:
 		return a.lib, nil
