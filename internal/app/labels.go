@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"strings"
 	"sync"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/label"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
