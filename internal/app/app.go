@@ -57,6 +57,10 @@ type App struct {
 	log    *slog.Logger
 	tools  []*tool
 	byName map[string]*tool
+	// labels are Options.Labels' names, the default first (nil without
+	// labels): read once, as they never change, rather than copied on
+	// every request.
+	labels []string
 
 	used memory // the values each session used, for completion
 
@@ -87,6 +91,9 @@ func New(opts Options) *App {
 		opts.State = seal.Random()
 	}
 	a := &App{opts: opts, lib: opts.Library, log: opts.Logger}
+	if opts.Labels != nil {
+		a.labels = opts.Labels.Names()
+	}
 	a.tools = append(a.readTools(), a.flowTools()...)
 	if opts.AllowWrite && opts.Writer != nil {
 		a.tools = append(a.tools, a.saveTool())
@@ -143,11 +150,7 @@ func (a *App) cacheHint(method string) mcp.CacheHint {
 // reach no one.
 func (a *App) greeting(ctx context.Context) []mcp.LogMessage {
 	var out []mcp.LogMessage
-	v, err := a.visible(ctx, a.lib)
-	if err != nil {
-		return nil
-	}
-	for _, w := range warnings(v.cat, nil) {
+	for _, w := range warnings(a.visible(ctx, a.lib).cat, nil) {
 		out = append(out, mcp.LogMessage{Level: mcp.LevelWarning, Logger: "flowyprompt", Data: w})
 	}
 	return out
@@ -161,7 +164,7 @@ func (a *App) Attach(e *mcp.Engine) func() {
 	if a.opts.Labels == nil {
 		return a.attachLibrary(e, a.lib, nil, true)
 	}
-	detach := a.attachLibrary(e, a.lib, a.followers(a.opts.Labels.Names()[0]), true)
+	detach := a.attachLibrary(e, a.lib, a.followers(a.labels[0]), true)
 	detachLabels := a.attachLabels(e)
 	return func() { detachLabels(); detach() }
 }

@@ -2,10 +2,10 @@ package app
 
 import (
 	"context"
-	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"strings"
 	"sync"
 
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/label"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
@@ -21,7 +21,8 @@ import (
 // handed out for another; the app only reads them and listens to their
 // changes. Every method is safe for concurrent use.
 type Labels interface {
-	// Names lists the labels, the default first; never empty.
+	// Names lists the labels, the default first; never empty, and the
+	// same on every call.
 	Names() []string
 	// Library is the library serving label, one of Names, loaded: a
 	// request waits for the first load, ctx bounding its wait. Its error
@@ -53,17 +54,17 @@ func (a *App) servedLabel(ctx context.Context, r *mcp.Request) string {
 	if l := a.labelOf(ctx, r); l != "" {
 		return l
 	}
-	return a.opts.Labels.Names()[0]
+	return a.labels[0]
 }
 
-// servedMeta is the _meta a result carries to say which label and commit
-// served it (label.ServedKey), merged into meta; meta as it is when the
-// server has no labels, so their results keep their shape (and
-// prompts/get its fast encoding). name is the template the result is of
-// ("": none in particular), whose source's commit is named; else the
+// servedMeta is the _meta a result served from v carries to say which
+// label and commit served it (label.ServedKey), merged into meta; meta as
+// it is when the server has no labels, so their results keep their shape
+// (and prompts/get its fast encoding). name is the template the result is
+// of ("": none in particular), whose source's commit is named; else the
 // first GitHub source's.
-func (a *App) servedMeta(ctx context.Context, r *mcp.Request, v view, name string, meta map[string]any) map[string]any {
-	l := a.servedLabel(ctx, r)
+func servedMeta(v view, name string, meta map[string]any) map[string]any {
+	l := v.label
 	if l == "" {
 		return meta
 	}
@@ -110,7 +111,7 @@ func (a *App) followers(name string) mcp.Audience {
 // its changes to the clients that follow it. It returns a function that
 // detaches them all.
 func (a *App) attachLabels(e *mcp.Engine) func() {
-	def := a.opts.Labels.Names()[0]
+	def := a.labels[0]
 	var mu sync.Mutex
 	var detach []func()
 	stop := a.opts.Labels.Opened(func(name string, lib *templates.Library) {
@@ -143,5 +144,5 @@ func (a *App) resultServed(ctx context.Context, r *mcp.Request) map[string]any {
 	if err != nil {
 		return nil
 	}
-	return a.servedMeta(ctx, r, v, "", nil)
+	return servedMeta(v, "", nil)
 }

@@ -79,7 +79,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 			if fe, ok := cat.LookupFlow(name); ok {
 				res, err := a.flowPrompt(ctx, r, cat, fe.Flow, p)
 				if res != nil {
-					res.Meta = a.servedMeta(ctx, r, v, fe.Flow.Name, res.Meta)
+					res.Meta = servedMeta(v, fe.Flow.Name, res.Meta)
 				}
 				return res, err
 			}
@@ -110,7 +110,7 @@ func (a *App) GetPrompt(ctx context.Context, r *mcp.Request, p *mcp.GetPromptPar
 		msgs = append(msgs, a.embeddedResources(ctx, v, e.Template)...)
 	}
 	return &mcp.GetPromptResult{Description: e.Template.Metadata.Description, Messages: msgs,
-		Meta: a.servedMeta(ctx, r, v, e.Template.Metadata.Name, modelMeta(e.Template))}, nil
+		Meta: servedMeta(v, e.Template.Metadata.Name, modelMeta(e.Template))}, nil
 }
 
 // promptMessages renders t with args into prompts/get's messages: one user

@@ -31,6 +31,9 @@ func (a *App) saveTarget(ctx context.Context, v view, name, source string) (stri
 		}
 		return name, nil
 	}
+	// The Composite that saves: the server's Writer, or the label's
+	// source that writerOf picks.
+	c, _ := a.writerOf(v).(*templates.Composite)
 	var seen []string
 	for _, m := range v.cat.Info().Members {
 		seen = append(seen, m.Namespace)
@@ -39,9 +42,9 @@ func (a *App) saveTarget(ctx context.Context, v view, name, source string) (stri
 		if !slices.Contains(seen, source) {
 			return "", &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("no source is named %.64q", source),
 				Why: "the sources you may read are " + listOrNone(seen),
-				How: a.writableHow(ctx, seen), Suggestions: closeNames(source, seen)}
+				How: a.writableHow(ctx, c, seen), Suggestions: closeNames(source, seen)}
 		}
-		return a.saveableTarget(source, name)
+		return saveableTarget(c, source, name)
 	}
 	var has []string
 	for _, ns := range seen {
@@ -50,20 +53,21 @@ func (a *App) saveTarget(ctx context.Context, v view, name, source string) (stri
 		}
 	}
 	if len(has) == 1 {
-		return a.saveableTarget(has[0], name)
+		return saveableTarget(c, has[0], name)
 	}
 	why := "no source has a template called " + name + ", so a new one needs its source named"
 	if len(has) > 1 {
 		why = fmt.Sprintf("the sources %s each have a template called %s", strings.Join(has, ", "), name)
 	}
 	return "", &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("say which source to save %s to", name),
-		Why: why, How: a.writableHow(ctx, seen)}
+		Why: why, How: a.writableHow(ctx, c, seen)}
 }
 
-// saveableTarget is SOURCE/NAME, when source can save (a Composite's
-// member that cannot is WRITE_DISABLED, before an update's checks).
-func (a *App) saveableTarget(source, name string) (string, error) {
-	if c, ok := a.opts.Writer.(*templates.Composite); ok {
+// saveableTarget is SOURCE/NAME, when source can save (a member of c,
+// the Composite that saves, that cannot is WRITE_DISABLED, before an
+// update's checks).
+func saveableTarget(c *templates.Composite, source, name string) (string, error) {
+	if c != nil {
 		if err := c.CanSave(source); err != nil {
 			return "", err
 		}
@@ -71,9 +75,10 @@ func (a *App) saveableTarget(source, name string) (string, error) {
 	return source + templates.NamespaceSeparator + name, nil
 }
 
-// writableHow says which of the sources seen ctx's caller may save to.
-func (a *App) writableHow(ctx context.Context, seen []string) string {
-	w := a.writable(ctx, seen)
+// writableHow says which of the sources seen ctx's caller may save to
+// through c (see writable).
+func (a *App) writableHow(ctx context.Context, c *templates.Composite, seen []string) string {
+	w := a.writable(ctx, c, seen)
 	if len(w) == 0 {
 		return "you may save to none of this server's sources: ask its operator for a write rule (--auth-policy) on a folder or GitHub source"
 	}
@@ -81,11 +86,12 @@ func (a *App) writableHow(ctx context.Context, seen []string) string {
 }
 
 // writable is the part of sources ctx's caller may save to: those whose
-// member can save (a folder or GitHub source) and, under a policy, that
-// a write rule of theirs names.
-func (a *App) writable(ctx context.Context, sources []string) []string {
+// member of c, the Composite that saves (nil: none), can save (a folder
+// or GitHub source) and, under a policy, that a write rule of theirs
+// names.
+func (a *App) writable(ctx context.Context, c *templates.Composite, sources []string) []string {
 	saves := sources
-	if c, ok := a.opts.Writer.(*templates.Composite); ok {
+	if c != nil {
 		saves = c.Saves()
 	}
 	p, m := a.policy(), auth.MemberOf(ctx)

@@ -30,6 +30,7 @@ func (a *App) diffTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	var res *toolResult
 	for _, limit := range []int{0, 20_000, 8_000, 2_000} {
 		res = describeDiff(d, limit, note)
+		res.view = v
 		for k, v := range stale {
 			res.structured.(map[string]any)[k] = v
 		}

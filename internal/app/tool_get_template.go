@@ -32,6 +32,7 @@ func (a *App) getTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (*to
 	var res *toolResult
 	for _, limit := range []int{0, 2000, 500, 100} {
 		res = describeTemplate(e, cat, limit)
+		res.view = v
 		if at != nil {
 			res.structured.(map[string]any)["at"] = at
 			res.text = strings.Replace(res.text, "\n\n## Metadata", "\n"+describeAt(at)+"\n\n## Metadata", 1)

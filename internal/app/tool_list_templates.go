@@ -176,7 +176,7 @@ func (a *App) listTemplates(ctx context.Context, r *mcp.Request, in toolArgs) (*
 	for k, v := range staleData {
 		structured[k] = v
 	}
-	return &toolResult{text: out.String(), structured: structured}, nil
+	return &toolResult{text: out.String(), structured: structured, view: v}, nil
 }
 
 // fillListPage takes the entries of matching from start, up to limit of

@@ -60,7 +60,12 @@ func (a *App) nextFlowStep(ctx context.Context, r *mcp.Request, in toolArgs) (*t
 	if st.step() >= len(fe.Flow.Steps) {
 		text := fmt.Sprintf("## Result\nFlow %s is done: all %d steps ran.\n", fe.Flow.Name, len(fe.Flow.Steps))
 		return &toolResult{text: text, structured: map[string]any{"flow": fe.Flow.Name, "done": true,
-			"steps": len(fe.Flow.Steps)}}, nil
+			"steps": len(fe.Flow.Steps)}, view: v}, nil
 	}
-	return a.flowStep(cat, fe, st, holder)
+	res, err := a.flowStep(cat, fe, st, holder)
+	if err != nil {
+		return nil, err
+	}
+	res.view = v
+	return res, nil
 }

@@ -86,5 +86,5 @@ func (a *App) refreshTemplates(ctx context.Context, r *mcp.Request, _ toolArgs) 
 	for k, v := range staleData {
 		structured[k] = v
 	}
-	return &toolResult{text: b.String(), structured: structured}, nil
+	return &toolResult{text: b.String(), structured: structured, view: v}, nil
 }

@@ -93,10 +93,10 @@ func (a *App) renderTemplate(ctx context.Context, r *mcp.Request, in toolArgs) (
 		for k, v := range extra {
 			structured[k] = v
 		}
-		return &toolResult{text: report, structured: structured, resources: attached}, nil
+		return &toolResult{text: report, structured: structured, resources: attached, view: v}, nil
 	}
 	return &toolResult{text: report,
-		structured: (&rendered{Name: t.Metadata.Name, Text: text, Messages: conv, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json()}, nil
+		structured: (&rendered{Name: t.Metadata.Name, Text: text, Messages: conv, ArgumentsUsed: used, DefaultsApplied: defaults, UnknownArguments: unknown}).json(), view: v}, nil
 }
 
 // renderAsking renders t with *args; when required variables are missing

@@ -97,7 +97,7 @@ func (a *App) searchTemplates(ctx context.Context, r *mcp.Request, in toolArgs) 
 	for k, v := range staleData {
 		structured[k] = v
 	}
-	return &toolResult{text: strings.TrimRight(out.String(), "\n"), structured: structured}, nil
+	return &toolResult{text: strings.TrimRight(out.String(), "\n"), structured: structured, view: v}, nil
 }
 
 // rankedMatches are the entries that match every word, best first (in

@@ -33,7 +33,9 @@ func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*tool
 			return nil, &fault.Error{Code: fault.InvalidArgument, What: "no flow was started",
 				Why: "arguments were given without the name of a flow", How: "call again with name set to one of the flows this call lists without arguments"}
 		}
-		return listFlows(cat), nil
+		res := listFlows(cat)
+		res.view = v
+		return res, nil
 	}
 	fe, ok := cat.LookupFlow(args.Name)
 	if !ok {
@@ -64,7 +66,12 @@ func (a *App) startFlow(ctx context.Context, r *mcp.Request, in toolArgs) (*tool
 	if err != nil {
 		return nil, err
 	}
-	return a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: given}, holderOf(ctx))
+	res, err := a.flowStep(cat, fe, flowState{Flow: fe.Flow.Name, Versions: flowVersions(cat, fe), Args: given}, holderOf(ctx))
+	if err != nil {
+		return nil, err
+	}
+	res.view = v
+	return res, nil
 }
 
 // flowArguments is args when it holds every required argument of f;

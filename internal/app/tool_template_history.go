@@ -69,7 +69,7 @@ func (a *App) templateHistory(ctx context.Context, r *mcp.Request, in toolArgs) 
 	for k, v := range stale {
 		structured[k] = v
 	}
-	return &toolResult{text: b.String(), structured: structured}, nil
+	return &toolResult{text: b.String(), structured: structured, view: v}, nil
 }
 
 // servedRevision is the index in revs of the commit whose file is the one

@@ -51,6 +51,10 @@ type toolResult struct {
 	// resources follow the text as embedded resources (the render tool's
 	// attachments).
 	resources []mcp.ResourceContents
+	// view is the view the result was served from, whose label and
+	// commit its _meta names; unset (lib nil) when the tool read none, or
+	// changed what is served, and the request's view is worked out again.
+	view view
 }
 
 func newTool(name, titleText, description string, input, output string, annotations *mcp.ToolAnnotations,
@@ -175,7 +179,11 @@ func (a *App) CallTool(ctx context.Context, r *mcp.Request, p *mcp.CallToolParam
 	for i := range res.resources {
 		content = append(content, mcp.Content{Type: "resource", Resource: &res.resources[i]})
 	}
-	return &mcp.CallToolResult{Content: content, StructuredContent: res.structured, Meta: a.resultServed(ctx, r)}, nil
+	meta := servedMeta(res.view, "", nil)
+	if res.view.lib == nil {
+		meta = a.resultServed(ctx, r)
+	}
+	return &mcp.CallToolResult{Content: content, StructuredContent: res.structured, Meta: meta}, nil
 }
 
 // toolArgs are a call's validated arguments: the JSON, and the decoded

@@ -21,6 +21,9 @@ import (
 type view struct {
 	lib *templates.Library
 	cat *templates.Catalog
+	// label is the label lib serves, by name (the default's when the
+	// request named none); "" when the server has no labels.
+	label string
 }
 
 // source is the source of the view's library (versions, files).
@@ -41,7 +44,14 @@ func (a *App) labelView(ctx context.Context, label string) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	return a.visible(ctx, lib)
+	v := a.visible(ctx, lib)
+	if a.opts.Labels != nil {
+		if label == "" {
+			label = a.labels[0]
+		}
+		v.label = label
+	}
+	return v, nil
 }
 
 // labelOf is the label r asks for, "" for the default. r is nil for a
@@ -84,7 +94,7 @@ func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, 
 		return nil, &fault.Error{Code: fault.UnknownLabel, What: fmt.Sprintf("unknown label %.64q", name),
 			Why: "this server's sources name no labels", How: "leave the label out to be served the default"}
 	}
-	names := a.opts.Labels.Names()
+	names := a.labels
 	switch {
 	case name == names[0]:
 		return a.lib, nil
@@ -100,12 +110,12 @@ func (a *App) libraryFor(ctx context.Context, name string) (*templates.Library, 
 // visible is as much of lib as ctx's caller may see: under an access
 // policy, the sources their read rules name (access.go), the others left
 // out as if they were not configured.
-func (a *App) visible(ctx context.Context, lib *templates.Library) (view, error) {
+func (a *App) visible(ctx context.Context, lib *templates.Library) view {
 	cat := lib.Catalog()
 	if sources, all := a.readable(ctx); !all {
 		cat = a.only(cat, sources)
 	}
-	return view{lib: lib, cat: cat}, nil
+	return view{lib: lib, cat: cat}
 }
 
 // lookup finds the template called name in v's catalog, or answers

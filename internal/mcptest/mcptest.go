@@ -113,20 +113,28 @@ func (c *Client) Send(raw string) { c.S.Deliver([]byte(raw), nil) }
 // its response, keeping other messages for Next.
 func (c *Client) Request(t testing.TB, id any, method string, params any) Message {
 	t.Helper()
+	b, idRaw := request(t, id, method, params)
+	c.S.Deliver(b, nil)
+	return c.Response(t, idRaw)
+}
+
+// request is the frame of a request (params left out when nil) and its
+// id as JSON.
+func request(t testing.TB, id any, method string, params any) (frame []byte, idRaw json.RawMessage) {
+	t.Helper()
 	idRaw, err := json.Marshal(id)
 	if err != nil {
 		t.Fatal(err)
 	}
-	msg := map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(idRaw), "method": method}
+	msg := map[string]any{"jsonrpc": "2.0", "id": idRaw, "method": method}
 	if params != nil {
 		msg["params"] = params
 	}
-	b, err := json.Marshal(msg)
+	frame, err = json.Marshal(msg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.S.Deliver(b, nil)
-	return c.Response(t, idRaw)
+	return frame, idRaw
 }
 
 // RequestFrom is Request for a request that arrived as an HTTP request
@@ -134,14 +142,7 @@ func (c *Client) Request(t testing.TB, id any, method string, params any) Messag
 // (Session.DeliverInbound).
 func (c *Client) RequestFrom(t testing.TB, from context.Context, id any, method string, params any) Message {
 	t.Helper()
-	idRaw, err := json.Marshal(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": json.RawMessage(idRaw), "method": method, "params": params})
-	if err != nil {
-		t.Fatal(err)
-	}
+	b, idRaw := request(t, id, method, params)
 	in, err := mcp.ParseInbound(b)
 	if err != nil {
 		t.Fatal(err)
