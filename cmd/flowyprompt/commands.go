@@ -254,21 +254,11 @@ func loadPolicy(s *setup) error {
 	if s.cfg.AuthPolicy == "" {
 		return nil
 	}
-	pf, err := auth.LoadPolicyFile(s.cfg.AuthPolicy, app.SourceNames(s.src), s.log)
+	pf, err := auth.LoadPolicyFile(s.cfg.AuthPolicy, app.SourceNames(s.src), s.cfg.LabelNames(), s.log)
 	if err != nil {
 		return &exitError{code: 1, err: fmt.Errorf("%w\n  how to fix: correct the policy file (see docs/auth.md, \"The access policy\"), or unset --auth-policy (FLOWYPROMPT_AUTH_POLICY)", err)}
 	}
 	p := pf.Policy()
-	labels := s.cfg.LabelNames()
-	for i, r := range p.Read {
-		if r.Label != "" && !slices.Contains(labels, r.Label) {
-			known := "this server's sources name no labels (labels=… on a GitHub --source)"
-			if len(labels) > 0 {
-				known = "the labels are " + strings.Join(labels, ", ")
-			}
-			return &exitError{code: 1, err: fmt.Errorf("policy file %s: at /read/%d/label: unknown label %q: %s\n  how to fix: name one of them, or remove the rule's label", pf.Path(), i, r.Label, known)}
-		}
-	}
 	s.policy = pf
 	s.log.Info("access policy loaded", "file", pf.Path(), "claim", p.Claim, "read_rules", len(p.Read), "write_rules", len(p.Write))
 	return nil

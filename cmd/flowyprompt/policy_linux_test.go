@@ -134,12 +134,16 @@ func mustMarshal(t *testing.T, v any) string {
 }
 
 // TestServeRefusesABadPolicy: a policy without an issuer, or one that
-// names a source the server does not serve, stops serve before it starts,
-// saying where and how to fix it.
+// names a source or a label the server does not serve, stops serve before
+// it starts, saying where and how to fix it.
 func TestServeRefusesABadPolicy(t *testing.T) {
 	dir := t.TempDir()
 	file := filepath.Join(dir, "policy.json")
 	if err := os.WriteFile(file, []byte(`{"claim": "groups", "read": [{"match": "*", "sources": ["team"]}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	labelled := filepath.Join(dir, "labelled.json")
+	if err := os.WriteFile(labelled, []byte(`{"claim": "groups", "read": [{"match": "*", "sources": ["examples"], "label": "staging"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	tests := []struct {
@@ -151,6 +155,8 @@ func TestServeRefusesABadPolicy(t *testing.T) {
 		{"no issuer", map[string]string{"FLOWYPROMPT_AUTH_POLICY": file}, 2, []string{"--auth-policy (FLOWYPROMPT_AUTH_POLICY) is set without --auth-issuer"}},
 		{"unknown source", map[string]string{"FLOWYPROMPT_AUTH_POLICY": file, "FLOWYPROMPT_AUTH_ISSUER": "https://id.example.com"}, 1,
 			[]string{"policy file " + file, "/read/0/sources/0", `unknown source "team"`, "examples", "how to fix"}},
+		{"unknown label", map[string]string{"FLOWYPROMPT_AUTH_POLICY": labelled, "FLOWYPROMPT_AUTH_ISSUER": "https://id.example.com"}, 1,
+			[]string{"policy file " + labelled, "/read/0/label", `unknown label "staging"`, "name no labels", "how to fix"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -17,17 +17,16 @@
 // Tokens the issuer's keys cannot verify, opaque ones above all, are
 // checked at the issuer's RFC 7662 introspection endpoint when one is
 // configured, through github.com/zitadel/oidc's resource server client;
-// its answers are cached by the token's SHA-256 until the token expires,
-// and a refusal for InactiveFor, within MaxIntrospected entries.
+// its answers are cached, as the JWTs checked are remembered, by the
+// SHA-256 of the policy's claim and the token (tokenKey), until the token
+// expires, and a refusal for InactiveFor, within MaxIntrospected entries.
 package auth
 
 import (
 	"context"
-	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"io"
 	"log/slog"
 	"net/http"
@@ -154,9 +153,9 @@ type Verifier struct {
 	v          atomic.Pointer[oidc.IDTokenVerifier]
 	// in introspects the other tokens; nil without Options.Introspection.
 	in *introspector
-	// verified remembers the JWTs checked, by their SHA-256 (never the
-	// token), until they expire and at most VerifiedFor.
-	verified *lru.Cache[[sha256.Size]byte, result]
+	// verified remembers the JWTs checked, by tokenKey, until they
+	// expire and at most VerifiedFor.
+	verified memory
 	ready    chan struct{}
 	once     sync.Once
 }
@@ -189,9 +188,9 @@ func New(opts Options) (*Verifier, error) {
 	}
 	keys := *base
 	keys.Transport = &limitedKeys{base: tr, every: opts.MinRefresh, now: opts.Now}
-	verified, err := lru.New[[sha256.Size]byte, result](MaxVerified)
+	verified, err := newMemory(MaxVerified)
 	if err != nil {
-		return nil, fmt.Errorf("verified tokens: %w", err)
+		return nil, err
 	}
 	v := &Verifier{opts: opts, log: opts.Logger, client: base, keysClient: &keys, verified: verified, ready: make(chan struct{})}
 	if opts.Introspection != nil {
@@ -357,26 +356,28 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if len(token) > MaxTokenBytes {
 		return nil, fmt.Errorf("token of %d bytes, more than %d", len(token), MaxTokenBytes)
 	}
-	iv := v.v.Load()
-	if v.in != nil && (iv == nil || !isJWT(token)) {
-		return v.in.verify(ctx, token)
-	}
-	if iv == nil {
-		return nil, ErrNotReady
-	}
-	// A token checked before is not checked again while it is
-	// remembered: its RS256 signature costs 70 µs a request, where the
-	// rest of a request costs a tenth of that (BenchmarkGuardCredential).
 	// The member's groups are read by the policy's claim in force: a
 	// token is remembered under it, so a new claim reads it again.
 	claim := ""
 	if v.opts.Claim != nil {
 		claim = v.opts.Claim()
 	}
-	key := sha256.Sum256([]byte(claim + "\x00" + token))
+	key := tokenKey(claim, token)
+	// A token checked before is not checked again while it is
+	// remembered: its RS256 signature costs 70 µs a request, where the
+	// rest of a request costs a tenth of that (BenchmarkGuardCredential).
+	// Only verified JWTs are remembered here, so a remembered one needs
+	// no telling from an opaque token either.
 	now := v.opts.Now()
-	if r, ok := v.verified.Get(key); ok && now.Before(r.until) {
+	if r, ok := v.verified.get(key, now); ok {
 		return r.m, nil
+	}
+	iv := v.v.Load()
+	if v.in != nil && (iv == nil || !isJWT(token)) {
+		return v.in.verify(ctx, key, claim, token)
+	}
+	if iv == nil {
+		return nil, ErrNotReady
 	}
 	t, err := iv.Verify(ctx, token)
 	if err != nil {
@@ -386,7 +387,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if err := t.Claims(&raw); err != nil {
 		return nil, fmt.Errorf("token claims: %w", err)
 	}
-	m, err := newMember(t.Issuer, t.Subject, raw, func() string { return claim })
+	m, err := newMember(t.Issuer, t.Subject, raw, claim)
 	if err != nil {
 		return nil, err
 	}
@@ -394,7 +395,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Member, error) {
 	if !t.Expiry.IsZero() && t.Expiry.Before(until) {
 		until = t.Expiry
 	}
-	v.verified.Add(key, result{m: m, until: until})
+	v.verified.add(key, result{m: m, until: until})
 	return m, nil
 }
 
@@ -417,9 +418,9 @@ var joseAlgs = func() []jose.SignatureAlgorithm {
 
 // newMember reads the member of a checked token from its claims: a JWT's,
 // or an introspection answer (RFC 7662 names its fields as RFC 7519 does);
-// claim names the claim whose values are the member's Groups (nil or "":
-// none are read).
-func newMember(issuer, subject string, raw json.RawMessage, claim func() string) (*Member, error) {
+// claim names the claim whose values are the member's Groups ("": none
+// are read).
+func newMember(issuer, subject string, raw json.RawMessage, claim string) (*Member, error) {
 	if strings.TrimSpace(subject) == "" {
 		return nil, errors.New("token names no subject (sub)")
 	}
@@ -438,14 +439,12 @@ func newMember(issuer, subject string, raw json.RawMessage, claim func() string)
 			m.Scopes = append(m.Scopes, strings.Fields(one)...)
 		}
 	}
-	if claim != nil {
-		if name := claim(); name != "" {
-			var all map[string]json.RawMessage
-			if err := json.Unmarshal(raw, &all); err != nil {
-				return nil, fmt.Errorf("token claims: %w", err)
-			}
-			m.Groups = ClaimValues(all[name])
+	if claim != "" {
+		var all map[string]json.RawMessage
+		if err := json.Unmarshal(raw, &all); err != nil {
+			return nil, fmt.Errorf("token claims: %w", err)
 		}
+		m.Groups = ClaimValues(all[claim])
 	}
 	return m, nil
 }

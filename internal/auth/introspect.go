@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/hostguard"
-	lru "github.com/hashicorp/golang-lru/v2"
 	"github.com/zitadel/oidc/v3/pkg/client/rs"
 	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
@@ -98,26 +97,17 @@ func (i *introspected) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, &i.IntrospectionResponse)
 }
 
-// result is what the cache keeps of an introspection: the member, or why
-// the token was refused.
-type result struct {
-	m     *Member
-	err   error
-	until time.Time
-}
-
 // introspector checks tokens at the introspection endpoint. Its results
-// are cached by the SHA-256 of the token, never the token itself.
+// are cached by tokenKey, never the token itself.
 type introspector struct {
 	ep       rs.ResourceServer
 	url      string
 	issuer   string
 	audience string
-	claim    func() string // Options.Claim
 	now      func() time.Time
 	log      *slog.Logger
 
-	cache    *lru.Cache[[sha256.Size]byte, result]
+	cache    memory
 	flights  singleflight.Group
 	slots    *semaphore.Weighted
 	warnings rate.Sometimes
@@ -134,16 +124,15 @@ func newIntrospector(in *Introspection, opts Options, client *http.Client) (*int
 		opts.Logger.Warn("the token introspection endpoint is plain http: the client secret and the members' tokens cross the network unencrypted",
 			"endpoint", in.URL, "how", "use the endpoint's https:// URL")
 	}
-	cache, err := lru.New[[sha256.Size]byte, result](MaxIntrospected)
+	cache, err := newMemory(MaxIntrospected)
 	if err != nil {
-		return nil, fmt.Errorf("introspection cache: %w", err)
+		return nil, err
 	}
 	return &introspector{
 		ep:       &endpoint{url: in.URL, client: client, authn: httphelper.AuthorizeBasic(in.ClientID, in.ClientSecret)},
 		url:      in.URL,
 		issuer:   opts.Issuer,
 		audience: opts.Audience,
-		claim:    opts.Claim,
 		now:      opts.Now,
 		log:      opts.Logger,
 		cache:    cache,
@@ -152,22 +141,22 @@ func newIntrospector(in *Introspection, opts Options, client *http.Client) (*int
 	}, nil
 }
 
-// verify returns the member token names, from the cache or the endpoint.
+// verify returns the member token names, its Groups read by claim, from
+// the cache (under key, tokenKey(claim, token)) or the endpoint.
 // Concurrent checks of one token share one request.
-func (in *introspector) verify(ctx context.Context, token string) (*Member, error) {
-	key := sha256.Sum256([]byte(token))
-	if r, ok := in.cached(key); ok {
+func (in *introspector) verify(ctx context.Context, key [sha256.Size]byte, claim, token string) (*Member, error) {
+	if r, ok := in.cache.get(key, in.now()); ok {
 		return r.m, r.err
 	}
 	// The request outlives the caller that started it, for the others
 	// waiting on it; fetchTimeout bounds it.
 	ch := in.flights.DoChan(string(key[:]), func() (any, error) {
-		if r, ok := in.cached(key); ok {
+		if r, ok := in.cache.get(key, in.now()); ok {
 			return r, nil
 		}
 		ictx, cancel := context.WithTimeout(context.WithoutCancel(ctx), fetchTimeout)
 		defer cancel()
-		return in.introspect(ictx, key, token)
+		return in.introspect(ictx, key, claim, token)
 	})
 	select {
 	case <-ctx.Done():
@@ -181,21 +170,9 @@ func (in *introspector) verify(ctx context.Context, token string) (*Member, erro
 	}
 }
 
-func (in *introspector) cached(key [sha256.Size]byte) (result, bool) {
-	r, ok := in.cache.Get(key)
-	if !ok {
-		return result{}, false
-	}
-	if !in.now().Before(r.until) {
-		in.cache.Remove(key)
-		return result{}, false
-	}
-	return r, true
-}
-
 // introspect asks the endpoint about token and caches the answer. Its
 // error is ErrUnavailable's: no answer, nothing cached.
-func (in *introspector) introspect(ctx context.Context, key [sha256.Size]byte, token string) (result, error) {
+func (in *introspector) introspect(ctx context.Context, key [sha256.Size]byte, claim, token string) (result, error) {
 	if err := in.slots.Acquire(ctx, 1); err != nil {
 		return result{}, in.unavailable(fmt.Errorf("waiting for a turn: %w", err))
 	}
@@ -208,7 +185,7 @@ func (in *introspector) introspect(ctx context.Context, key [sha256.Size]byte, t
 		return result{}, in.unavailable(errors.New("an empty answer (null)"))
 	}
 	now := in.now()
-	m, err := in.member(resp, now)
+	m, err := in.member(resp, claim, now)
 	r := result{m: m, err: err, until: now.Add(InactiveFor)}
 	if err == nil {
 		r.until = now.Add(NoExpiryFor)
@@ -216,13 +193,13 @@ func (in *introspector) introspect(ctx context.Context, key [sha256.Size]byte, t
 			r.until = exp
 		}
 	}
-	in.cache.Add(key, r)
+	in.cache.add(key, r)
 	return r, nil
 }
 
 // member checks an introspection answer as go-oidc checks a JWT's claims
-// and returns the member it names.
-func (in *introspector) member(resp *introspected, now time.Time) (*Member, error) {
+// and returns the member it names, its Groups read by claim.
+func (in *introspector) member(resp *introspected, claim string, now time.Time) (*Member, error) {
 	if !resp.Active {
 		return nil, errors.New("the introspection endpoint says the token is not active (revoked, expired or unknown)")
 	}
@@ -238,7 +215,7 @@ func (in *introspector) member(resp *introspected, now time.Time) (*Member, erro
 	if !slices.Contains(resp.Audience, in.audience) {
 		return nil, fmt.Errorf("token for the audience %q, not %q", []string(resp.Audience), in.audience)
 	}
-	return newMember(in.issuer, resp.Subject, resp.raw, in.claim)
+	return newMember(in.issuer, resp.Subject, resp.raw, claim)
 }
 
 // unavailable wraps err as ErrUnavailable's and logs it, at most once

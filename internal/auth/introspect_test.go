@@ -454,3 +454,39 @@ func BenchmarkIntrospectionCached(b *testing.B) {
 		b.Fatalf("%d introspections, want 1", c)
 	}
 }
+
+// TestIntrospectionReadsTheClaim: an introspected token's member is read
+// by the policy's claim in force, as a JWT's is: a claim changed while the
+// answer is cached applies to the token's next check.
+func TestIntrospectionReadsTheClaim(t *testing.T) {
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]any{"active": true, "sub": "u1", "aud": resource, "email": "u1@example.com",
+			"exp": time.Now().Add(time.Hour).Unix(), "groups": []string{"sre", "dev"}, "role": "admin"})
+	})
+	var claim atomic.Value
+	claim.Store("groups")
+	v, err := auth.New(auth.Options{Issuer: "https://login.example.com", Audience: resource, Client: &http.Client{Transport: inProcess{h}},
+		Claim:         func() string { return claim.Load().(string) },
+		Introspection: &auth.Introspection{URL: "https://login.example.com/introspect", ClientID: clientID, ClientSecret: clientSecret}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		claim string
+		want  []string
+	}{
+		{"groups", []string{"sre", "dev"}},
+		{"role", []string{"admin"}},
+		{"email", []string{"u1@example.com"}},
+		{"groups", []string{"sre", "dev"}},
+	} {
+		claim.Store(tc.claim)
+		m, err := v.Verify(t.Context(), "tok-opaque")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := cmp.Diff(tc.want, m.Groups); d != "" {
+			t.Errorf("claim %s: Groups (-want +got):\n%s", tc.claim, d)
+		}
+	}
+}

@@ -221,11 +221,11 @@ func TestPolicyFileReloads(t *testing.T) {
 		return `{"claim": "groups", "read": [{"match": "*", "sources": ["` + src + `"]}]}`
 	}
 	write(policy("team"))
-	if _, err := auth.LoadPolicyFile(filepath.Join(dir, "missing.json"), sources, nil); err == nil || !strings.Contains(err.Error(), "--auth-policy") {
+	if _, err := auth.LoadPolicyFile(filepath.Join(dir, "missing.json"), sources, nil, nil); err == nil || !strings.Contains(err.Error(), "--auth-policy") {
 		t.Errorf("a missing file: %v, want an error naming --auth-policy", err)
 	}
 	logs := make(records, 16)
-	f, err := auth.LoadPolicyFile(path, sources, slog.New(logs))
+	f, err := auth.LoadPolicyFile(path, sources, []string{"staging"}, slog.New(logs))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,18 +254,35 @@ func TestPolicyFileReloads(t *testing.T) {
 		t.Errorf("after the change (-want +got):\n%s", d)
 	}
 
-	// A bad version is logged and refused.
-	write(`{"claim": "groups", "read": [{"match": "*", "sources": ["nope"]}]}`)
-	for rec := range logs {
-		if rec.Level == slog.LevelError {
-			if !strings.Contains(rec.Message, "previous policy stays") {
-				t.Errorf("log %q", rec.Message)
+	// A bad version is logged and refused: an unknown source, or a label
+	// the sources do not name, as at start.
+	for _, bad := range []struct{ file, why string }{
+		{`{"claim": "groups", "read": [{"match": "*", "sources": ["nope"]}]}`, `unknown source "nope"`},
+		{`{"claim": "groups", "read": [{"match": "*", "sources": ["team"], "label": "prod"}]}`, `unknown label "prod": the labels are staging`},
+	} {
+		write(bad.file)
+		// One change may be heard more than once: the refusal of this
+		// version is the one that says why.
+		for refused := false; !refused; {
+			select {
+			case rec := <-logs:
+				if rec.Level != slog.LevelError {
+					continue
+				}
+				if !strings.Contains(rec.Message, "previous policy stays") {
+					t.Errorf("log %q", rec.Message)
+				}
+				rec.Attrs(func(a slog.Attr) bool {
+					refused = refused || a.Key == "err" && strings.Contains(a.Value.String(), bad.why)
+					return true
+				})
+			case <-time.After(10 * time.Second):
+				t.Fatalf("no refusal saying %s", bad.why)
 			}
-			break
 		}
-	}
-	if d := cmp.Diff([]string{"ops"}, reads(f.Policy())); d != "" {
-		t.Errorf("after a bad version (-want +got):\n%s", d)
+		if d := cmp.Diff([]string{"ops"}, reads(f.Policy())); d != "" {
+			t.Errorf("after a bad version (-want +got):\n%s", d)
+		}
 	}
 
 	// SIGHUP reads it again: the fixed version, whether or not its change

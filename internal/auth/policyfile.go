@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 
@@ -20,6 +22,7 @@ import (
 type PolicyFile struct {
 	path    string
 	sources []string
+	labels  []string
 	log     *slog.Logger
 	cur     atomic.Pointer[Policy]
 
@@ -28,17 +31,19 @@ type PolicyFile struct {
 }
 
 // LoadPolicyFile reads and checks the policy file at path against
-// sources, the namespaces the server serves. A nil logger discards.
-func LoadPolicyFile(path string, sources []string, logger *slog.Logger) (*PolicyFile, error) {
+// sources, the namespaces the server serves, and labels, the labels its
+// sources name; each reload is checked against them too. A nil logger
+// discards.
+func LoadPolicyFile(path string, sources, labels []string, logger *slog.Logger) (*PolicyFile, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	f := &PolicyFile{path: path, sources: sources, log: logger}
+	f := &PolicyFile{path: path, sources: sources, labels: labels, log: logger}
 	data, err := f.read()
 	if err != nil {
 		return nil, err
 	}
-	p, err := ParsePolicy(path, data, sources)
+	p, err := f.parse(data)
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +73,24 @@ func (f *PolicyFile) read() ([]byte, error) {
 	return data, nil
 }
 
+// parse parses the file's contents and checks its read rules' labels.
+func (f *PolicyFile) parse(data []byte) (*Policy, error) {
+	p, err := ParsePolicy(f.path, data, f.sources)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range p.Read {
+		if r.Label != "" && !slices.Contains(f.labels, r.Label) {
+			known := "this server's sources name no labels (labels=… on a GitHub --source)"
+			if len(f.labels) > 0 {
+				known = "the labels are " + strings.Join(f.labels, ", ")
+			}
+			return nil, fmt.Errorf("policy file %s: at /read/%d/label: unknown label %q: %s; name one of them, or remove the rule's label", f.path, i, r.Label, known)
+		}
+	}
+	return p, nil
+}
+
 // Reload reads the file again. A file that did not change is not parsed
 // again (changed is false); one that does not read or parse is refused
 // with the error, and the policy in force kept.
@@ -81,7 +104,7 @@ func (f *PolicyFile) Reload() (changed bool, err error) {
 	if bytes.Equal(data, f.last) {
 		return false, nil
 	}
-	p, err := ParsePolicy(f.path, data, f.sources)
+	p, err := f.parse(data)
 	if err != nil {
 		return false, err
 	}

@@ -276,6 +276,10 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	if opts.Sessions != nil {
 		settings.OnSession = s.holdSession
 	}
+	if opts.Auth != nil && opts.RequiredScope != nil {
+		// A posted message's member must hold the scope it needs.
+		settings.Admit = s.admitScope
+	}
 	s.settings = settings
 	host, _, err := net.SplitHostPort(opts.Addr)
 	if err != nil {
@@ -323,10 +327,6 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 		s.credential = clientid.ForCredential(opts.AuthToken)
 	}
 	s.debugLog = s.log.Enabled(context.Background(), slog.LevelDebug)
-	if s.oauth != nil && opts.RequiredScope != nil {
-		settings.Admit = s.admitScope
-		s.settings.Admit = settings.Admit
-	}
 	s.sse = sse.New(e, sse.Options{Settings: settings, PublicURL: opts.PublicURL})
 	s.mcp = streamable.New(e, streamable.Options{Settings: settings, PreferStreams: opts.PreferStreams})
 
