@@ -12,13 +12,14 @@ import (
 	"slices"
 	"time"
 
-	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 	"github.com/zitadel/oidc/v3/pkg/client/rs"
 	httphelper "github.com/zitadel/oidc/v3/pkg/http"
 	"github.com/zitadel/oidc/v3/pkg/oidc"
 	"golang.org/x/sync/semaphore"
 	"golang.org/x/sync/singleflight"
 	"golang.org/x/time/rate"
+
+	"github.com/flowyprompt/flowyprompt/internal/hostguard"
 )
 
 // Bounds of token introspection.
