@@ -360,6 +360,12 @@ func (n *Node) heard(m *nats.Msg) {
 func (n *Node) up(nc *nats.Conn) {
 	n.mu.Lock()
 	was := n.connected
+	if !was {
+		// Logged before the link is shown up (Health, the changes
+		// channel): whoever sees it up finds the line written. Once per
+		// connection, so holding mu for it costs nothing that matters.
+		n.log.Info("joined the cluster", "replica", n.id, "nats", redactURL(nc.ConnectedUrl()))
+	}
 	n.connected, n.since, n.lastErr = true, n.now(), ""
 	warn := !n.warned
 	n.warned = true
@@ -372,7 +378,6 @@ func (n *Node) up(nc *nats.Conn) {
 	if was {
 		return
 	}
-	n.log.Info("joined the cluster", "replica", n.id, "nats", redactURL(nc.ConnectedUrl()))
 	if warn {
 		n.warnInsecure(nc)
 	}
