@@ -362,12 +362,14 @@ func (n *Node) up(nc *nats.Conn) {
 	was := n.connected
 	if !was {
 		// Logged before the link is shown up (Health, the changes
-		// channel): whoever sees it up finds the line written. Once per
-		// connection, so holding mu for it costs nothing that matters.
+		// channel): whoever sees it up finds the lines written. Once per
+		// connection, so holding mu for them costs nothing that matters.
 		n.log.Info("joined the cluster", "replica", n.id, "nats", redactURL(nc.ConnectedUrl()))
+		if !n.warned {
+			n.warnInsecure(nc)
+		}
 	}
 	n.connected, n.since, n.lastErr = true, n.now(), ""
-	warn := !n.warned
 	n.warned = true
 	n.changedLocked()
 	fns := make([]func(), 0, len(n.onUp))
@@ -377,9 +379,6 @@ func (n *Node) up(nc *nats.Conn) {
 	n.mu.Unlock()
 	if was {
 		return
-	}
-	if warn {
-		n.warnInsecure(nc)
 	}
 	for _, fn := range fns {
 		go fn()
@@ -421,16 +420,17 @@ func (n *Node) down(err error) {
 	default:
 	}
 	n.mu.Lock()
-	was := n.connected
+	defer n.mu.Unlock()
+	if n.connected {
+		// Logged before the link is shown down, as up does: whoever
+		// sees it down finds the line written.
+		n.log.Warn("lost the NATS link; serving alone until it is back", "replica", n.id, "error", err)
+	}
 	n.connected, n.since = false, n.now()
 	if err != nil {
 		n.lastErr = err.Error()
 	}
 	n.changedLocked()
-	n.mu.Unlock()
-	if was {
-		n.log.Warn("lost the NATS link; serving alone until it is back", "replica", n.id, "error", err)
-	}
 }
 
 func defaultReplicaID() string {
