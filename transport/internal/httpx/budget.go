@@ -121,18 +121,25 @@ func (b *Budget) reserve(ctx context.Context, client, session string, n int64) (
 	}
 	b.mu.Unlock()
 	res := &reservation{b: b, client: client, session: session, n: n}
-	if b.total != nil {
-		ctx, cancel := context.WithTimeout(ctx, budgetWait)
-		defer cancel()
-		if n > b.lim.Total || b.total.Acquire(ctx, n) != nil {
-			res.giveShares(n)
-			return nil, b.refuse(http.StatusServiceUnavailable, "server", "the server's", -1, n, b.lim.Total, "--max-inflight-bytes")
-		}
+	if b.total != nil && (n > b.lim.Total || !b.total.TryAcquire(n) && !b.acquire(ctx, n)) {
+		res.giveShares(n)
+		return nil, b.refuse(http.StatusServiceUnavailable, "server", "the server's", -1, n, b.lim.Total, "--max-inflight-bytes")
 	}
 	b.mu.Lock()
 	b.held += n
 	b.mu.Unlock()
 	return res, nil
+}
+
+// acquire waits, at most budgetWait, for n bytes of the server's budget
+// to come free. Only a message that does not fit at once waits: under a
+// CPU-bound load a goroutine may wait for the CPU longer than budgetWait
+// between taking the time and asking, and a message that fits must not be
+// refused for that.
+func (b *Budget) acquire(ctx context.Context, n int64) bool {
+	ctx, cancel := context.WithTimeout(ctx, budgetWait)
+	defer cancel()
+	return b.total.Acquire(ctx, n) == nil
 }
 
 // refuse is the error of a message that does not fit share (held bytes

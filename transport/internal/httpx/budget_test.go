@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 	"testing/synctest"
+	"time"
 
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
@@ -162,4 +164,34 @@ func TestBudgetWaitsBriefly(t *testing.T) {
 			l.Release()
 		}
 	})
+}
+
+// TestBudgetLetsInWhatFitsWhateverTheClock: a message that fits the
+// server's budget is let in even when its wait's deadline has passed
+// before it asks, as under a CPU-bound load, where a goroutine may wait
+// for the CPU longer than budgetWait between the two. Before, 114-byte
+// messages were refused as over a 256 MiB budget holding a few
+// kilobytes (TestLoad under make test).
+func TestBudgetLetsInWhatFitsWhateverTheClock(t *testing.T) {
+	b := NewBudget(BudgetLimits{Total: 1 << 20})
+	late, cancel := context.WithDeadline(context.Background(), time.Now().Add(-budgetWait))
+	defer cancel()
+	res, ref := b.reserve(late, "a", "", 114)
+	if ref != nil {
+		t.Fatalf("a 114-byte message refused by an empty 1 MiB budget: %v", ref.err)
+	}
+	if held := b.Held(); held != 114 {
+		t.Errorf("held %d bytes, want 114", held)
+	}
+	res.release()
+	if held := b.Held(); held != 0 {
+		t.Errorf("held %d bytes after the release, want 0", held)
+	}
+	// One that does not fit still waits, and is refused once the wait
+	// is over.
+	full, _ := b.reserve(context.Background(), "a", "", 1<<20)
+	if _, ref := b.reserve(late, "b", "", 1); ref == nil || ref.status != http.StatusServiceUnavailable {
+		t.Errorf("a message over a full budget was not refused with 503: %+v", ref)
+	}
+	full.release()
 }
