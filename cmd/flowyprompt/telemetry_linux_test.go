@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/internal/otlptest"
 )
 
@@ -354,11 +355,19 @@ func TestBinaryTelemetryHTTP(t *testing.T) {
 	}
 	checkSpans(t, recv, "tcp", []wantSpan{
 		{name: "prompts/get Commit_Message", parent: true, attrs: map[string]string{"jsonrpc.request.id": "2",
-			"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "Commit_Message", "mcp.protocol.version": "2025-06-18", "mcp.session.id": sid}},
+			"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "Commit_Message", "mcp.protocol.version": "2025-06-18", "mcp.session.id": logid.Digest(sid)}},
 		{name: "prompts/get Nope", errorType: "-32602", attrs: map[string]string{"jsonrpc.request.id": "3"}},
 		{name: "tools/call flowyprompt_render_template", attrs: map[string]string{"jsonrpc.request.id": "t4", "gen_ai.tool.name": "flowyprompt_render_template"}},
 		{name: "prompts/get Commit_Message", parent: true, attrs: map[string]string{"jsonrpc.request.id": "5", "mcp.protocol.version": "2026-07-28"}},
 	})
+	// The id acts in the session: a trace names it by its digest only.
+	for _, s := range recv.Spans() {
+		for k, v := range s.Attrs {
+			if strings.Contains(v, sid) {
+				t.Errorf("span %q attribute %s holds the session id", s.Name, k)
+			}
+		}
+	}
 	checkMetrics(t, recv, "tcp")
 	checkAudit(t, s.Output(), "2025")
 }

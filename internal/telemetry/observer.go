@@ -20,6 +20,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
+	"github.com/flowyprompt/flowyprompt/internal/logid"
 	"github.com/flowyprompt/flowyprompt/mcp"
 )
 
@@ -128,7 +129,10 @@ func (o *observer) StartRequest(ctx context.Context, info *mcp.RequestInfo) (con
 			attrs = append(attrs, semconv.McpProtocolVersionKey.String(info.ProtocolVersion))
 		}
 		if info.SessionID != "" {
-			attrs = append(attrs, semconv.McpSessionIDKey.String(info.SessionID))
+			// The digest logs name the session by, never the id: a
+			// 2025-era id is what a client sends to act in its session,
+			// and a trace backend is read by more people than the server.
+			attrs = append(attrs, semconv.McpSessionIDKey.String(logid.Digest(info.SessionID)))
 		}
 		if info.Transport != "" {
 			attrs = append(attrs, semconv.NetworkTransportKey.String(info.Transport))
