@@ -22,6 +22,12 @@ const HERE = dirname(fileURLToPath(import.meta.url));
 export const NODE22 = join(HERE, "node_modules", "node", "bin", "node");
 export const INSPECTOR = join(HERE, "node_modules", ".bin", "inspector");
 
+// CLI_SUITE_MS bounds a describe block of Inspector CLI calls: each call
+// starts a Node 22 process and the server, seconds apiece while make test's
+// Go race tests hold the CPU (5 to 10 s each were seen), so a dozen of them
+// outgrow the suites' usual 90 s.
+export const CLI_SUITE_MS = 300_000;
+
 export const NODE22_WHAT = "Node 22 (npm package node@22)";
 
 /**

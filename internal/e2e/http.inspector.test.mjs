@@ -13,11 +13,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 
-import { INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
+import { CLI_SUITE_MS, INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
 import { startHTTP, tempDir, TOOL_NAMES } from "./helpers.mjs";
 import { inspectorSuite } from "./inspector-suite.mjs";
-
-const SUITE_MS = 300_000;
 
 requireInstalled([
   [NODE22_WHAT, NODE22],
@@ -53,7 +51,7 @@ async function inspectFolder(dir, path, args) {
 }
 
 
-describe("MCP Inspector CLI over HTTP", { timeout: SUITE_MS }, () => {
+describe("MCP Inspector CLI over HTTP", { timeout: CLI_SUITE_MS }, () => {
   let server;
   before(async () => {
     server = await startHTTP();
@@ -75,7 +73,7 @@ describe("MCP Inspector CLI over HTTP", { timeout: SUITE_MS }, () => {
   }
 });
 
-describe("MCP Inspector CLI over HTTP with an access token", { timeout: SUITE_MS }, () => {
+describe("MCP Inspector CLI over HTTP with an access token", { timeout: CLI_SUITE_MS }, () => {
   const token = "inspector-e2e-token";
   let server;
   before(async () => {

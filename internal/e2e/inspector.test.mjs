@@ -24,8 +24,8 @@ import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 
-import { INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
-import { BIN, exampleTemplate, SUITE_MS, tempDir } from "./helpers.mjs";
+import { CLI_SUITE_MS, INSPECTOR, inspect as inspectCLI, NODE22, NODE22_WHAT, requireInstalled } from "./cli-helpers.mjs";
+import { BIN, exampleTemplate, tempDir } from "./helpers.mjs";
 import { inspectorSuite } from "./inspector-suite.mjs";
 
 requireInstalled([
@@ -48,7 +48,7 @@ function inspect(args, serverArgs = []) {
   return inspectCLI(home, ["-e", `XDG_CACHE_HOME=${home.dir}`, ...args, "--", BIN, "serve", ...serverArgs]);
 }
 
-describe("MCP Inspector CLI over stdio", { timeout: SUITE_MS }, () => {
+describe("MCP Inspector CLI over stdio", { timeout: CLI_SUITE_MS }, () => {
   inspectorSuite(
     (args) => inspect(args),
     (dir, args) => inspect(args, ["--templates", dir]),
