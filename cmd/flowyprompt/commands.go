@@ -75,8 +75,35 @@ const (
 
 // load parses the flags and loads the templates. problems says whether
 // the library logs the templates' problems (warnings, invalid files):
-// render, which reads one template, logs that one's alone.
-func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool) (_ *setup, err error) {
+// render, which reads one template, logs that one's alone. The words
+// before the first flag are the command's to take; those after the flags
+// are left in fs.Args().
+func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool) (*setup, error) {
+	return loadParsing(ctx, fs, stderr, lookup, groups, problems, func() error { return parse(fs, args) })
+}
+
+// loadWords is load for a command whose words (diff's NAME FROM TO) may
+// come before, between or after its flags, as propose's files may
+// (parseInterleaved): it returns them. check judges them (their count)
+// before the source is opened, so that a wrong command line is told at
+// once, not after the library is read.
+func loadWords(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer, lookup env, groups flagGroups, problems bool,
+	check func(words []string) error) (*setup, []string, error) {
+	var words []string
+	s, err := loadParsing(ctx, fs, stderr, lookup, groups, problems, func() error {
+		var err error
+		if words, err = parseInterleaved(fs, args); err != nil {
+			return err
+		}
+		return check(words)
+	})
+	return s, words, err
+}
+
+// loadParsing is load with parseArgs reading the command line, once the
+// flags are defined and before anything is opened.
+func loadParsing(ctx context.Context, fs *flag.FlagSet, stderr io.Writer, lookup env, groups flagGroups, problems bool,
+	parseArgs func() error) (_ *setup, err error) {
 	s := &setup{}
 	envErr := config.RegisterSource(fs, &s.cfg, config.Env(lookup))
 	if groups >= toolFlags {
@@ -91,7 +118,7 @@ func load(ctx context.Context, fs *flag.FlagSet, args []string, stderr io.Writer
 	if !serve {
 		oneShotHelp(fs, "warn", lookup)
 	}
-	if err := parse(fs, args); err != nil {
+	if err := parseArgs(); err != nil {
 		return nil, err
 	}
 	if err := errors.Join(envErr, s.cfg.Check()); err != nil {

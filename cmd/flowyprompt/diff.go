@@ -19,21 +19,18 @@ import (
 // whether a template changed.
 func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer, lookup env) error {
 	fs := newFlagSet("diff", "diff NAME FROM [TO] [flags]", stderr)
-	// The words before the first flag are NAME, FROM and TO (as render
-	// takes its NAME); the flag package reads those after the flags.
-	var words []string
-	rest := args
-	for len(rest) > 0 && !strings.HasPrefix(rest[0], "-") {
-		words, rest = append(words, rest[0]), rest[1:]
-	}
-	s, err := load(ctx, fs, rest, stderr, lookup, sourceFlags, false)
+	// NAME, FROM and TO may come before, between or after the flags, as
+	// propose's files do.
+	s, words, err := loadWords(ctx, fs, args, stderr, lookup, sourceFlags, false, func(words []string) error {
+		if len(words) < 2 || len(words) > 3 {
+			return cmdUsageError("diff", "diff needs a template NAME, FROM and, unless it is the served version, TO; got %d words (%s): "+
+				"flowyprompt diff Code_Review 1.0.0 (FROM and TO: a label, a metadata.version, a tag, a commit SHA, or #N for a pull request)",
+				len(words), quoteWords(words))
+		}
+		return nil
+	})
 	if err != nil {
 		return trouble(err)
-	}
-	words = append(words, fs.Args()...)
-	if len(words) < 2 || len(words) > 3 {
-		return cmdUsageError("diff", "diff needs a template NAME, FROM and, unless it is the served version, TO; got %d words: "+
-			"flowyprompt diff Code_Review 1.0.0 (FROM and TO: a label, a metadata.version, a tag, a commit SHA, or #N for a pull request)", len(words))
 	}
 	to := ""
 	if len(words) == 3 {
@@ -48,6 +45,23 @@ func cmdDiff(ctx context.Context, args []string, stdout, stderr io.Writer, looku
 	}
 	fmt.Fprint(stdout, d.File, d.Rendered)
 	return &exitError{code: 1}
+}
+
+// quoteWords is words quoted, each cut to 40 characters and at most
+// five of them, for an error that shows what it was given.
+func quoteWords(words []string) string {
+	var out []string
+	for i, w := range words {
+		if i == 5 {
+			out = append(out, fmt.Sprintf("and %d more", len(words)-i))
+			break
+		}
+		out = append(out, fmt.Sprintf("%.40q", w))
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
 }
 
 // trouble is err with diff(1)'s exit status for trouble, 2: 1 says that

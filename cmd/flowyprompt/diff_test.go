@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strings"
 	"testing"
 
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
@@ -27,6 +28,18 @@ func greetingFile(version, line string) []byte {
 }
 `)
 }
+
+// welcomeFile is a template that only a pull request adds.
+var welcomeFile = []byte(`{
+  "metadata": {"name": "Welcome", "description": "Welcomes a new member", "version": "1.0.0"},
+  "variables": [
+    {"name": "who", "type": "string", "description": "Who joined", "default": "Ada"}
+  ],
+  "results": [
+    {"name": "Welcome", "content": "Welcome aboard, {{who}}."}
+  ]
+}
+`)
 
 // TestDiffCommand: flowyprompt diff prints the file's and the rendered
 // prompt's unified diffs (golden text files, testdata/diff/NAME.golden)
@@ -59,6 +72,14 @@ func TestDiffCommand(t *testing.T) {
 	if stdout, stderr, code := runCLI(t, gh, "", "propose", proposed); code != 0 {
 		t.Fatalf("propose: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
 	}
+	// A template the library does not have, which pull request #2 adds.
+	added := filepath.Join(t.TempDir(), "Welcome.json")
+	if err := os.WriteFile(added, welcomeFile, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if stdout, stderr, code := runCLI(t, gh, "", "propose", added); code != 0 || !strings.Contains(stdout, "pull request #2") {
+		t.Fatalf("propose: exit %d\nstdout: %s\nstderr: %s", code, stdout, stderr)
+	}
 
 	tests := []struct {
 		name   string
@@ -72,6 +93,10 @@ func TestDiffCommand(t *testing.T) {
 		{name: "a tag and the served version", env: gh, args: []string{"diff", "Greeting", "greeting-first"}, code: 1, golden: "github-tag-to-served"},
 		{name: "the served version, empty FROM", env: gh, args: []string{"diff", "Greeting", "", "1.1.0"}, code: 1, golden: "github-served-to-version"},
 		{name: "the served version and a pull request", env: gh, args: []string{"diff", "Greeting", "", "#1"}, code: 1, golden: "github-served-to-pull"},
+		{name: "a template a pull request adds", env: gh, args: []string{"diff", "Welcome", "", "#2"}, code: 1, golden: "github-served-to-new-pull"},
+		{name: "a template a pull request adds, the other way", env: gh, args: []string{"diff", "Welcome", "pr:2"}, code: 1, golden: "github-new-pull-to-served"},
+		{name: "a template on neither side", env: gh, args: []string{"diff", "Nowhere", "", "#2"}, code: 2,
+			stderr: []string{"TEMPLATE_NOT_FOUND", `"Nowhere"`, "nor does pull request #2 add it", "flowyprompt_list_templates"}},
 		{name: "the same version", env: gh, args: []string{"diff", "Greeting", "2.0.0", ""}, code: 0},
 		{name: "a folder: a tag and the uncommitted edit", args: []string{"diff", "Greeting", "v1.0.0", "--templates", dir}, code: 1, golden: "folder-tag-to-served"},
 		{name: "an unknown version", env: gh, args: []string{"diff", "Greeting", "9.9.9"}, code: 2,
@@ -94,6 +119,62 @@ func TestDiffCommand(t *testing.T) {
 				return
 			}
 			golden.Text(t, filepath.Join("testdata", "diff", tt.golden+".golden"), stdout)
+		})
+	}
+}
+
+// TestDiffArgumentOrder: NAME, FROM and TO may come before, between or
+// after the flags, as propose's files may; each order prints the same
+// diff. A wrong count of words is a usage error that names the words,
+// given before any library is read (the folder here does not exist).
+func TestDiffArgumentOrder(t *testing.T) {
+	r := gittest.New(t)
+	r.Commit("Ada", "Greeting 1.0.0", map[string][]byte{"prompts/Greeting.json": greetingFile("1.0.0", "Hello, {{who}}.")})
+	r.Git("tag", "v1.0.0")
+	r.Commit("Ada", "Greeting 1.1.0", map[string][]byte{"prompts/Greeting.json": greetingFile("1.1.0", "Hello, {{who}}!")})
+	dir := filepath.Join(r.Root, "prompts")
+	missing := filepath.Join(t.TempDir(), "none")
+	tests := []struct {
+		name   string
+		args   []string
+		code   int
+		stderr []string // substrings
+	}{
+		{"words first", []string{"Greeting", "v1.0.0", "1.1.0", "--templates", dir, "--log-level", "error"}, 1, nil},
+		{"flags first", []string{"--templates", dir, "--log-level", "error", "Greeting", "v1.0.0", "1.1.0"}, 1, nil},
+		{"a flag between the words", []string{"Greeting", "--templates", dir, "v1.0.0", "--log-level=error", "1.1.0"}, 1, nil},
+		{"flags around the words", []string{"--templates=" + dir, "Greeting", "v1.0.0", "1.1.0", "--log-level", "error"}, 1, nil},
+		{"the words after --", []string{"--templates", dir, "--", "Greeting", "v1.0.0", "1.1.0"}, 1, nil},
+		{"one word", []string{"--templates", missing, "Greeting"}, 2,
+			[]string{`diff needs a template NAME, FROM`, `got 1 words ("Greeting")`, "see flowyprompt diff -h"}},
+		{"four words", []string{"Greeting", "--templates", missing, "v1.0.0", "1.1.0", "2.0.0"}, 2,
+			[]string{`got 4 words ("Greeting", "v1.0.0", "1.1.0", "2.0.0")`, "see flowyprompt diff -h"}},
+		{"a stray word after the flags", []string{"Greeting", "v1.0.0", "1.1.0", "--templates", missing, "error"}, 2,
+			[]string{`got 4 words ("Greeting", "v1.0.0", "1.1.0", "error")`}},
+		{"no words", []string{"--templates", missing}, 2, []string{"got 0 words (none)"}},
+	}
+	var want string
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			stdout, stderr, code := runCLI(t, nil, "", append([]string{"diff"}, tt.args...)...)
+			if code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", code, tt.code, stdout, stderr)
+			}
+			checkOutput(t, stdout, stderr, nil, tt.stderr)
+			if tt.code != 1 {
+				if stdout != "" || strings.Contains(stderr, missing) {
+					t.Errorf("a usage error printed a diff or read the library:\nstdout: %s\nstderr: %s", stdout, stderr)
+				}
+				return
+			}
+			if !strings.HasPrefix(stdout, "--- Greeting.json@v1.0.0\n+++ Greeting.json@1.1.0\n") || !strings.Contains(stdout, "+    {\"name\": \"Greeting\", \"content\": \"Hello, {{who}}!\"}") {
+				t.Errorf("not the diff to 1.1.0:\n%s", stdout)
+			}
+			if want == "" {
+				want = stdout
+			} else if stdout != want {
+				t.Errorf("a different diff from the first order's:\n%s\nwant:\n%s", stdout, want)
+			}
 		})
 	}
 }

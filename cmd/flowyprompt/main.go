@@ -342,6 +342,27 @@ func parse(fs *flag.FlagSet, args []string) error {
 	return cmdUsageError(fs.Name(), "%v%s", err, flagHint(fs, err))
 }
 
+// parseInterleaved parses flags that may come before, between or after
+// the command's words (propose's files, diff's NAME FROM TO), and
+// returns the words in order: the flag package stops at the first word.
+// After "--" everything is a word.
+func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
+	var words []string
+	for {
+		if err := parse(fs, args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			return words, nil
+		}
+		rest := fs.Args()
+		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
+			return append(words, rest...), nil
+		}
+		words, args = append(words, rest[0]), rest[1:]
+	}
+}
+
 // flagHint is what an unknown flag most likely meant, among the command's
 // own flags ("; did you mean --templates?"), or "". The flag package
 // reports the name as it was written, without its dashes, in a message

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -160,24 +159,4 @@ func sourcePick(args []string) (ns string, rest []string) {
 		rest = append(rest, a)
 	}
 	return ns, rest
-}
-
-// parseInterleaved parses flags that may come before, between or after
-// the file arguments (propose FILE --source NS), and returns the files.
-func parseInterleaved(fs *flag.FlagSet, args []string) ([]string, error) {
-	var files []string
-	for {
-		if err := parse(fs, args); err != nil {
-			return nil, err
-		}
-		if fs.NArg() == 0 {
-			return files, nil
-		}
-		rest := fs.Args()
-		if i := len(args) - len(rest) - 1; i >= 0 && args[i] == "--" {
-			// After "--" everything is a file.
-			return append(files, rest...), nil
-		}
-		files, args = append(files, rest[0]), rest[1:]
-	}
 }

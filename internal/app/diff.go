@@ -1,10 +1,12 @@
 package app
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -41,6 +43,10 @@ type Side struct {
 	Commit  string `json:"commit,omitempty"` // the commit read, when known
 	Label   string `json:"label,omitempty"`
 	Pull    int    `json:"pull,omitempty"`
+	// Absent is true when the template does not exist on this side (a
+	// template a pull request creates, compared with the served
+	// version): its diffs are the whole template added or deleted.
+	Absent bool `json:"absent,omitempty"`
 }
 
 // String names the side for a diff's header and a result's text.
@@ -67,9 +73,12 @@ func (s Side) describe() string {
 	default:
 		fmt.Fprintf(&b, "%q", s.Requested)
 	}
-	if s.Version != "" {
+	switch {
+	case s.Absent:
+		b.WriteString(" (no such template")
+	case s.Version != "":
 		fmt.Fprintf(&b, " (v%s", s.Version)
-	} else {
+	default:
 		b.WriteString(" (no version")
 	}
 	if s.Commit != "" {
@@ -99,35 +108,92 @@ func (a *App) Diff(ctx context.Context, name, from, to string) (*Diff, error) {
 }
 
 // diff is Diff in the view v, which serves the to that is "".
+//
+// A template need not exist on both sides: the side without it (the
+// served version or a label that has no such template) is empty, and the
+// diffs show the whole file and prompt as added or deleted, as a pull
+// request that creates a template proposes it. A side that is a version
+// is looked for in the served template's history, so it needs the
+// template served. A name on neither side is TEMPLATE_NOT_FOUND, as it is
+// everywhere else.
 func (a *App) diff(ctx context.Context, v view, name, from, to string) (*Diff, error) {
-	e, err := v.lookup(name)
-	if err != nil {
-		return nil, err
+	e, notFound := v.lookup(name)
+	if notFound != nil && fault.CodeOf(notFound) != fault.TemplateNotFound {
+		return nil, notFound
+	}
+	if notFound == nil {
+		name = e.Template.Metadata.Name
 	}
 	if from == "" && to == "" {
+		if notFound != nil {
+			return nil, notFound
+		}
 		return nil, &fault.Error{Code: fault.InvalidArgument, What: "from and to are both empty",
 			Why: "each stands for the served version when empty: the diff would compare it with itself",
 			How: "pass a label, a metadata.version, a tag, a commit SHA or a pull request (#N) as from, or as to"}
 	}
-	fe, fs, err := a.side(ctx, v, e, from)
+	want := wanted{name: name, served: e, notFound: notFound}
+	fe, fs, err := a.side(ctx, v, want, from)
 	if err != nil {
 		return nil, err
 	}
-	te, ts, err := a.side(ctx, v, e, to)
+	te, ts, err := a.side(ctx, v, want, to)
 	if err != nil {
 		return nil, err
 	}
-	name = e.Template.Metadata.Name
-	d := &Diff{Name: name, Path: e.Path, From: fs, To: ts}
-	d.File = review.Unified(e.Path+"@"+fs.String(), e.Path+"@"+ts.String(), string(fe.Raw), string(te.Raw))
-	d.Rendered = review.Unified(name+" rendered@"+fs.String(), name+" rendered@"+ts.String(), exampleText(fe.Template), exampleText(te.Template))
+	if fe == nil && te == nil {
+		if notFound == nil {
+			// Served, but on neither side: two labels without it.
+			return nil, &fault.Error{Code: fault.TemplateNotFound,
+				What:    fmt.Sprintf("template %q is at neither %s nor %s", name, fs.describe(), ts.describe()),
+				Why:     "it is in the library served to you, not in the libraries of the labels named",
+				How:     "name a label, version or pull request that has it, or leave from or to out for the served version",
+				Details: map[string]any{"name": name}}
+		}
+		return nil, notFound
+	}
+	found := cmp.Or(fe, te)
+	name, path := found.Template.Metadata.Name, found.Path
+	d := &Diff{Name: name, Path: path, From: fs, To: ts}
+	d.File = review.Unified(header(fs, path), header(ts, path), raw(fe), raw(te))
+	d.Rendered = review.Unified(header(fs, name+" rendered"), header(ts, name+" rendered"), exampleText(fe), exampleText(te))
 	return d, nil
 }
 
-// exampleText is t's prompt with its example values, or why it does not
-// render with them: a side that does not render is still compared.
-func exampleText(t *templates.Template) string {
-	s, err := review.Rendered(t)
+// wanted is the template a diff compares: its name (as served when it
+// is), the served entry (nil when the view has none of that name), and
+// the view's TEMPLATE_NOT_FOUND for it then.
+type wanted struct {
+	name     string
+	served   *templates.Entry
+	notFound error
+}
+
+// header names a side in a diff's header: what@side, or /dev/null, as
+// git names the side of a file that does not exist.
+func header(s Side, what string) string {
+	if s.Absent {
+		return "/dev/null"
+	}
+	return what + "@" + s.String()
+}
+
+// raw is e's file, "" for a side without the template.
+func raw(e *templates.Entry) string {
+	if e == nil {
+		return ""
+	}
+	return string(e.Raw)
+}
+
+// exampleText is e's prompt with its example values, or why it does not
+// render with them: a side that does not render is still compared. A
+// side without the template has no prompt.
+func exampleText(e *templates.Entry) string {
+	if e == nil {
+		return ""
+	}
+	s, err := review.Rendered(e.Template)
 	if err != nil {
 		return fmt.Sprintf("(does not render with its example values: %s: %v)\n", fault.CodeOf(err), err)
 	}
@@ -137,16 +203,21 @@ func exampleText(t *templates.Template) string {
 // pullSpec reads a pull request as #N or pr:N.
 var pullSpec = regexp.MustCompile(`^(?:#|(?i:pr):)(\d{1,9})$`)
 
-// side resolves spec to the template as it is there: served (e in v),
-// a pull request, a label, else a version.
-func (a *App) side(ctx context.Context, v view, e *templates.Entry, spec string) (*templates.Entry, Side, error) {
-	name := e.Template.Metadata.Name
+// side resolves spec to the template as it is there: served (w.served
+// in v), a pull request, a label, else a version. The entry is nil, and
+// the Side Absent, for the served version or a label without the
+// template.
+func (a *App) side(ctx context.Context, v view, w wanted, spec string) (*templates.Entry, Side, error) {
 	if spec == "" {
-		return e, Side{Kind: "served", Version: e.Template.Metadata.Version, Commit: v.source().Info().Revision}, nil
+		s := Side{Kind: "served", Commit: v.source().Info().Revision, Absent: w.served == nil}
+		if w.served != nil {
+			s.Version = w.served.Template.Metadata.Version
+		}
+		return w.served, s, nil
 	}
 	if m := pullSpec.FindStringSubmatch(spec); m != nil {
 		n, _ := strconv.Atoi(m[1]) // at most 9 digits
-		return a.proposed(ctx, v, e, spec, n)
+		return a.proposed(ctx, v, w, spec, n)
 	}
 	if strings.HasPrefix(spec, "#") {
 		return nil, Side{}, &fault.Error{Code: fault.InvalidArgument, What: fmt.Sprintf("%q is not a pull request number", spec),
@@ -154,17 +225,26 @@ func (a *App) side(ctx context.Context, v view, e *templates.Entry, spec string)
 	}
 	lv, labelErr := a.labelView(ctx, spec)
 	if labelErr == nil {
-		le, err := lv.lookup(name)
-		if err != nil {
+		s := Side{Requested: spec, Kind: "label", Label: spec, Commit: lv.source().Info().Revision}
+		le, err := lv.lookup(w.name)
+		switch {
+		case fault.CodeOf(err) == fault.TemplateNotFound:
+			s.Absent = true
+			return nil, s, nil
+		case err != nil:
 			return nil, Side{}, where(err, "at label "+spec)
 		}
-		return le, Side{Requested: spec, Kind: "label", Label: spec, Version: le.Template.Metadata.Version,
-			Commit: lv.source().Info().Revision}, nil
+		s.Version = le.Template.Metadata.Version
+		return le, s, nil
 	}
 	if fault.CodeOf(labelErr) != fault.UnknownLabel {
 		return nil, Side{}, labelErr
 	}
-	ve, at, err := a.atVersion(ctx, v, e, spec)
+	if w.served == nil {
+		// A version is found in the served template's history.
+		return nil, Side{}, w.notFound
+	}
+	ve, at, err := a.atVersion(ctx, v, w.served, spec)
 	if err != nil {
 		return nil, Side{}, notALabel(err, labelErr)
 	}
@@ -175,24 +255,79 @@ func (a *App) side(ctx context.Context, v view, e *templates.Entry, spec string)
 	return ve, Side{Requested: spec, Kind: "version", Version: at.Version, Commit: commit}, nil
 }
 
-// proposed is e as pull request n proposes it.
-func (a *App) proposed(ctx context.Context, v view, e *templates.Entry, spec string, n int) (*templates.Entry, Side, error) {
-	name := e.Template.Metadata.Name
+// proposed is the template w as pull request n proposes it: the served
+// one's file at the head of its branch, or, for a template the view does
+// not have, the file the pull request creates. That one is read only
+// from a source the caller may read (mayRead), so that a pull request
+// does not show what an access policy hides; where the pull request
+// has no such file either, the name is TEMPLATE_NOT_FOUND, saying so.
+func (a *App) proposed(ctx context.Context, v view, w wanted, spec string, n int) (*templates.Entry, Side, error) {
 	src := v.source()
+	if w.served == nil && !a.mayRead(ctx, src, w.name) {
+		return nil, Side{}, w.notFound
+	}
 	p, ok := src.(templates.Proposals)
 	if !ok {
-		return nil, Side{}, templates.ProposalsUnsupported(name, n, describeKind(src.Info().Kind))
+		if w.served == nil {
+			return nil, Side{}, w.notFound
+		}
+		return nil, Side{}, templates.ProposalsUnsupported(w.name, n, describeKind(src.Info().Kind))
 	}
-	data, _, err := p.ProposedFile(ctx, n, name)
+	data, path, err := p.ProposedFile(ctx, n, w.name)
 	if err != nil {
+		if w.served == nil && absentFrom(err) {
+			return nil, Side{}, notProposed(w.notFound, n, err)
+		}
 		return nil, Side{}, err
 	}
-	t, _, err := templates.Parse(data, templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize, FileName: e.Path})
+	if w.served != nil {
+		path = w.served.Path
+	}
+	t, _, err := templates.Parse(data, templates.ParseOptions{MaxFileSize: a.opts.MaxFileSize, FileName: path})
 	if err != nil {
 		return nil, Side{}, where(err, fmt.Sprintf("as pull request #%d proposes it", n))
 	}
-	t.Metadata.Name = name
-	return &templates.Entry{Template: t, Path: e.Path, Raw: data}, Side{Requested: spec, Kind: "pull", Pull: n, Version: t.Metadata.Version}, nil
+	t.Metadata.Name = w.name
+	return &templates.Entry{Template: t, Path: path, Raw: data}, Side{Requested: spec, Kind: "pull", Pull: n, Version: t.Metadata.Version}, nil
+}
+
+// mayRead reports whether ctx's caller may read the source that name
+// belongs to (its namespace's, or the one source), as visible decides
+// for the catalog a view holds.
+func (a *App) mayRead(ctx context.Context, src templates.Source, name string) bool {
+	sources, all := a.readable(ctx)
+	if all {
+		return true
+	}
+	info := src.Info()
+	if len(info.Members) == 0 {
+		return slices.Contains(sources, singleName(info))
+	}
+	ns, _, _ := strings.Cut(name, templates.NamespaceSeparator)
+	return slices.Contains(sources, ns)
+}
+
+// absentFrom reports whether err, a pull request's failure to give a
+// file, says that it has none: no such pull request or file, a name no
+// file can have, a source with no pull requests for that name.
+func absentFrom(err error) bool {
+	switch fault.CodeOf(err) {
+	case fault.GitHubNotFound, fault.InvalidArgument, fault.VersionsUnsupported:
+		return true
+	}
+	return false
+}
+
+// notProposed is notFound, the view's TEMPLATE_NOT_FOUND, saying that
+// pull request n does not have the template either (pullErr, why).
+func notProposed(notFound error, n int, pullErr error) error {
+	f, pf := fault.As(notFound), fault.As(pullErr)
+	if f == nil || pf == nil {
+		return notFound
+	}
+	out := *f
+	out.Why = strings.TrimSuffix(f.Why, ".") + fmt.Sprintf("; nor does pull request #%d add it: %s", n, firstNonEmpty(pf.Why, pf.What))
+	return &out
 }
 
 // where is err saying which side of a diff it is about: its fault's

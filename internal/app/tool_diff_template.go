@@ -47,9 +47,14 @@ func describeDiff(d *Diff, limit int, stale string) *toolResult {
 	file, fileLeft := cutLines(d.File, limit)
 	rendered, renderedLeft := cutLines(d.Rendered, limit)
 	var b strings.Builder
-	if d.Changed() {
+	switch {
+	case d.From.Absent:
+		fmt.Fprintf(&b, "## Result\n**%s** (%s) is added from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
+	case d.To.Absent:
+		fmt.Fprintf(&b, "## Result\n**%s** (%s) is deleted from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
+	case d.Changed():
 		fmt.Fprintf(&b, "## Result\n**%s** (%s) changed from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
-	} else {
+	default:
 		fmt.Fprintf(&b, "## Result\n**%s** (%s) is the same at %s and at %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
 	}
 	b.WriteString("\n## File diff\n")

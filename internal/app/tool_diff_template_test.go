@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/gittest"
@@ -262,6 +264,138 @@ func TestDiffTemplateLabelToPull(t *testing.T) {
 			}
 			golden.JSON(t, filepath.Join("testdata", "diff", tt.name+".golden.json"),
 				map[string]any{"isError": res.IsError, "text": res.Content[0].Text, "structuredContent": res.StructuredContent})
+		})
+	}
+}
+
+// TestDiffTemplateNewInPull: a template that only a pull request adds
+// (opened through the GitHub source's own Propose against the fake
+// GitHub's refs and pulls) is compared with a label and with the served
+// version that do not have it: the whole file and prompt are added, or
+// deleted the other way, the absent side's header /dev/null, golden. A
+// name on neither side is TEMPLATE_NOT_FOUND, whatever from and to are.
+func TestDiffTemplateNewInPull(t *testing.T) {
+	l := newLabelled(t, "")
+	src, ok := l.lib.Source().(*github.Source)
+	if !ok {
+		t.Fatalf("the default label's source is a %T", l.lib.Source())
+	}
+	p, err := src.Propose(t.Context(), []github.Change{{Name: "Welcome", Content: sourceTemplate("Welcome", "welcome aboard")}}, "Add Welcome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pull := fmt.Sprintf("#%d", p.Number)
+	// Only is served (production) and not at staging, branched before.
+	l.fake.CommitFiles("add Only", map[string][]byte{"templates/Only.json": sourceTemplate("Only", "welcome aboard")})
+	if _, err := l.lib.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	c := mcptest.Connect(t, l.e)
+	c.Initialize(t, mcp.LatestVersion)
+	tests := []struct {
+		golden         string // "" for none
+		name, from, to string
+		wantCode       string // "" for success
+		absent         string // the side without the template: "from" or "to"
+	}{
+		{"new-label-to-pull", "Welcome", "production", pull, "", "from"},
+		{"new-pull-to-served", "Welcome", pull, "", "", "to"},
+		{"", "Welcome", "", pull, "", "from"},
+		{"", "Welcome", "staging", "pr:" + strconv.Itoa(p.Number), "", "from"},
+		{"new-nowhere", "Nowhere", "production", pull, "TEMPLATE_NOT_FOUND", ""},
+		{"", "Nowhere", "staging", "", "TEMPLATE_NOT_FOUND", ""},
+		{"", "Nowhere", "", "#99", "TEMPLATE_NOT_FOUND", ""},
+		{"", "Welcome", "staging", "production", "TEMPLATE_NOT_FOUND", ""},
+		{"", "Only", "staging", "", "", "from"},
+		{"", "Only", "", "staging", "", "to"},
+		{"", "Only", "staging", "staging", "TEMPLATE_NOT_FOUND", ""},
+		// A version is looked for in the served template's history.
+		{"", "Welcome", "1.0.0", pull, "TEMPLATE_NOT_FOUND", ""},
+	}
+	for i, tt := range tests {
+		t.Run(fmt.Sprintf("%s_%s_to_%s", tt.name, tt.from, tt.to), func(t *testing.T) {
+			res := call(t, c, 1+i, "flowyprompt_diff_template", map[string]any{"name": tt.name, "from": tt.from, "to": tt.to})
+			code, _ := res.StructuredContent["code"].(string)
+			if res.IsError != (tt.wantCode != "") || code != tt.wantCode {
+				t.Fatalf("isError %v, code %q; want %q:\n%s", res.IsError, code, tt.wantCode, res.Content[0].Text)
+			}
+			if !res.IsError {
+				for _, side := range []string{"from", "to"} {
+					s, _ := res.StructuredContent[side].(map[string]any)
+					if absent := s["absent"] == true; absent != (side == tt.absent) {
+						t.Errorf("%s.absent = %v, want %v", side, absent, side == tt.absent)
+					}
+				}
+				sign := map[string]string{"from": "+", "to": "-"}[tt.absent]
+				file, _ := res.StructuredContent["file_diff"].(string)
+				rendered, _ := res.StructuredContent["rendered_diff"].(string)
+				for _, want := range []string{sign + `{"metadata":{"name":"` + tt.name + `"`, sign + "welcome aboard"} {
+					if !strings.Contains(file+rendered, "\n"+want) {
+						t.Errorf("the diffs lack the line %q:\n%s\n%s", want, file, rendered)
+					}
+				}
+				if strings.Count(file+rendered, "/dev/null") != 2 {
+					t.Errorf("the absent side is not /dev/null in both headers:\n%s\n%s", file, rendered)
+				}
+			}
+			if tt.golden != "" {
+				golden.JSON(t, filepath.Join("testdata", "diff", tt.golden+".golden.json"),
+					map[string]any{"isError": res.IsError, "text": res.Content[0].Text, "structuredContent": res.StructuredContent})
+			}
+		})
+	}
+}
+
+// TestDiffTemplateNewInPullHidden: a member whose read rules give them
+// no source is told TEMPLATE_NOT_FOUND for a template a pull request
+// adds, as for one that is nowhere, and the pull request is not read;
+// a member who may read the source is shown it.
+func TestDiffTemplateNewInPullHidden(t *testing.T) {
+	p, err := auth.ParsePolicy("p.json", []byte(`{"claim": "groups",
+		"read": [{"match": "readers", "sources": ["default"]}]}`), []string{"default"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLabelledWith(t, app.Options{Policy: func() *auth.Policy { return p }})
+	src := l.lib.Source().(*github.Source)
+	pr, err := src.Propose(t.Context(), []github.Change{{Name: "Welcome", Content: sourceTemplate("Welcome", "welcome aboard")}}, "Add Welcome")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reader := &auth.Member{Issuer: "https://idp", Subject: "r", Groups: []string{"readers"}, Scopes: []string{auth.ScopeRead}}
+	outsider := &auth.Member{Issuer: "https://idp", Subject: "o", Scopes: []string{auth.ScopeRead}}
+	c := mcptest.Connect(t, l.e)
+	c.Initialize(t, mcp.LatestVersion)
+	args := map[string]any{"name": "Welcome", "to": fmt.Sprintf("#%d", pr.Number)}
+	for i, tt := range []struct {
+		name     string
+		who      *auth.Member
+		wantCode string
+		requests bool // whether the pull request is read
+	}{
+		{"outsider", outsider, "TEMPLATE_NOT_FOUND", false},
+		{"reader", reader, "", true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l.fake.Reset()
+			m := c.RequestFrom(t, auth.WithMember(context.Background(), tt.who), i+1, mcp.MethodToolsCall,
+				map[string]any{"name": "flowyprompt_diff_template", "arguments": args})
+			var res struct {
+				IsError           bool           `json:"isError"`
+				StructuredContent map[string]any `json:"structuredContent"`
+			}
+			if m.Error != nil || json.Unmarshal(m.Result, &res) != nil {
+				t.Fatalf("error %+v: %s", m.Error, m.Result)
+			}
+			if code, _ := res.StructuredContent["code"].(string); code != tt.wantCode {
+				t.Fatalf("code %q, want %q: %s", code, tt.wantCode, m.Result)
+			}
+			if shown := strings.Contains(string(m.Result), "welcome aboard"); shown != (tt.wantCode == "") {
+				t.Errorf("the proposed text shown: %v: %s", shown, m.Result)
+			}
+			if read := l.fake.Total() > 0; read != tt.requests {
+				t.Errorf("the pull request read: %v (%d GitHub requests), want %v", read, l.fake.Total(), tt.requests)
+			}
 		})
 	}
 }
