@@ -364,9 +364,11 @@ func cmdServe(ctx context.Context, args []string, stdin io.Reader, stdout, stder
 	switch s.cfg.Transport {
 	case "http":
 		if s.cfg.UI {
-			// The page reads what a request's caller may read, as every
-			// handler does.
-			s.ui = preview.New(preview.Options{Library: s.lib, Catalog: a.CatalogFor, Version: version(), Logger: s.log})
+			// The page reads what a request's caller may read, of the
+			// label it names, as every handler does, and follows every
+			// label's library.
+			s.ui = preview.New(preview.Options{Library: s.lib, Labels: previewLabels(s.labels), View: a.PageView,
+				Version: version(), Logger: s.log})
 			defer s.ui.Close()
 		}
 		return serveHTTP(ctx, s, a, e, stderr)

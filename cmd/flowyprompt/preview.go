@@ -10,9 +10,12 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/hostguard"
+	"github.com/flowyprompt/flowyprompt/internal/labelset"
 	"github.com/flowyprompt/flowyprompt/internal/preview"
 )
 
@@ -40,7 +43,15 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 			s.log.Warn("watching the template source stopped: the page no longer follows changes", "err", err)
 		}
 	}()
-	page := preview.New(preview.Options{Library: s.lib, Version: version(), Logger: s.log})
+	if s.labels != nil {
+		defer s.labels.Close()
+	}
+	// The page reads the library through the app, as serve does: a
+	// label's templates are those prompts/get serves at that label, and
+	// an unknown label is refused with the same words.
+	a := app.New(app.Options{Library: s.lib, Labels: appLabels(s.labels), Version: version(), Logger: s.log})
+	page := preview.New(preview.Options{Library: s.lib, Labels: previewLabels(s.labels), View: a.PageView,
+		Version: version(), Logger: s.log})
 	port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
 	host, _, _ := net.SplitHostPort(*addr)
 	srv := &http.Server{
@@ -55,6 +66,11 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 	url := "http://" + net.JoinHostPort(ln.Addr().(*net.TCPAddr).IP.String(), port) + "/"
 	c := s.lib.Catalog()
 	fmt.Fprintf(stdout, "flowyprompt preview of %s %s on %s\n", c.Info().Kind, c.Info().Location, url)
+	if s.labels != nil {
+		names := s.labels.Names()
+		fmt.Fprintf(stdout, "Labels: %s. The page shows %s; pick another on it, or open %s?label=NAME\n",
+			strings.Join(names, ", "), names[0], url)
+	}
 	fmt.Fprintln(stdout, "The page follows the files as they change. Ctrl-C stops it.")
 	if *open {
 		if err := openBrowser(url); err != nil {
@@ -77,6 +93,15 @@ func cmdPreview(ctx context.Context, args []string, stdout, stderr io.Writer, lo
 		return fmt.Errorf("preview server stopped: %w", err)
 	}
 	return nil
+}
+
+// previewLabels is set as the page's Labels: nil, not a nil
+// *labelset.Set, when there are none.
+func previewLabels(set *labelset.Set) preview.Labels {
+	if set == nil {
+		return nil
+	}
+	return set
 }
 
 // loopbackAddr refuses a listen address beyond this machine: the page

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+
+	"github.com/flowyprompt/flowyprompt/internal/fakegithub"
 )
 
 // The preview page's templates: Greet has a form of every kind and
@@ -57,12 +59,13 @@ func browserPath(t *testing.T) string {
 	return ""
 }
 
-// startPreview runs `flowyprompt preview` on dir and returns the URL it
-// prints; the process is interrupted when the test ends.
-func startPreview(t *testing.T, dir string) string {
+// startPreview runs `flowyprompt preview` with args and the environment
+// env, and returns the URL it prints; the process is interrupted when the
+// test ends.
+func startPreview(t *testing.T, env []string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(binary(t), "preview", "--templates", dir)
-	cmd.Env = serverEnv(t)
+	cmd := exec.Command(binary(t), append([]string{"preview"}, args...)...)
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.StdoutPipe()
@@ -109,8 +112,11 @@ func startPreview(t *testing.T, dir string) string {
 
 // TestPreviewInBrowser drives the page in headless Chromium: it lists the
 // library, renders as the form is filled, shows an invalid file's problem,
-// follows a file edited on disk, and shows markup as text. It writes the
-// page's screenshot to docs/images/preview.png.
+// follows a file edited on disk, and shows markup as text. Then, on a
+// GitHub repository with labels, it picks a label and is shown that
+// label's text, the label in its URL; a link to a label shows it, and one
+// to an unknown label shows the server's refusal. It writes the page's
+// screenshot to docs/images/preview.png.
 func TestPreviewInBrowser(t *testing.T) {
 	browser := browserPath(t)
 	dir := t.TempDir()
@@ -118,7 +124,7 @@ func TestPreviewInBrowser(t *testing.T) {
 		"Broken.json": previewBroken, "flows/Welcome.json": previewFlow} {
 		previewFile(t, filepath.Join(dir, name), data)
 	}
-	url := startPreview(t, dir)
+	url := startPreview(t, serverEnv(t), "--templates", dir)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:], chromedp.ExecPath(browser), chromedp.NoSandbox,
 		chromedp.WindowSize(1280, 860), chromedp.Flag("disable-dev-shm-usage", true))
@@ -137,7 +143,11 @@ func TestPreviewInBrowser(t *testing.T) {
 		ctx, cancel := context.WithTimeout(bctx, d)
 		defer cancel()
 		if err := chromedp.Do(ctx, steps...); err != nil {
-			t.Fatalf("%s: %v", what, err)
+			// What the page showed says which step it missed.
+			sctx, scancel := context.WithTimeout(bctx, 5*time.Second)
+			defer scancel()
+			shown, _ := chromedp.Run(sctx, chromedp.Evaluate[string](`location.href + '\n' + document.body.innerText.slice(0, 2000)`))
+			t.Fatalf("%s: %v\nthe page at %s", what, err, shown)
 		}
 	}
 	// read is what action reads of the page.
@@ -230,13 +240,86 @@ func TestPreviewInBrowser(t *testing.T) {
 	}
 
 	do(t, 20*time.Second, "back to Greet", chromedp.Click(css(greet)), rendered("by name, warmly or not."), rendered("Hello Grace (warm), loud=true, times=1\ntea\ncake"))
+
+	// Labels: production serves main, staging the branch staging, where
+	// Greet says good morning first.
+	fake := fakegithub.New("acme", "prompts")
+	t.Cleanup(fake.Close)
+	repoFiles := func(greet string) map[string][]byte {
+		return map[string][]byte{"templates/Greet.json": []byte(greet), "templates/Broken.json": []byte(previewBroken),
+			"templates/flows/Welcome.json": []byte(previewFlow)}
+	}
+	fake.SetBranch("staging", fake.CommitFiles("staging", repoFiles(strings.Replace(previewGreet, `"content":"Hello`, `"content":"Good morning! Hello`, 1))))
+	fake.CommitFiles("production", repoFiles(previewGreet))
+	labelled := startPreview(t, serverEnv(t, "GITHUB_API_URL="+fake.URL(), "FLOWYPROMPT_CACHE_DIR="+t.TempDir()),
+		"--github-repo", fake.RepoURL(), "--github-labels", "production:main+staging:staging")
+	// until waits until the script js is true.
+	until := func(js string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(0))(ctx, tg)
+			return err
+		})
+	}
+	labelIs := func(l string) chromedp.Action[chromedp.Void] {
+		return until(`!document.getElementById('label-box').hidden && document.getElementById('label').value === ` + jsString(l))
+	}
+	// pickLabel picks l in the page's choice of label, as a person would.
+	pickLabel := func(l string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Evaluate[bool](`(() => { const s = document.getElementById('label'); s.focus(); s.value = `+jsString(l)+
+				`; s.dispatchEvent(new Event('change')); return true; })()`)(ctx, tg)
+			return err
+		})
+	}
+	do(t, 30*time.Second, "the page of a repository with labels shows the default",
+		chromedp.Navigate(labelled),
+		chromedp.WaitVisible(css(greet)),
+		labelIs("production"),
+		rendered("Hello Ada (warm), loud=false, times=1"),
+	)
+	if got := read(t, chromedp.Evaluate[string](`Array.from(document.getElementById('label').options, (o) => o.value).join(' ')`)); got != "production staging" {
+		t.Errorf("the labels offered are %q, want production and staging", got)
+	}
+	do(t, 20*time.Second, "picking staging shows staging's text",
+		pickLabel("staging"),
+		rendered("Good morning! Hello Ada (warm), loud=false, times=1"),
+		emptyField(`#form [name="who"]`),
+		chromedp.SendKeys(css(`#form [name="who"]`), "Grace"),
+		chromedp.SendKeys(css(`#form [name="topics"]`), "tea\ncake"),
+		rendered("Good morning! Hello Grace (warm), loud=false, times=1\ntea\ncake"),
+		chromedp.WaitVisible(css(`#invalid li[data-path="templates/Broken.json"]`)),
+	)
+	if q := read(t, chromedp.Evaluate[string](`location.search`)); q != "?label=staging" {
+		t.Errorf("the page's URL holds %q, want ?label=staging", q)
+	}
+	// The screenshot has the same pixels from run to run: no caret, and
+	// the clock of the last update blanked.
+	read(t, chromedp.Evaluate[string](`document.activeElement.blur(), document.getElementById('status').textContent = ''`))
 	ctx, cancel := context.WithTimeout(bctx, 20*time.Second)
 	defer cancel()
-	shot, err := chromedp.Run(ctx, chromedp.Screenshot(css("#layout")))
+	shot, err := chromedp.Run(ctx, chromedp.Screenshot(css("body")))
 	if err != nil {
 		t.Fatal(err)
 	}
 	writeScreenshot(t, filepath.Join("..", "..", "docs", "images", "preview.png"), shot)
+
+	// Each navigation goes to a URL other than the page's own.
+	do(t, 20*time.Second, "a link to an unknown label shows the refusal",
+		chromedp.Navigate(labelled+"?label=nope"),
+		chromedp.WaitVisible(css("#page-error")),
+	)
+	if e := text(t, "#page-error"); !strings.Contains(e, `UNKNOWN_LABEL: unknown label "nope"`) || !strings.Contains(e, "production, staging") {
+		t.Errorf("the refusal of an unknown label: %q", e)
+	}
+	if list := text(t, "#templates"); list != "" {
+		t.Errorf("an unknown label shows templates: %q", list)
+	}
+	do(t, 20*time.Second, "picking a label after the refusal shows it", pickLabel("production"), labelIs("production"), rendered("Hello Ada (warm)"))
+	do(t, 20*time.Second, "a link to a label shows that label",
+		chromedp.Navigate(labelled+"?label=staging"),
+		labelIs("staging"),
+		rendered("Good morning! Hello Ada (warm)"),
+	)
 }
 
 // writeScreenshot writes shot to path unless the image there has the same

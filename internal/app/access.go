@@ -213,9 +213,9 @@ func (a *App) PolicyChanged(e *mcp.Engine) {
 }
 
 // CatalogFor is the catalog ctx's caller may see, of the label a request
-// with no label of its own is served: what /healthz details to them and
-// what the preview page at /ui/ shows them, decided where every
-// handler's is (viewOf). Without a policy, the whole catalog; under one,
+// with no label of its own is served: what /healthz details to them,
+// decided where every handler's is (viewOf); the preview page reads
+// through PageView, which takes a label. Without a policy, the whole catalog; under one,
 // a caller who is no member sees nothing.
 func (a *App) CatalogFor(ctx context.Context) *templates.Catalog {
 	v, err := a.viewOf(ctx, nil)

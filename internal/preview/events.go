@@ -1,30 +1,50 @@
 package preview
 
 import (
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"time"
 )
 
-// changed tells every open event stream that the library changed. A
-// stream that has not sent the last change yet sends one for both: the
-// page reads the whole library again either way.
-func (h *Handler) changed() {
+// A stream is an open event stream: the label its page shows ("" without
+// labels) and its pending change, the label that changed.
+type stream struct {
+	label string
+	ch    chan string
+}
+
+// changed tells every open event stream showing label that its library
+// changed. A stream that has not sent the last change yet sends one for
+// both: the page reads the whole library again either way.
+func (h *Handler) changed(label string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	for ch := range h.streams {
+	n := 0
+	for s := range h.streams {
+		if s.label != label {
+			continue
+		}
+		n++
 		select {
-		case ch <- struct{}{}:
+		case s.ch <- label:
 		default:
 		}
 	}
+	h.log.Debug("preview page's library changed", "label", label, "pages", n)
 }
 
-// serveEvents is the page's event stream (text/event-stream): "ready"
-// once it is open, "change" each time the library changes, a comment now
-// and then to keep it open. The page reads the library again on each.
+// serveEvents is the page's event stream (text/event-stream) of the
+// label it names (?label=, as api/library): "ready" once it is open,
+// "change" each time that label's library changes, a comment now and
+// then to keep it open. The page reads the library again on each. A
+// label that cannot be shown is refused as api/library refuses it.
 func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
-	ch := make(chan struct{}, 1)
+	_, label, ok := h.view(w, r)
+	if !ok {
+		return
+	}
+	s := &stream{label: label, ch: make(chan string, 1)}
 	h.mu.Lock()
 	switch {
 	case h.closed:
@@ -39,11 +59,11 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 			Message: fmt.Sprintf("%d pages are open already", h.opts.MaxStreams), How: "close other tabs of the preview"})
 		return
 	}
-	h.streams[ch] = struct{}{}
+	h.streams[s] = struct{}{}
 	h.mu.Unlock()
 	defer func() {
 		h.mu.Lock()
-		delete(h.streams, ch)
+		delete(h.streams, s)
 		h.mu.Unlock()
 	}()
 
@@ -75,8 +95,9 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 			if !send(": keep-alive\n\n") {
 				return
 			}
-		case <-ch:
-			if !send("event: change\ndata: {}\n\n") {
+		case l := <-s.ch:
+			data, _ := json.Marshal(map[string]string{"label": l})
+			if !send("event: change\ndata: " + string(data) + "\n\n") {
 				return
 			}
 		}

@@ -2,8 +2,10 @@ package preview
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/flowyprompt/flowyprompt/internal/fault"
 	"github.com/flowyprompt/flowyprompt/internal/testrun"
@@ -12,6 +14,11 @@ import (
 
 // library is api/library's answer: what the page's list shows.
 type library struct {
+	// Label is the label shown, by name, and Labels those the page
+	// offers, the default first; both absent when the sources name no
+	// labels.
+	Label     string               `json:"label,omitempty"`
+	Labels    []string             `json:"labels,omitempty"`
 	Source    templates.SourceInfo `json:"source"`
 	Templates []summary            `json:"templates"`
 	Flows     []flow               `json:"flows"`
@@ -79,10 +86,50 @@ type result struct {
 	Reason string `json:"reason,omitempty"`
 }
 
+// view is what r may see of the label it names (?label=; none: the label
+// a request naming none is served), through Options.View: the catalog
+// and the label's name. A label that cannot be shown is answered with
+// Options.View's error (UNKNOWN_LABEL: the one prompts/get gives) and
+// the labels there are, and ok is false.
+func (h *Handler) view(w http.ResponseWriter, r *http.Request) (cat *templates.Catalog, label string, ok bool) {
+	name := r.URL.Query().Get("label")
+	if len(name) > maxNameBytes || !utf8.ValidString(name) {
+		writeError(w, http.StatusBadRequest, problem{Code: "INVALID_REQUEST",
+			Message: fmt.Sprintf("the label is not a label's name (over %d bytes, or not UTF-8)", maxNameBytes),
+			How:     "name one of the labels the page offers, or leave ?label= out"})
+		return nil, "", false
+	}
+	cat, label, err := h.opts.View(r.Context(), name)
+	if err != nil {
+		status := http.StatusServiceUnavailable // the label's library did not load
+		switch fault.CodeOf(err) {
+		case fault.UnknownLabel:
+			status = http.StatusBadRequest
+		case fault.PermissionDenied:
+			status = http.StatusForbidden
+		}
+		writeJSON(w, status, failure{Error: problemOf(err), Labels: h.labels()})
+		return nil, "", false
+	}
+	return cat, label, true
+}
+
+// labels are the labels the page offers, the default first; nil without.
+func (h *Handler) labels() []string {
+	if h.opts.Labels == nil {
+		return nil
+	}
+	return h.opts.Labels.Names()
+}
+
 func (h *Handler) serveLibrary(w http.ResponseWriter, r *http.Request) {
-	cat := h.opts.Catalog(r.Context())
+	cat, label, ok := h.view(w, r)
+	if !ok {
+		return
+	}
 	several := len(cat.Info().Members) > 0
-	out := library{Source: cat.Info(), Templates: []summary{}, Flows: []flow{}, Invalid: []invalid{}, Conflicts: cat.Conflicts()}
+	out := library{Label: label, Labels: h.labels(), Source: cat.Info(), Templates: []summary{}, Flows: []flow{}, Invalid: []invalid{},
+		Conflicts: cat.Conflicts()}
 	if out.Conflicts == nil {
 		out.Conflicts = []templates.Conflict{}
 	}
@@ -112,7 +159,10 @@ func (h *Handler) serveTemplate(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, *err)
 		return
 	}
-	cat := h.opts.Catalog(r.Context())
+	cat, _, ok := h.view(w, r)
+	if !ok {
+		return
+	}
 	e, found := cat.Lookup(name)
 	if !found {
 		writeFault(w, http.StatusNotFound, templates.NotFound(name, cat))
@@ -188,10 +238,15 @@ func writeFault(w http.ResponseWriter, status int, err error) {
 	writeError(w, status, problemOf(err))
 }
 
+// failure is an error answer: the problem and, when a label could not
+// be shown, the labels there are, for the page to offer.
+type failure struct {
+	Error  problem  `json:"error"`
+	Labels []string `json:"labels,omitempty"`
+}
+
 func writeError(w http.ResponseWriter, status int, p problem) {
-	writeJSON(w, status, struct {
-		Error problem `json:"error"`
-	}{p})
+	writeJSON(w, status, failure{Error: p})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

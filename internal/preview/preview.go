@@ -10,7 +10,10 @@
 // api/template?name= details one template, api/render (POST) renders one
 // with the form's values through the code prompts/get renders with
 // (testrun.Text), and api/events is an event stream that says when the
-// library changed (templates.Library.OnChange). `flowyprompt preview`
+// library changed (templates.Library.OnChange). When the sources name
+// labels, each request names the label it shows (?label=, the one a
+// request naming none is served when absent), and the page follows the
+// library of every label as it is opened (follow.go). `flowyprompt preview`
 // serves it on loopback; `serve --transport http --ui` mounts it at /ui/
 // behind the server's guard. The handler checks neither Host nor Origin
 // nor credentials itself: whoever mounts it puts it behind those.
@@ -52,12 +55,19 @@ const contentSecurityPolicy = "default-src 'self'; base-uri 'none'; form-action 
 
 // Options configure a Handler.
 type Options struct {
-	// Library is the library shown; its changes are pushed to the page.
-	// Required.
+	// Library is the library shown (with labels, the default label's);
+	// its changes are pushed to the page. Required.
 	Library *templates.Library
-	// Catalog, when set, is the catalog a request may see (a member's,
-	// under a policy); nil shows the Library's whole catalog.
-	Catalog func(ctx context.Context) *templates.Catalog
+	// Labels, when set, are the labels the sources name, the Library
+	// being the first's: the page follows each label's library from the
+	// moment it is opened, and offers the labels as a choice.
+	Labels Labels
+	// View is what a request may see of the library at label ("": the
+	// label a request naming none is served): the catalog (a member's
+	// part, under a policy), the label's name ("" without labels), or
+	// why the label cannot be shown (UNKNOWN_LABEL). app.App.PageView is
+	// it. Required.
+	View func(ctx context.Context, label string) (*templates.Catalog, string, error)
 	// Version is shown in the page's footer.
 	Version string
 	// MaxBodyBytes caps a render request's body (default
@@ -80,10 +90,12 @@ type Handler struct {
 	mux  *http.ServeMux
 
 	mu      sync.Mutex
-	streams map[chan struct{}]struct{}
+	streams map[*stream]struct{}
 	closed  bool
 	done    chan struct{}
-	remove  func()
+
+	// follows are the libraries the page follows (follow.go).
+	follows follows
 }
 
 //go:embed page
@@ -92,7 +104,19 @@ var pageFiles embed.FS
 // index is the page's one HTML document.
 var index = template.Must(template.ParseFS(pageFiles, "page/index.html"))
 
-// New returns the handler of opts.Library's page.
+// Labels are the labels a server serves, each a library: labelset.Set
+// implements it (app.Labels is the same contract).
+type Labels interface {
+	// Names lists the labels, the default first.
+	Names() []string
+	// Opened calls fn with the library of each label as it is opened, and
+	// at once with those open already; fn must be quick. stop ends the
+	// calls; one already under way may still complete.
+	Opened(fn func(label string, lib *templates.Library)) (stop func())
+}
+
+// New returns the handler of opts.Library's page. It follows the
+// library, and each label's, until Close.
 func New(opts Options) *Handler {
 	if opts.MaxBodyBytes <= 0 {
 		opts.MaxBodyBytes = DefaultMaxBodyBytes
@@ -106,13 +130,12 @@ func New(opts Options) *Handler {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	if opts.Catalog == nil {
-		lib := opts.Library
-		opts.Catalog = func(context.Context) *templates.Catalog { return lib.Catalog() }
+	if opts.Library == nil || opts.View == nil {
+		panic("preview: Options.Library and Options.View are required")
 	}
 	files, _ := fs.Sub(pageFiles, "page")
-	h := &Handler{opts: opts, log: opts.Logger, streams: map[chan struct{}]struct{}{}, done: make(chan struct{})}
-	h.remove = opts.Library.OnChange(func(_, _ *templates.Catalog, _ templates.Changes) { h.changed() })
+	h := &Handler{opts: opts, log: opts.Logger, streams: map[*stream]struct{}{}, done: make(chan struct{})}
+	h.follow()
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /{$}", h.serveIndex)
 	static := http.FileServerFS(files)
@@ -141,17 +164,19 @@ func (h *Handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h.mux.ServeHTTP(w, r)
 }
 
-// Close ends the event streams and stops listening to the library. The
-// page's other requests are still answered.
+// Close ends the event streams and stops following the libraries: it
+// removes every listener New and the labels' opening added. The page's
+// other requests are still answered.
 func (h *Handler) Close() {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.closed {
+		h.mu.Unlock()
 		return
 	}
 	h.closed = true
-	h.remove()
 	close(h.done)
+	h.mu.Unlock()
+	h.follows.stop()
 }
 
 func (h *Handler) serveIndex(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/render"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
@@ -56,6 +57,7 @@ func newFixture(t *testing.T, files map[string]string, opts Options) *fixture {
 		t.Fatal(err)
 	}
 	opts.Library, opts.Logger = lib, log
+	opts.View = app.New(app.Options{Library: lib}).PageView
 	h := New(opts)
 	srv := httptest.NewServer(h)
 	t.Cleanup(func() {
@@ -135,7 +137,7 @@ func TestLibraryShowsNamespaces(t *testing.T) {
 	if err := lib.Load(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	h := New(Options{Library: lib, Logger: log})
+	h := New(Options{Library: lib, View: app.New(app.Options{Library: lib}).PageView, Logger: log})
 	defer h.Close()
 	srv := httptest.NewServer(h)
 	defer srv.Close()

@@ -35,6 +35,8 @@ type rendered struct {
 	Unknown []string `json:"unknown"`
 }
 
+// serveRender renders a template of the label the request names
+// (?label=, as api/library).
 func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 	// A page of another site can post a form's body without asking first
 	// (a "simple" request), not a JSON one: that needs a CORS preflight,
@@ -67,7 +69,10 @@ func (h *Handler) serveRender(w http.ResponseWriter, r *http.Request) {
 			How:     "send the template's variables only"})
 		return
 	}
-	cat := h.opts.Catalog(r.Context())
+	cat, _, ok := h.view(w, r)
+	if !ok {
+		return
+	}
 	e, found := cat.Lookup(req.Name)
 	if !found {
 		writeFault(w, http.StatusNotFound, templates.NotFound(req.Name, cat))

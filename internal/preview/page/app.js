@@ -6,8 +6,13 @@
   // serve --ui with --auth-token: the page was opened with ?token=, and
   // every request of its own carries it the same way.
   const token = new URLSearchParams(location.search).get('token');
+  // The label shown lives in the page's URL (?label=), so that a link
+  // shows the same; '' is the one a request naming none is served.
+  const labelOfURL = () => new URLSearchParams(location.search).get('label') || '';
+  let label = labelOfURL();
   const api = (path, params) => {
     const q = new URLSearchParams(params || {});
+    if (label) q.set('label', label);
     if (token) q.set('token', token);
     const s = q.toString();
     return 'api/' + path + (s ? '?' + s : '');
@@ -24,14 +29,59 @@
   let selected = null; // the template shown
   const typedBy = {}; // what the author typed, by template and variable
   let typed = {}; // typedBy's entry for the template shown
+  let shownKey = null; // the template detail the form was built from, as JSON
   let renderSeq = 0;
   let timer = null;
 
+  // getJSON throws an error answer's problem, with the labels there are
+  // when a label could not be shown.
   async function getJSON(url, init) {
     const r = await fetch(url, init);
     const body = await r.json();
-    if (!r.ok) throw body.error || { message: r.statusText };
+    if (!r.ok) throw Object.assign({}, body.error || { message: r.statusText }, { labels: body.labels });
     return body;
+  }
+
+  // showProblem writes problem p into box: its code and what failed, why,
+  // and how to fix it.
+  function showProblem(box, p) {
+    box.replaceChildren(el('div', (p.code ? p.code + ': ' : '') + p.message));
+    if (p.why) box.append(el('div', p.why, 'how'));
+    if (p.how) box.append(el('div', 'How to fix: ' + p.how, 'how'));
+    box.hidden = false;
+  }
+
+  // showLabels offers the labels, current chosen; nothing without labels.
+  // A label that is not one of them (a link's) is shown as unknown.
+  function showLabels(names, current) {
+    const box = $('label-box');
+    if (!names || names.length === 0) {
+      box.hidden = true;
+      return;
+    }
+    const sel = $('label');
+    sel.replaceChildren(...names.map((n) => {
+      const o = el('option', n);
+      o.value = n;
+      return o;
+    }));
+    if (current && !names.includes(current)) {
+      const o = el('option', current + ' (unknown)');
+      o.value = current;
+      o.disabled = true;
+      sel.append(o);
+    }
+    sel.value = current;
+    box.hidden = false;
+  }
+
+  // choose shows label l, and puts it in the page's URL.
+  function choose(l) {
+    label = l;
+    const q = new URLSearchParams(location.search);
+    q.set('label', l);
+    history.pushState(null, '', '?' + q.toString() + location.hash);
+    refresh();
   }
 
   function showSource(src) {
@@ -206,10 +256,7 @@
     if (seq !== renderSeq) return; // a later render is on its way
     const err = $('render-error');
     if (out.error) {
-      err.replaceChildren(el('div', (out.error.code ? out.error.code + ': ' : '') + out.error.message));
-      if (out.error.why) err.append(el('div', out.error.why, 'how'));
-      if (out.error.how) err.append(el('div', 'How to fix: ' + out.error.how, 'how'));
-      err.hidden = false;
+      showProblem(err, out.error);
     } else {
       err.hidden = true;
     }
@@ -223,6 +270,7 @@
       $('empty').hidden = false;
       return;
     }
+    const l = label;
     let d;
     try {
       d = await getJSON(api('template', { name: selected }));
@@ -230,8 +278,23 @@
       status(e.message);
       return;
     }
+    // Another label was picked meanwhile: its load shows it.
+    if (l !== label) return;
     $('empty').hidden = true;
     $('template').hidden = false;
+    // The same template as shown (the library changed elsewhere, or the
+    // label did but not this template) keeps its form as it is: the
+    // field the author is typing in keeps its focus.
+    const key = JSON.stringify(d);
+    if (key !== shownKey) {
+      shownKey = key;
+      showDetail(d);
+    }
+    await renderNow();
+  }
+
+  // showDetail shows template d: its description, form and tests.
+  function showDetail(d) {
     $('t-name').textContent = d.name;
     $('t-description').textContent = d.description;
     $('t-path').textContent = d.path + (d.version ? ' · version ' + d.version : '') + (d.conversation ? ' · conversation' : '');
@@ -247,7 +310,6 @@
       const cls = t.status === 'pass' ? 'pass' : t.status === 'fail' ? 'fail' : 'notrun';
       tests.append(el('li', t.name + (t.reason ? ': ' + t.reason : ''), cls));
     }
-    await renderNow();
   }
 
   function select(name) {
@@ -260,7 +322,21 @@
   }
 
   async function load() {
-    const lib = await getJSON(api('library'));
+    const l = label;
+    let lib;
+    try {
+      lib = await getJSON(api('library'));
+    } catch (e) {
+      if (l !== label) return;
+      if (e.code) showLibraryError(e);
+      throw e;
+    }
+    // Another label was picked meanwhile (choose): the load it asked for
+    // runs next, and shows that one.
+    if (l !== label) return;
+    $('page-error').hidden = true;
+    showLabels(lib.labels, lib.label);
+    follow(label);
     showSource(lib.source);
     if (selected && !lib.templates.some((t) => t.name === selected)) selected = null;
     if (!selected && lib.templates.length) selected = lib.templates[0].name;
@@ -270,6 +346,37 @@
     showInvalid(lib.invalid);
     await showTemplate();
     status('updated ' + new Date().toLocaleTimeString());
+  }
+
+  // showLibraryError shows why the library cannot be shown (a label that
+  // is not one of the server's), in place of its templates: never
+  // another label's.
+  function showLibraryError(e) {
+    showLabels(e.labels, label);
+    showProblem($('page-error'), e);
+    for (const id of ['templates', 'flows', 'invalid']) $(id).replaceChildren();
+    $('source').textContent = '';
+    $('template').hidden = true;
+    $('empty').hidden = true;
+    if (e.code === 'UNKNOWN_LABEL') follow(null);
+  }
+
+  // follow keeps one event stream open, on the label l shown (null:
+  // none), opened again when the label changes.
+  let events = null;
+  let following = null;
+  function follow(l) {
+    if (l === following && (events || l === null)) return;
+    if (events) events.close();
+    events = null;
+    following = l;
+    if (l === null) return;
+    // "ready" comes when the stream (re)opens, after which changes
+    // missed meanwhile are read too.
+    events = new EventSource(api('events'));
+    events.addEventListener('ready', refresh);
+    events.addEventListener('change', refresh);
+    events.addEventListener('error', () => status('disconnected: reconnecting…'));
   }
 
   // refresh loads the library again; calls while one runs make it run
@@ -293,12 +400,12 @@
     }
   }
 
-  // The library is read at once, and again each time the server says it
-  // changed; "ready" comes when the stream (re)opens, after which changes
-  // missed meanwhile are read too.
+  // The library is read at once, and again each time the server says
+  // the label shown changed (follow), or the author picks another.
+  $('label').addEventListener('change', () => choose($('label').value));
+  window.addEventListener('popstate', () => {
+    label = labelOfURL();
+    refresh();
+  });
   refresh();
-  const events = new EventSource(api('events'));
-  events.addEventListener('ready', refresh);
-  events.addEventListener('change', refresh);
-  events.addEventListener('error', () => status('disconnected: reconnecting…'));
 })();
