@@ -237,7 +237,9 @@ func TestShutdownEndsForwardedStreams(t *testing.T) {
 	id := a.c.openMCP(t)
 	ev := b.c.stream(t, "/mcp", "Mcp-Session-Id", id)
 	defer ev.close()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	// Bounded by wait, a guard: a relayed stream left open would hold the
+	// shutdown until the context ends, however long it is.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
 	if err := b.srv.Shutdown(ctx); err != nil {
 		t.Fatalf("b's shutdown: %v; want its relayed stream ended promptly", err)
