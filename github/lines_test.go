@@ -21,9 +21,10 @@ type stateAtLine struct {
 	seen map[string]lineState // by message
 }
 
-// lineState is what a source served as a line was written.
+// lineState is what a source served and said as a line was written.
 type lineState struct {
 	current *templates.Catalog
+	alone   bool
 }
 
 func newStateAtLine() *stateAtLine { return &stateAtLine{seen: map[string]lineState{}} }
@@ -40,7 +41,7 @@ func (h *stateAtLine) Handle(_ context.Context, r slog.Record) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if _, ok := h.seen[r.Message]; !ok {
-		h.seen[r.Message] = lineState{current: s.current}
+		h.seen[r.Message] = lineState{current: s.current, alone: s.alone}
 	}
 	return nil
 }
@@ -93,5 +94,45 @@ func TestLinesBeforeTheCatalog(t *testing.T) {
 	}
 	if at := lines.state(t, back).current; at == nil || at.Stale() == nil {
 		t.Errorf("%q was written after the fresh catalog was served", back)
+	}
+}
+
+// TestAloneLinesBeforeTheStatus: the lines saying a replica revalidates
+// alone, its cluster unreachable, and that it shares again are written
+// before SharedStatus (/healthz) says so.
+func TestAloneLinesBeforeTheStatus(t *testing.T) {
+	t.Parallel()
+	c := newClusterHarness(t, true)
+	lines := newStateAtLine()
+	s := c.replica("a", "", func(cfg *Config) { cfg.Logger = slog.New(lines) })
+	lines.s.Store(s)
+	loadAll(t, s)
+	watching(t, s)
+	const (
+		alone = "revalidating GitHub alone: the cluster is unreachable"
+		again = "sharing GitHub revalidation with the cluster again"
+	)
+	c.srv.Stop()
+	c.connected(false)
+	c.settle(s)
+	c.advance(DefaultTTL)
+	c.settle(s)
+	if st, _ := s.SharedStatus(); !st.Alone {
+		t.Fatalf("status %+v with NATS down, want alone", st)
+	}
+	c.srv.Restart()
+	c.connected(true)
+	c.settle(s)
+	c.advance(DefaultTTL)
+	c.settle(s)
+	if st, _ := s.SharedStatus(); st.Alone {
+		t.Fatalf("status %+v with NATS back, want shared", st)
+	}
+
+	if lines.state(t, alone).alone {
+		t.Errorf("%q was written after the status said alone", alone)
+	}
+	if !lines.state(t, again).alone {
+		t.Errorf("%q was written after the status said shared again", again)
 	}
 }
