@@ -190,8 +190,13 @@ func invalidPaths(c *templates.Catalog) []string {
 	return out
 }
 
+// ctxT is a test's context: a guard against a hang, above the source's
+// own bound on a load (syncTimeout), so that a slow load on a loaded
+// machine (TestArchiveLargeLibrary's 2,000 blobs one by one, under the
+// race detector, took over a minute) fails, if at all, with the source's
+// error rather than the test's.
 func ctxT(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), syncTimeout+time.Minute)
 	t.Cleanup(cancel)
 	return ctx
 }

@@ -175,25 +175,27 @@ func storeCtx(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // storeDown notes that the store did not answer: the source revalidates
-// alone, which is logged once per outage.
+// alone, which is logged once per outage. The line is written before the
+// source shows itself alone in SharedStatus (/healthz), as storeUp's
+// before it shows itself back: whoever sees the change finds the line.
+// Once per outage, so holding mu for it costs nothing that matters.
 func (s *Source) storeDown(err error) {
 	s.mu.Lock()
-	was := s.alone
-	s.alone = true
-	s.mu.Unlock()
-	if !was {
+	defer s.mu.Unlock()
+	if !s.alone {
 		s.logger.Warn("revalidating GitHub alone: the cluster is unreachable", "repository", s.cfg.webURL, "error", err.Error())
 	}
+	s.alone = true
 }
 
+// storeUp notes that the store answers again.
 func (s *Source) storeUp() {
 	s.mu.Lock()
-	was := s.alone
-	s.alone = false
-	s.mu.Unlock()
-	if was {
+	defer s.mu.Unlock()
+	if s.alone {
 		s.logger.Info("sharing GitHub revalidation with the cluster again", "repository", s.cfg.webURL)
 	}
+	s.alone = false
 }
 
 func (s *Source) readState(ctx context.Context) (sharedState, uint64, error) {

@@ -80,8 +80,9 @@ func newClusterHarness(t *testing.T, restartable ...bool) *clusterHarness {
 // replica starts replica id on cacheDir ("" for a directory of its own).
 func (c *clusterHarness) replica(id, cacheDir string, edit ...func(*Config)) *Source {
 	c.t.Helper()
-	// The node logs each change of its link after making it, so its
-	// records are the events that Connected may have changed.
+	// The node logs each change of its link while it makes it, holding
+	// the lock Connected takes: its records are the events after which
+	// Connected may say something new, and says it once asked.
 	logger := slog.New(notifyHandler{c.changed})
 	n, err := cluster.Join(cluster.Options{URL: c.url, Prefix: c.prefix, Replica: id, Logger: logger, Keys: clusterKeys})
 	if err != nil {

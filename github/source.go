@@ -484,17 +484,9 @@ func (s *Source) install(sha string, entries, files []TreeEntry, contents map[st
 
 	s.mu.Lock()
 	wasStale := s.stale
-	if changed {
-		s.base, s.commit, s.baseBlobs = built, sha, blobSHAs(entries)
-	}
-	s.files = fileIndex(entries, files) // s.commit is sha, changed or not
-	s.freshUntil = expires
-	s.stale, s.lastErr, s.retryAt = nil, nil, time.Time{}
-	s.current = s.base
-	cur := s.current
-	subs := s.subscribers()
-	s.mu.Unlock()
-
+	// The lines are written before the catalog they tell of is current
+	// (Load, /healthz): whoever sees it finds them. Once per change, so
+	// holding mu for them costs nothing that matters.
 	if wasStale != nil {
 		s.logger.Info("GitHub is reachable again; templates are fresh",
 			"repository", s.cfg.webURL, "stale_since", wasStale.Since, "commit", sha)
@@ -505,8 +497,17 @@ func (s *Source) install(sha string, entries, files []TreeEntry, contents map[st
 			ref = "HEAD"
 		}
 		s.logger.Info("GitHub templates loaded", "repository", s.cfg.webURL, "ref", ref, "commit", sha,
-			"templates", cur.Len(), "invalid", len(cur.Invalid()))
+			"templates", built.Len(), "invalid", len(built.Invalid()))
+		s.base, s.commit, s.baseBlobs = built, sha, blobSHAs(entries)
 	}
+	s.files = fileIndex(entries, files) // s.commit is sha, changed or not
+	s.freshUntil = expires
+	s.stale, s.lastErr, s.retryAt = nil, nil, time.Time{}
+	s.current = s.base
+	cur := s.current
+	subs := s.subscribers()
+	s.mu.Unlock()
+
 	if changed || wasStale != nil {
 		for _, fn := range subs {
 			fn(cur)
@@ -677,6 +678,13 @@ func (s *Source) fail(err error) (*templates.Catalog, error) {
 		return nil, err
 	}
 	first := s.stale == nil
+	if first {
+		// Written before the catalog is marked stale (Load, /healthz):
+		// whoever sees it stale finds the line. Once per outage, so
+		// holding mu for it costs nothing that matters.
+		s.logger.Warn("cannot revalidate GitHub templates; serving the cached ones",
+			"repository", s.cfg.webURL, "code", code, "error", err.Error(), "retry_after", retry)
+	}
 	st := &templates.Staleness{Since: now, Reason: err.Error(), Code: code, RetryAfter: retry}
 	notify := first
 	if !first {
@@ -689,10 +697,7 @@ func (s *Source) fail(err error) (*templates.Catalog, error) {
 	subs := s.subscribers()
 	s.mu.Unlock()
 
-	if first {
-		s.logger.Warn("cannot revalidate GitHub templates; serving the cached ones",
-			"repository", s.cfg.webURL, "code", code, "error", err.Error(), "retry_after", retry)
-	} else {
+	if !first {
 		s.logger.Debug("GitHub still unavailable", "repository", s.cfg.webURL, "code", code, "error", err.Error())
 	}
 	if notify {
@@ -749,13 +754,14 @@ func (s *Source) restore() {
 	}
 	cat := s.build(l.Commit, l.Entries, contents)
 	s.mu.Lock()
+	// Written before the catalog is current, as install does.
+	s.logger.Info("GitHub templates loaded from the disk cache", "repository", s.cfg.webURL,
+		"commit", l.Commit, "checked_at", e.CachedAt, "templates", cat.Len())
 	s.base, s.current, s.commit = cat, cat, l.Commit
 	s.baseBlobs = blobSHAs(l.Entries)
 	s.files = fileIndex(l.Entries, l.Files)
 	s.freshUntil = e.ExpiresAt
 	s.mu.Unlock()
-	s.logger.Info("GitHub templates loaded from the disk cache", "repository", s.cfg.webURL,
-		"commit", l.Commit, "checked_at", e.CachedAt, "templates", cat.Len())
 }
 
 // persist saves the cache to disk, unless nothing changed since the last

@@ -12,6 +12,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
+// guard bounds each wait for a watch to take or pass on a change: a guard
+// against a hang, far above what a loaded machine takes, never a pace.
+const guard = 30 * time.Second
+
 // watchedSource is a fakeSource that also watches: push hands a new
 // catalog to its watcher, as a folder or GitHub source does on a change.
 type watchedSource struct {
@@ -57,7 +61,7 @@ func (s *watchedSource) push(t *testing.T, files ...File) {
 	}
 	select {
 	case s.pushes <- c:
-	case <-time.After(5 * time.Second):
+	case <-time.After(guard):
 		t.Fatal("the composite is not watching")
 	}
 }
@@ -182,7 +186,7 @@ func TestCompositeWatch(t *testing.T) {
 		select {
 		case ch := <-changes:
 			got = append(got, ch)
-		case <-time.After(5 * time.Second):
+		case <-time.After(guard):
 			t.Fatalf("%d changes seen, want %d", len(got), len(got)+1)
 		}
 	}

@@ -148,20 +148,24 @@ func (l *Library) Run(ctx context.Context) error {
 
 // swap installs c and notifies listeners when templates changed. A catalog
 // that differs only in what it reports (invalid files, staleness) is
-// installed silently: clients have nothing new to list.
+// installed silently: clients have nothing new to list. Its lines are
+// written before it is installed, so whoever sees it (Catalog) finds
+// them in the log; swapMu makes the read of the old catalog and the
+// store of the new one a swap.
 func (l *Library) swap(c *Catalog) Changes {
 	if c == nil {
 		return Changes{}
 	}
 	l.swapMu.Lock()
 	defer l.swapMu.Unlock()
-	old := l.cur.Swap(c)
+	old := l.cur.Load()
 	if old == c {
 		return Changes{}
 	}
 	LogProblems(l.logger, old, c)
 	ch := Diff(old, c)
 	if ch.Empty() && !reportChanged(old, c) {
+		l.cur.Store(c)
 		return ch
 	}
 	switch {
@@ -174,6 +178,7 @@ func (l *Library) swap(c *Catalog) Changes {
 		}
 		l.logger.Info("templates changed", attrs...)
 	}
+	l.cur.Store(c)
 	l.listenMu.Lock()
 	ls := l.listeners
 	l.listenMu.Unlock()

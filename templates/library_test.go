@@ -3,6 +3,7 @@ package templates
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -327,5 +328,57 @@ func TestLibraryRefreshReportsChangesSwappedByWatcher(t *testing.T) {
 	}
 	if len(ch.Changed) != 1 || ch.Changed[0] != "a" {
 		t.Fatalf("Refresh reported %+v, want a changed", ch)
+	}
+}
+
+// catalogAtLine is a log handler that notes, for each line, the catalog
+// its library served when the line was written.
+type catalogAtLine struct {
+	lib  *Library
+	mu   sync.Mutex
+	seen map[string]*Catalog // by message
+}
+
+func (h *catalogAtLine) Enabled(context.Context, slog.Level) bool { return true }
+func (h *catalogAtLine) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *catalogAtLine) WithGroup(string) slog.Handler            { return h }
+
+func (h *catalogAtLine) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seen[r.Message] = h.lib.Catalog()
+	return nil
+}
+
+// TestLibraryLogsBeforeSwap: the lines about a new catalog (what changed,
+// its problems) are written before it is swapped in, so whoever sees it
+// through Catalog finds them in the log.
+func TestLibraryLogsBeforeSwap(t *testing.T) {
+	src := &fakeSource{}
+	src.set(nil, File{Path: "a.json", Data: tmpl("a", "1")})
+	h := &catalogAtLine{seen: map[string]*Catalog{}}
+	l := NewLibrary(src, slog.New(h))
+	h.lib = l
+	if err := l.Load(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	before := l.Catalog()
+	src.set(nil, File{Path: "a.json", Data: tmpl("a", "2")}, File{Path: "bad.json", Data: []byte(`{"metadata":`)})
+	if _, err := l.Refresh(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, msg := range []string{"templates changed", "invalid template left out"} {
+		at, ok := h.seen[msg]
+		switch {
+		case !ok:
+			t.Errorf("no line %q; lines: %v", msg, h.seen)
+		case at != before:
+			t.Errorf("%q was written after the new catalog was swapped in", msg)
+		}
+	}
+	if l.Catalog() == before {
+		t.Error("the new catalog was not swapped in")
 	}
 }

@@ -17,8 +17,13 @@ import (
 )
 
 // bound caps every wait in these tests: a guard against hangs, not a
-// speed assertion.
-const bound = 10 * time.Second
+// speed assertion. drain is the server's --drain-timeout, well below it,
+// and long enough that a loaded machine does not cut a clean shutdown
+// short (run returns an error when the drain runs out).
+const (
+	bound = 30 * time.Second
+	drain = "10s"
+)
 
 func TestParseFlags(t *testing.T) {
 	tests := []struct {
@@ -64,7 +69,7 @@ func server(t *testing.T, args ...string) string {
 	done := make(chan error, 1)
 	var logs testfiles.SyncBuffer
 	go func() {
-		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0", "--drain-timeout", "2s"}, args...), &logs, ready)
+		done <- run(ctx, append([]string{"--addr", "127.0.0.1:0", "--drain-timeout", drain}, args...), &logs, ready)
 	}()
 	t.Cleanup(func() {
 		cancel()

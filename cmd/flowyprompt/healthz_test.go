@@ -103,7 +103,8 @@ func TestBinaryHealthzShowsTheCluster(t *testing.T) {
 		t.Errorf("status %v, cluster %v; want ok and replica r1", report["status"], c)
 	}
 
-	// The replica logs each change of the link after /healthz shows it.
+	// The replica logs each change of the link as /healthz comes to show
+	// it (logJoined, logLinkLost): the line is the event to wait for.
 	lost := s.expect(logLinkLost)
 	nats.Stop()
 	s.await(t, lost, "the link to drop")
@@ -138,7 +139,9 @@ func TestBinaryNATSPasswordStaysSecret(t *testing.T) {
 }
 
 // What the replica logs when its NATS link comes up and when it drops
-// (internal/cluster), each after the change shows in /healthz.
+// (internal/cluster). Each line is written while the change is made,
+// under the lock /healthz reads the link with: whoever sees the line finds
+// the change in /healthz, and whoever sees the change finds the line.
 const (
 	logJoined   = "joined the cluster"
 	logLinkLost = "lost the NATS link"

@@ -38,8 +38,10 @@ const (
 	headerTimeout = 10 * time.Second
 	// answerBound is how long a refusal may take while the request's body
 	// is still unfinished. It guards against a hang on a busy machine and
-	// is no speed claim: a server that waits for the body never answers.
-	answerBound = 5 * time.Second
+	// is no speed claim: a server that waits for the body answers only
+	// when its body timeout (httpx.DefaultBodyTimeout, 30 s) runs out,
+	// after this bound, which leaves a loaded machine seconds to spare.
+	answerBound = 20 * time.Second
 	// declaredBody is the Content-Length of the unfinished bodies: the
 	// largest message the server accepts by default, so that nothing but
 	// the request's head can refuse it before the body is read.
@@ -376,7 +378,7 @@ func TestBinaryOutOfDescriptors(t *testing.T) {
 	// Every descriptor the server may hold open is open at the moment
 	// accept fails for want of one.
 	fds := "/proc/" + strconv.Itoa(s.PID()) + "/fd"
-	waitFor(t, 10*time.Second, "the server to run out of descriptors", func() (bool, string) {
+	waitFor(t, 30*time.Second, "the server to run out of descriptors", func() (bool, string) {
 		select {
 		case <-s.Exited():
 			return true, ""

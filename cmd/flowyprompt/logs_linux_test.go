@@ -56,7 +56,7 @@ func TestBinaryServingMeansServing(t *testing.T) {
 
 	// A server that does listen says so, after the listener is up.
 	s := startHTTP(t, 0)
-	waitFor(t, 5*time.Second, "the serving line", func() (bool, string) {
+	waitFor(t, 30*time.Second, "the serving line", func() (bool, string) {
 		out := s.Output()
 		return strings.Contains(out, `msg="flowyprompt serving"`), out
 	})
@@ -189,7 +189,7 @@ func TestBinaryWatchLogsChangesOnce(t *testing.T) {
 	})
 	waitLog := func(what string, n int) {
 		t.Helper()
-		waitFor(t, 10*time.Second, fmt.Sprintf("%d × %s", n, what), func() (bool, string) {
+		waitFor(t, 30*time.Second, fmt.Sprintf("%d × %s", n, what), func() (bool, string) {
 			out := string(logs.Bytes())
 			return strings.Count(out, what) >= n, out
 		})

@@ -346,7 +346,7 @@ func (r *replica) health(ctx context.Context) (int, []byte, error) {
 
 // healthClient has connections of its own, so health checks never queue
 // behind proxied requests.
-var healthClient = &http.Client{Timeout: time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
+var healthClient = &http.Client{Timeout: healthTimeout, Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 
 func portOf(hostport string) string {
 	_, p, _ := net.SplitHostPort(hostport)

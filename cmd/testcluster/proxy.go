@@ -22,6 +22,12 @@ const (
 	// replica stops getting requests within about this long, and a
 	// request that reaches it meanwhile is retried elsewhere.
 	healthEvery = 200 * time.Millisecond
+	// healthTimeout bounds one read of /healthz. A dead replica refuses
+	// the connection at once, so only a hung one runs it out; a replica
+	// that answers slowly on a loaded machine (a CI runner running other
+	// tests) must not be taken for one, or the requests it should get go
+	// elsewhere and the share each replica gets is skewed.
+	healthTimeout = 5 * time.Second
 	// replayLimit is the largest body kept to send again to another
 	// replica; MCP requests are far smaller.
 	replayLimit = 1 << 20
@@ -156,7 +162,7 @@ func (p *proxy) check(b *backend) {
 		if u == nil {
 			continue
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), healthTimeout)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodGet, u.String()+"/healthz", nil)
 		resp, err := healthClient.Do(req)
 		live := err == nil && resp.StatusCode == http.StatusOK

@@ -250,8 +250,10 @@ func (v *Verifier) discoverLoop(ctx context.Context) {
 	for {
 		err := v.discover(ctx)
 		if err == nil {
-			close(v.ready)
+			// Written before Ready is closed: whoever sees it closed
+			// finds the line in the log.
 			v.log.Info("authorization server reached", "issuer", v.opts.Issuer)
+			close(v.ready)
 			return
 		}
 		v.log.Warn("the authorization server cannot be reached: tokens are refused until it is; retrying",

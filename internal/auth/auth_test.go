@@ -1,9 +1,11 @@
 package auth_test
 
 import (
+	"context"
 	"crypto/rand"
 	"crypto/rsa"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -129,6 +131,55 @@ func TestNotReady(t *testing.T) {
 	if _, err := v.Verify(t.Context(), tok); err != auth.ErrNotReady {
 		t.Fatalf("Verify: %v, want ErrNotReady", err)
 	}
+}
+
+// readyWatch is a log handler that tells, when the line saying the issuer
+// was reached is written, whether Ready was closed already.
+type readyWatch struct {
+	ready  func() <-chan struct{}
+	closed chan bool
+}
+
+func (h *readyWatch) Enabled(context.Context, slog.Level) bool { return true }
+func (h *readyWatch) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *readyWatch) WithGroup(string) slog.Handler            { return h }
+
+func (h *readyWatch) Handle(_ context.Context, r slog.Record) error {
+	if r.Message == "authorization server reached" {
+		select {
+		case <-h.ready():
+			h.closed <- true
+		default:
+			h.closed <- false
+		}
+	}
+	return nil
+}
+
+// TestReadyAfterItsLine: the line saying the issuer was reached is written
+// before Ready is closed, so whoever sees Ready closed finds it in the log.
+func TestReadyAfterItsLine(t *testing.T) {
+	key, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := issuer(t, key, func(self string) string { return self })
+	h := &readyWatch{closed: make(chan bool, 1)}
+	v, err := auth.New(auth.Options{Issuer: srv.URL + "/realms/team", Audience: "https://p.example.com/mcp", Logger: slog.New(h)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.ready = v.Ready
+	v.Start(t.Context())
+	select {
+	case closed := <-h.closed:
+		if closed {
+			t.Error("Ready was closed before the line saying the issuer was reached was written")
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the issuer was not reached")
+	}
+	ready(t, v)
 }
 
 // TestNewRefuses: an issuer that is not an http(s) URL, or no audience.

@@ -4,7 +4,6 @@
 package natstest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"strconv"
@@ -14,6 +13,9 @@ import (
 
 	"github.com/nats-io/nats-server/v2/server"
 )
+
+// readyBound is how long a starting server may take to take connections.
+const readyBound = 30 * time.Second
 
 // Server is an embedded NATS server that can be stopped and started again
 // on the same port and store, as a restarted production server would be.
@@ -83,9 +85,11 @@ func (s *Server) Start() error {
 		return fmt.Errorf("nats server: %w", err)
 	}
 	go srv.Start()
-	if !srv.ReadyForConnections(10 * time.Second) {
+	// A guard against a server that never listens, not a pace: on a
+	// loaded machine a race-built server with JetStream may take seconds.
+	if !srv.ReadyForConnections(readyBound) {
 		srv.Shutdown()
-		return errors.New("nats server not ready within 10 s")
+		return fmt.Errorf("nats server not ready within %s", readyBound)
 	}
 	s.srv = srv
 	return nil

@@ -2,6 +2,7 @@ package sse_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,6 +13,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -40,7 +42,10 @@ func TestFullBufferDropsAtOnce(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEngine(t, mcp.EngineOptions{})
-			h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{WriteTimeout: time.Hour, KeepAlive: -1}})
+			line := &countAtLine{msg: "dropped a legacy SSE client", at: make(chan uint64, 1)}
+			h, ts, c := serve(t, e, sse.Options{Settings: httpx.Settings{WriteTimeout: time.Hour, KeepAlive: -1, Logger: slog.New(line)}})
+			dropped := h.Dropped
+			line.count.Store(&dropped)
 			base := runtime.NumGoroutine()
 
 			conn, id := stalledStream(t, ts.Listener.Addr().String())
@@ -68,11 +73,41 @@ func TestFullBufferDropsAtOnce(t *testing.T) {
 			if got := h.Dropped(); got != 1 {
 				t.Errorf("Dropped() = %d, want 1", got)
 			}
+			select {
+			case n := <-line.at:
+				if n != 0 {
+					t.Errorf("the drop was counted (%d) before its line was written", n)
+				}
+			default:
+				t.Error("the drop was not logged")
+			}
 			conn.Close()
 			c.Transport.(*http.Transport).CloseIdleConnections()
 			transporttest.GoroutinesBackTo(t, wait, base, 3)
 		})
 	}
+}
+
+// countAtLine is a log handler that tells what count said when the line
+// starting with msg was written.
+type countAtLine struct {
+	msg   string
+	count atomic.Pointer[func() uint64]
+	at    chan uint64
+}
+
+func (h *countAtLine) Enabled(context.Context, slog.Level) bool { return true }
+func (h *countAtLine) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *countAtLine) WithGroup(string) slog.Handler            { return h }
+
+func (h *countAtLine) Handle(_ context.Context, r slog.Record) error {
+	if strings.HasPrefix(r.Message, h.msg) {
+		select {
+		case h.at <- (*h.count.Load())():
+		default: // a second line: the first is the one asked about
+		}
+	}
+	return nil
 }
 
 // stalledStream opens GET /sse on a raw connection, reads up to the endpoint event and returns the connection,

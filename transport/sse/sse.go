@@ -310,9 +310,11 @@ func (c *conn) drop() {
 	if !first {
 		return
 	}
-	c.h.dropped.Add(1)
+	// Logged before it is counted (Dropped, /healthz): whoever sees the
+	// count finds the line.
 	c.h.log.Info("dropped a legacy SSE client that does not read its stream", "session", c.id,
 		"held_bytes", held, "buffer_bytes", BufferBytes)
+	c.h.dropped.Add(1)
 	c.s.Close()
 }
 
