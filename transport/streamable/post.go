@@ -104,7 +104,9 @@ func (h *Handler) post(w http.ResponseWriter, r *http.Request) {
 	}
 	h.answer(w, r, x)
 	if x.fresh && !ss.s.Initialized() {
-		ss.s.Close() // initialize failed: no session was handed out
+		// No session was handed out: its client went away before the
+		// answer (handOut ends one whose initialize failed).
+		ss.s.Close()
 	}
 }
 

@@ -136,8 +136,15 @@ func ended(s *mcp.Session) bool {
 // succeeded, and notes whether its streams are resumable. The revision is
 // settled by initialize and never changes after; noting it before the
 // answer is written means before the client can send any other POST.
-func (ss *session) handOut(hdr http.Header) {
+// When initialize failed, no session is handed out: it ends here, before
+// the answer is written, so that whoever reads the answer finds it gone
+// (the caps, /healthz).
+func (h *Handler) handOut(ss *session, hdr http.Header) {
 	if !ss.s.Initialized() {
+		h.opts.Gate.Close(ss.s)
+		h.mu.Lock()
+		delete(h.sessions, ss.id)
+		h.mu.Unlock()
 		return
 	}
 	ss.resumable.Store(ss.s.ProtocolVersion() >= resumableSince)

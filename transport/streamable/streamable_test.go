@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -524,5 +525,61 @@ func TestUnreadableOnSession(t *testing.T) {
 	}
 	if r := f.do(t, http.MethodPost, live, acceptBoth, `{"jsonrpc":"2.0","id":2,"method":"ping"}`); r.status != 200 {
 		t.Fatalf("the session after them: %d %s", r.status, r.body)
+	}
+}
+
+// countsAtAnswer is a ResponseWriter that notes, when the answer's status
+// is written, what the caps and the handler count: what a client reading
+// the answer would find.
+type countsAtAnswer struct {
+	http.ResponseWriter
+	at func()
+}
+
+// Unwrap gives http.ResponseController the writer's Flush.
+func (w *countsAtAnswer) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *countsAtAnswer) WriteHeader(status int) {
+	w.at()
+	w.ResponseWriter.WriteHeader(status)
+}
+
+// TestRefusedInitializeLeavesNoSession: an initialize the engine refuses
+// (clientInfo over its bound) is answered with no session named, and the
+// session opened for it has ended and given its place back before the
+// answer is written, as a JSON answer and as a stream: whoever reads the
+// answer (a client, /healthz) finds none counted.
+func TestRefusedInitializeLeavesNoSession(t *testing.T) {
+	refused := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` +
+		strings.Repeat("x", 300) + `","version":"0"}}}`
+	for _, accept := range []string{"application/json", "text/event-stream"} {
+		t.Run(accept, func(t *testing.T) {
+			gate := httpx.NewGate(httpx.Limits{Max: 10})
+			var f *fixture
+			var gateAt, handlerAt atomic.Int64
+			gateAt.Store(-1)
+			f = newWrappedFixture(t, mcp.EngineOptions{}, streamable.Options{Settings: httpx.Settings{Gate: gate}},
+				func(h http.Handler) http.Handler {
+					return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+						h.ServeHTTP(&countsAtAnswer{w, func() {
+							gateAt.Store(int64(gate.Counts().Total))
+							handlerAt.Store(int64(f.h.Sessions()))
+						}}, r)
+					})
+				})
+			r := f.do(t, http.MethodPost, "", accept, refused)
+			if r.header.Get("Mcp-Session-Id") != "" {
+				t.Errorf("a refused initialize named a session")
+			}
+			if !strings.Contains(r.body, "params.clientInfo.name") {
+				t.Errorf("answer %q does not name the field refused", r.body)
+			}
+			if n := gateAt.Load(); n != 0 {
+				t.Errorf("the caps counted %d sessions when the answer was written, want 0", n)
+			}
+			if n := handlerAt.Load(); n != 0 {
+				t.Errorf("the handler held %d sessions when the answer was written, want 0", n)
+			}
+		})
 	}
 }

@@ -255,6 +255,17 @@ func (g *Gate) OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine
 	return s
 }
 
+// Close ends s and gives its place back at once, where the hook above
+// gives it back a moment after the end: for a transport about to answer
+// that no session was opened (its initialize failed), so that whoever
+// reads the answer finds none counted (the caps, /healthz).
+func (g *Gate) Close(s *mcp.Session) {
+	s.Close()
+	g.mu.Lock()
+	g.forget(s)
+	g.mu.Unlock()
+}
+
 // AdmitListen admits one subscriptions/listen stream for client, to be
 // released when the stream ends. Refused, it returns the error to answer
 // with and its HTTP status (429 or 503, as OpenSession).
