@@ -15,6 +15,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/xeipuuv/gojsonschema"
+
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/golden"
 	"github.com/flowyprompt/flowyprompt/internal/mcptest"
@@ -22,7 +24,6 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
-	"github.com/xeipuuv/gojsonschema"
 )
 
 // flowDir writes three one-variable templates and a flow that chains
@@ -64,12 +65,7 @@ func flowEngine(t *testing.T, dir string, sealer *seal.Sealer) (*mcptest.Client,
 		t.Fatalf("flows = %d, want 1; invalid: %v", n, lib.Catalog().Invalid())
 	}
 	a := app.New(app.Options{Library: lib, Version: "test", State: sealer})
-	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
+	e := mcptest.Engine(t, a.Server(), mcp.EngineOptions{})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	return c, outputSchemas(t, a)

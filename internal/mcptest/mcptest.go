@@ -72,6 +72,21 @@ func (k sink) Send(msgs []mcp.Outgoing) error {
 // Close needs nothing: a test sees a closed session through Client.S.Done.
 func (sink) Close() {}
 
+// Engine returns mcp.NewEngine(srv, opts), shut down when the test ends
+// (within shutdownBound: a guard against a hang).
+func Engine(t testing.TB, srv *mcp.Server, opts mcp.EngineOptions) *mcp.Engine {
+	e := mcp.NewEngine(srv, opts)
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), shutdownBound)
+		defer cancel()
+		_ = e.Shutdown(ctx)
+	})
+	return e
+}
+
+// shutdownBound bounds an Engine's shutdown at the test's end.
+const shutdownBound = 10 * time.Second
+
 // Connect opens a session on e. The session is closed when the test ends.
 func Connect(t testing.TB, e *mcp.Engine) *Client {
 	return connect(t, e, nil)

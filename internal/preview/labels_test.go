@@ -338,12 +338,7 @@ type errorAnswer struct {
 // label is refused by every endpoint with prompts/get's UNKNOWN_LABEL.
 func TestLabelChoice(t *testing.T) {
 	l := newLabelled(t, app.Options{Label: "staging"})
-	e := mcp.NewEngine(l.a.Server(), mcp.EngineOptions{})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
+	e := mcptest.Engine(t, l.a.Server(), mcp.EngineOptions{})
 	c := mcptest.Connect(t, e)
 	c.Initialize(t, mcp.LatestVersion)
 	promptsGet := func(id int, lbl string) mcptest.Message {

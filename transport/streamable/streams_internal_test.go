@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
 )
@@ -177,12 +178,7 @@ func TestSessionEndLetsGoOfStreams(t *testing.T) {
 			return nil, ctx.Err()
 		},
 	}
-	e := mcp.NewEngine(srv, mcp.EngineOptions{Logger: transporttest.Quiet})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
+	e := mcptest.Engine(t, srv, mcp.EngineOptions{Logger: transporttest.Quiet})
 	h := New(e, Options{PreferStreams: true})
 	serve := func(method, session, body string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(method, "/mcp", strings.NewReader(body))

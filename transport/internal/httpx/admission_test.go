@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/flowyprompt/flowyprompt/internal/mcptest"
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/transport/internal/clientid"
 	"github.com/flowyprompt/flowyprompt/transport/internal/transporttest"
@@ -22,13 +23,7 @@ func (nopSink) Close()                    {}
 
 func newTestEngine(t *testing.T) *mcp.Engine {
 	t.Helper()
-	e := mcp.NewEngine(&mcp.Server{Info: mcp.Implementation{Name: "test", Version: "0"}}, mcp.EngineOptions{})
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), settle)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
-	return e
+	return mcptest.Engine(t, &mcp.Server{Info: mcp.Implementation{Name: "test", Version: "0"}}, mcp.EngineOptions{})
 }
 
 // requestFrom is a request whose client is key.
