@@ -178,6 +178,13 @@ func TestPreviewInBrowser(t *testing.T) {
 			return err
 		})
 	}
+	// until waits until the script js is true.
+	until := func(js string) chromedp.Action[chromedp.Void] {
+		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+			_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(0))(ctx, tg)
+			return err
+		})
+	}
 	greet := `#templates button[data-name="Greet"]`
 
 	do(t, 30*time.Second, "the page lists the library",
@@ -241,6 +248,32 @@ func TestPreviewInBrowser(t *testing.T) {
 
 	do(t, 20*time.Second, "back to Greet", chromedp.Click(css(greet)), rendered("by name, warmly or not."), rendered("Hello Grace (warm), loud=true, times=1\ntea\ncake"))
 
+	// A template's detail answered after another was picked is dropped:
+	// Greet's is held until Evil is shown, then let go. Whatever the page
+	// does with it runs before a timer set after it fires.
+	read(t, chromedp.Evaluate[string](`(() => {
+		const real = window.fetch;
+		window.__held = [];
+		window.__unhold = () => { window.fetch = real; window.__held.splice(0).forEach((go) => go()); };
+		window.fetch = (url, init) => !String(url).includes('api/template?name=Greet') ? real(url, init) :
+			real(url, init).then((r) => r.json().then((body) => {
+				const held = new Promise((go) => window.__held.push(() => go(body)));
+				return { ok: r.ok, statusText: r.statusText, json: () => held };
+			}));
+		return '';
+	})()`))
+	do(t, 20*time.Second, "Greet picked, its answer held, then Evil",
+		chromedp.Click(css(`#templates button[data-name="Evil"]`)), until(`document.getElementById('t-name').textContent === 'Evil'`),
+		chromedp.Click(css(greet)), until(`window.__held.length > 0`),
+		chromedp.Click(css(`#templates button[data-name="Evil"]`)), until(`document.querySelector('#templates button[data-name="Evil"]').getAttribute('aria-current') === 'true'`))
+	if shown := read(t, chromedp.Evaluate[string](`new Promise((done) => {
+		window.__unhold();
+		setTimeout(() => done(document.getElementById('t-name').textContent), 0);
+	})`, chromedp.EvalAwaitPromise)); shown != "Evil" {
+		t.Errorf("Greet's late answer replaced Evil, the template picked: %q is shown", shown)
+	}
+	do(t, 20*time.Second, "back to Greet again", chromedp.Click(css(greet)), rendered("Hello Grace (warm), loud=true, times=1\ntea\ncake"))
+
 	// Labels: production serves main, staging the branch staging, where
 	// Greet says good morning first.
 	fake := fakegithub.New("acme", "prompts")
@@ -253,13 +286,6 @@ func TestPreviewInBrowser(t *testing.T) {
 	fake.CommitFiles("production", repoFiles(previewGreet))
 	labelled := startPreview(t, serverEnv(t, "GITHUB_API_URL="+fake.URL(), "FLOWYPROMPT_CACHE_DIR="+t.TempDir()),
 		"--github-repo", fake.RepoURL(), "--github-labels", "production:main+staging:staging")
-	// until waits until the script js is true.
-	until := func(js string) chromedp.Action[chromedp.Void] {
-		return chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-			_, err := chromedp.Poll[bool](js, chromedp.WithPollingInterval(20*time.Millisecond), chromedp.WithPollingTimeout(0))(ctx, tg)
-			return err
-		})
-	}
 	labelIs := func(l string) chromedp.Action[chromedp.Void] {
 		return until(`!document.getElementById('label-box').hidden && document.getElementById('label').value === ` + jsString(l))
 	}

@@ -8,10 +8,10 @@ import (
 )
 
 // A stream is an open event stream: the label its page shows ("" without
-// labels) and its pending change, the label that changed.
+// labels) and whether a change of it is pending.
 type stream struct {
 	label string
-	ch    chan string
+	ch    chan struct{}
 }
 
 // changed tells every open event stream showing label that its library
@@ -27,7 +27,7 @@ func (h *Handler) changed(label string) {
 		}
 		n++
 		select {
-		case s.ch <- label:
+		case s.ch <- struct{}{}:
 		default:
 		}
 	}
@@ -44,7 +44,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	s := &stream{label: label, ch: make(chan string, 1)}
+	s := &stream{label: label, ch: make(chan struct{}, 1)}
 	h.mu.Lock()
 	switch {
 	case h.closed:
@@ -83,6 +83,7 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 	if !send("retry: 1000\nevent: ready\ndata: {}\n\n") {
 		return
 	}
+	change, _ := json.Marshal(map[string]string{"label": label})
 	tick := time.NewTicker(h.opts.KeepAlive)
 	defer tick.Stop()
 	for {
@@ -95,9 +96,8 @@ func (h *Handler) serveEvents(w http.ResponseWriter, r *http.Request) {
 			if !send(": keep-alive\n\n") {
 				return
 			}
-		case l := <-s.ch:
-			data, _ := json.Marshal(map[string]string{"label": l})
-			if !send("event: change\ndata: " + string(data) + "\n\n") {
+		case <-s.ch:
+			if !send("event: change\ndata: " + string(change) + "\n\n") {
 				return
 			}
 		}

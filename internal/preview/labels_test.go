@@ -321,9 +321,6 @@ func TestCloseStopsFollowing(t *testing.T) {
 	if got := l.log.since(n); len(got) != 0 {
 		t.Errorf("after Close, the page still follows: %q", got)
 	}
-	if len(l.h.follows.remove) != 0 {
-		t.Errorf("%d listeners kept after Close", len(l.h.follows.remove))
-	}
 }
 
 // errorAnswer is an error answer of the page's API.

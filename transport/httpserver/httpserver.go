@@ -336,7 +336,7 @@ func New(e *mcp.Engine, opts Options) (*Server, error) {
 	mux.Handle("/mcp", s.mcp)
 	mux.HandleFunc("/healthz", s.health)
 	if opts.UI != nil {
-		mux.Handle("/ui/", http.StripPrefix("/ui", opts.UI))
+		mux.Handle("/ui/", s.admitUIStreams(http.StripPrefix("/ui", opts.UI)))
 	}
 	if s.oauth != nil {
 		mux.HandleFunc(metadataRoot, s.oauth.serveMetadata)
@@ -505,6 +505,32 @@ func needsToken(r *http.Request) bool {
 // the library (Options.UI); the page's own files hold nothing of it.
 func isUIAPI(path string) bool { return strings.HasPrefix(path, "/ui/api/") }
 
+// uiEvents is the preview page's event stream, which a page holds open
+// for as long as it is shown.
+const uiEvents = "/ui/api/events"
+
+// admitUIStreams admits each event stream of the page (Options.UI) under
+// the caps of sessions and listen streams (httpx.Gate), for as long as it
+// is open: it holds a connection as a listen stream does, so a client
+// holds no more than --max-sessions-per-client of them all, nor the
+// server more than --max-sessions. The page's own cap (its MaxStreams)
+// counts every client's together.
+func (s *Server) admitUIStreams(ui http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet || r.URL.Path != uiEvents {
+			ui.ServeHTTP(w, r)
+			return
+		}
+		release, status, err := s.gate.AdmitStream(clientid.Of(r), "new event stream of the preview page")
+		if err != nil {
+			httpx.WriteError(w, r, status, err)
+			return
+		}
+		defer release()
+		ui.ServeHTTP(w, r)
+	})
+}
+
 var corsAllowHeaders = strings.Join([]string{"Content-Type", "Accept", "Authorization", streamable.HeaderSession,
 	streamable.HeaderProtocolVersion, streamable.HeaderLastEventID, label.Header}, ", ")
 
@@ -597,13 +623,14 @@ func (s *Server) guard(next http.Handler) http.Handler {
 
 // countsClient reports whether r may take what the bounds per client
 // count: a session (GET /sse, POST /sse, initialize on /mcp), a
-// subscriptions/listen stream (a POST /mcp without a session), a posted
+// subscriptions/listen stream (a POST /mcp without a session), an event
+// stream of the preview page (GET /ui/api/events), a posted
 // message's share of the budget of bytes in flight (any POST), or a
 // forwarding slot of another replica (any request naming a session).
 // Only those need to know their client.
 func countsClient(r *http.Request) bool {
 	switch r.URL.Path {
-	case "/sse", "/sse/message", "/mcp":
+	case "/sse", "/sse/message", "/mcp", uiEvents:
 		return true
 	}
 	return false

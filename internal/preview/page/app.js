@@ -271,15 +271,17 @@
       return;
     }
     const l = label;
+    const name = selected;
     let d;
     try {
-      d = await getJSON(api('template', { name: selected }));
+      d = await getJSON(api('template', { name }));
     } catch (e) {
       status(e.message);
       return;
     }
-    // Another label was picked meanwhile: its load shows it.
-    if (l !== label) return;
+    // Another label or template was picked meanwhile: its own load shows
+    // it, whichever answer comes first.
+    if (l !== label || name !== selected) return;
     $('empty').hidden = true;
     $('template').hidden = false;
     // The same template as shown (the library changed elsewhere, or the

@@ -17,7 +17,8 @@ import (
 // initialize on /mcp) and 2026-era subscriptions/listen streams alike, is
 // admitted by one Gate: both cost a stream's worth of memory and a slot of
 // the same budget, so an operator sizes one number, and a client moving
-// between the eras needs no other.
+// between the eras needs no other. The preview page's event streams
+// (serve --ui) hold the same and take places of the same caps.
 
 // Limits are a Gate's caps (0: none).
 type Limits struct {
@@ -94,7 +95,7 @@ func (g *Gate) take(client, what string, listen bool) *refusal {
 		return &refusal{http.StatusTooManyRequests, &fault.Error{Code: mcp.CodeClientLimit,
 			What:    fmt.Sprintf("this client already holds %d sessions and listen streams, its maximum: no %s", n, what),
 			Why:     fmt.Sprintf("each client (one access token, or one address when the server has none) may hold at most %d sessions and subscriptions/listen streams at once, so that no client can take the whole server", g.lim.PerClient),
-			How:     "end what you no longer use (DELETE /mcp, close a GET /sse or subscriptions/listen stream), or ask the operator to raise --max-sessions-per-client",
+			How:     "end what you no longer use (DELETE /mcp, close a GET /sse or subscriptions/listen stream, or a tab of the preview page), or ask the operator to raise --max-sessions-per-client",
 			Details: map[string]any{"limit": "max-sessions-per-client", "max": g.lim.PerClient}}}
 	}
 	var victim *mcp.Session
@@ -270,14 +271,30 @@ func (g *Gate) Close(s *mcp.Session) {
 // released when the stream ends. Refused, it returns the error to answer
 // with and its HTTP status (429 or 503, as OpenSession).
 func (g *Gate) AdmitListen(client string) (release func(), status int, err error) {
-	if no := g.take(client, "new subscriptions/listen stream", true); no != nil {
+	return g.admit(client, "new subscriptions/listen stream", true)
+}
+
+// AdmitStream admits for client one other stream a request holds open
+// for as long as it lasts (the preview page's event stream), what naming
+// it in a refusal: it takes a place of the same caps as a listen stream,
+// though it is not counted as one. Refused, it returns the error to
+// answer with and its HTTP status (429 or 503, as OpenSession).
+func (g *Gate) AdmitStream(client, what string) (release func(), status int, err error) {
+	return g.admit(client, what, false)
+}
+
+// admit takes a place for client, to be given back by release.
+func (g *Gate) admit(client, what string, listen bool) (release func(), status int, err error) {
+	if no := g.take(client, what, listen); no != nil {
 		return nil, no.status, no.err
 	}
 	var once sync.Once
 	return func() {
 		once.Do(func() {
 			g.mu.Lock()
-			g.listens--
+			if listen {
+				g.listens--
+			}
 			g.give(client)
 			g.mu.Unlock()
 		})

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -94,6 +95,32 @@ func TestGatePerClient(t *testing.T) {
 		if s, status, code, _ := open(t, g, e, "a"); s == nil {
 			t.Fatalf("a after ending its own: %d %s", status, code)
 		}
+	}
+}
+
+// TestGateStream: another stream (the preview page's) takes a place of
+// the client's cap and the server's, is not counted as a listen stream,
+// names itself when refused, and gives its place back once.
+func TestGateStream(t *testing.T) {
+	g := NewGate(Limits{Max: 100, PerClient: 1})
+	release, status, err := g.AdmitStream("a", "new page stream")
+	if err != nil {
+		t.Fatalf("a's stream: %d %v", status, err)
+	}
+	if got, want := g.Counts(), (Counts{Total: 1, Clients: 1}); got != want {
+		t.Errorf("counts %+v, want %+v", got, want)
+	}
+	if _, status, err := g.AdmitListen("a"); err == nil || status != http.StatusTooManyRequests {
+		t.Fatalf("a's listen stream beside its page stream: %d %v, want 429", status, err)
+	}
+	if _, status, err := g.AdmitStream("a", "new page stream"); err == nil || status != http.StatusTooManyRequests ||
+		!strings.Contains(err.Error(), "no new page stream") {
+		t.Fatalf("a's second page stream: %d %v, want 429 naming it", status, err)
+	}
+	release()
+	release() // twice: the place is given back once
+	if got := g.Counts(); got != (Counts{}) {
+		t.Errorf("counts %+v after the release, want none", got)
 	}
 }
 
