@@ -64,7 +64,7 @@ func TestDocsMemoryBound(t *testing.T) {
 	}
 
 	rows := []struct{ row, value string }{
-		{"| sessions and `subscriptions/listen` streams of the server |", thousands(sessions)},
+		{"| sessions, `subscriptions/listen` streams and event streams of the `--ui` page, of the server |", thousands(sessions)},
 		{"| requests in flight in one session |", thousands(mcp.DefaultMaxInflightPerSession)},
 		{"| one message (a posted body; a forwarded one) |", size(message)},
 		{"| posted messages held at once, from before a body is read until its request has run |", size(inflight)},
