@@ -263,7 +263,7 @@ func (a *App) side(ctx context.Context, v view, w wanted, spec string) (*templat
 // has no such file either, the name is TEMPLATE_NOT_FOUND, saying so.
 func (a *App) proposed(ctx context.Context, v view, w wanted, spec string, n int) (*templates.Entry, Side, error) {
 	src := v.source()
-	if w.served == nil && !a.mayRead(ctx, src, w.name) {
+	if w.served == nil && !a.mayRead(ctx, v, w.name) {
 		return nil, Side{}, w.notFound
 	}
 	p, ok := src.(templates.Proposals)
@@ -292,19 +292,11 @@ func (a *App) proposed(ctx context.Context, v view, w wanted, spec string, n int
 }
 
 // mayRead reports whether ctx's caller may read the source that name
-// belongs to (its namespace's, or the one source), as visible decides
-// for the catalog a view holds.
-func (a *App) mayRead(ctx context.Context, src templates.Source, name string) bool {
+// belongs to in v's library (sourceOf, as mayWrite asks), as visible
+// decides for the catalog a view holds.
+func (a *App) mayRead(ctx context.Context, v view, name string) bool {
 	sources, all := a.readable(ctx)
-	if all {
-		return true
-	}
-	info := src.Info()
-	if len(info.Members) == 0 {
-		return slices.Contains(sources, singleName(info))
-	}
-	ns, _, _ := strings.Cut(name, templates.NamespaceSeparator)
-	return slices.Contains(sources, ns)
+	return all || slices.Contains(sources, sourceOf(v.lib.Catalog(), name))
 }
 
 // absentFrom reports whether err, a pull request's failure to give a
