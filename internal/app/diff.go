@@ -117,10 +117,9 @@ func (a *App) Diff(ctx context.Context, name, from, to string) (*Diff, error) {
 // template served. A name on neither side is TEMPLATE_NOT_FOUND, as it is
 // everywhere else.
 func (a *App) diff(ctx context.Context, v view, name, from, to string) (*Diff, error) {
+	// lookup fails with TEMPLATE_NOT_FOUND alone: a name the view does
+	// not have may still be on a side.
 	e, notFound := v.lookup(name)
-	if notFound != nil && fault.CodeOf(notFound) != fault.TemplateNotFound {
-		return nil, notFound
-	}
 	if notFound == nil {
 		name = e.Template.Metadata.Name
 	}
@@ -227,12 +226,9 @@ func (a *App) side(ctx context.Context, v view, w wanted, spec string) (*templat
 	if labelErr == nil {
 		s := Side{Requested: spec, Kind: "label", Label: spec, Commit: lv.source().Info().Revision}
 		le, err := lv.lookup(w.name)
-		switch {
-		case fault.CodeOf(err) == fault.TemplateNotFound:
+		if err != nil { // TEMPLATE_NOT_FOUND: the label has no such template
 			s.Absent = true
 			return nil, s, nil
-		case err != nil:
-			return nil, Side{}, where(err, "at label "+spec)
 		}
 		s.Version = le.Template.Metadata.Version
 		return le, s, nil
