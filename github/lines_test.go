@@ -3,6 +3,7 @@ package github
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -12,13 +13,16 @@ import (
 )
 
 // stateAtLine is a log handler that notes, for the first line of each
-// message, what its source served and said when the line was written.
-// The line is written by the goroutine that makes the change, so the
-// source's fields read there are what that goroutine last made them.
+// message it watches, what its source served and said when the line was
+// written. Those lines are written holding the source's mu, by the
+// goroutine that makes the change, so the fields read there are what
+// that goroutine last made them; other lines, which other goroutines
+// may write without mu, are not looked at.
 type stateAtLine struct {
-	s    atomic.Pointer[Source]
-	mu   sync.Mutex
-	seen map[string]lineState // by message
+	s     atomic.Pointer[Source]
+	watch []string // the messages watched
+	mu    sync.Mutex
+	seen  map[string]lineState // by message
 }
 
 // lineState is what a source served and said as a line was written.
@@ -27,7 +31,9 @@ type lineState struct {
 	alone   bool
 }
 
-func newStateAtLine() *stateAtLine { return &stateAtLine{seen: map[string]lineState{}} }
+func newStateAtLine(watch ...string) *stateAtLine {
+	return &stateAtLine{watch: watch, seen: map[string]lineState{}}
+}
 
 func (h *stateAtLine) Enabled(context.Context, slog.Level) bool { return true }
 func (h *stateAtLine) WithAttrs([]slog.Attr) slog.Handler       { return h }
@@ -35,8 +41,8 @@ func (h *stateAtLine) WithGroup(string) slog.Handler            { return h }
 
 func (h *stateAtLine) Handle(_ context.Context, r slog.Record) error {
 	s := h.s.Load()
-	if s == nil {
-		return nil // a line written before the test looks
+	if s == nil || !slices.Contains(h.watch, r.Message) {
+		return nil // a line written before the test looks, or not watched
 	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -64,14 +70,14 @@ func (h *stateAtLine) state(t *testing.T, msg string) lineState {
 // catalog (Load, /healthz) finds the line in the log.
 func TestLinesBeforeTheCatalog(t *testing.T) {
 	h := newHarness(t, standardLibrary())
-	lines := newStateAtLine()
-	s := h.source(func(c *Config) { c.Logger = slog.New(lines) })
-	lines.s.Store(s)
 	const (
 		loaded      = "GitHub templates loaded"
 		unavailable = "cannot revalidate GitHub templates; serving the cached ones"
 		back        = "GitHub is reachable again; templates are fresh"
 	)
+	lines := newStateAtLine(loaded, unavailable, back)
+	s := h.source(func(c *Config) { c.Logger = slog.New(lines) })
+	lines.s.Store(s)
 	good, err := s.Load(ctxT(t))
 	if err != nil {
 		t.Fatal(err)
@@ -103,15 +109,15 @@ func TestLinesBeforeTheCatalog(t *testing.T) {
 func TestAloneLinesBeforeTheStatus(t *testing.T) {
 	t.Parallel()
 	c := newClusterHarness(t, true)
-	lines := newStateAtLine()
-	s := c.replica("a", "", func(cfg *Config) { cfg.Logger = slog.New(lines) })
-	lines.s.Store(s)
-	loadAll(t, s)
-	watching(t, s)
 	const (
 		alone = "revalidating GitHub alone: the cluster is unreachable"
 		again = "sharing GitHub revalidation with the cluster again"
 	)
+	lines := newStateAtLine(alone, again)
+	s := c.replica("a", "", func(cfg *Config) { cfg.Logger = slog.New(lines) })
+	lines.s.Store(s)
+	loadAll(t, s)
+	watching(t, s)
 	c.srv.Stop()
 	c.connected(false)
 	c.settle(s)

@@ -117,10 +117,9 @@ func (a *App) Diff(ctx context.Context, name, from, to string) (*Diff, error) {
 // template served. A name on neither side is TEMPLATE_NOT_FOUND, as it is
 // everywhere else.
 func (a *App) diff(ctx context.Context, v view, name, from, to string) (*Diff, error) {
+	// lookup fails with TEMPLATE_NOT_FOUND alone: a name the view does
+	// not have may still be on a side.
 	e, notFound := v.lookup(name)
-	if notFound != nil && fault.CodeOf(notFound) != fault.TemplateNotFound {
-		return nil, notFound
-	}
 	if notFound == nil {
 		name = e.Template.Metadata.Name
 	}
@@ -227,12 +226,9 @@ func (a *App) side(ctx context.Context, v view, w wanted, spec string) (*templat
 	if labelErr == nil {
 		s := Side{Requested: spec, Kind: "label", Label: spec, Commit: lv.source().Info().Revision}
 		le, err := lv.lookup(w.name)
-		switch {
-		case fault.CodeOf(err) == fault.TemplateNotFound:
+		if err != nil { // TEMPLATE_NOT_FOUND: the label has no such template
 			s.Absent = true
 			return nil, s, nil
-		case err != nil:
-			return nil, Side{}, where(err, "at label "+spec)
 		}
 		s.Version = le.Template.Metadata.Version
 		return le, s, nil
@@ -263,7 +259,7 @@ func (a *App) side(ctx context.Context, v view, w wanted, spec string) (*templat
 // has no such file either, the name is TEMPLATE_NOT_FOUND, saying so.
 func (a *App) proposed(ctx context.Context, v view, w wanted, spec string, n int) (*templates.Entry, Side, error) {
 	src := v.source()
-	if w.served == nil && !a.mayRead(ctx, src, w.name) {
+	if w.served == nil && !a.mayRead(ctx, v, w.name) {
 		return nil, Side{}, w.notFound
 	}
 	p, ok := src.(templates.Proposals)
@@ -292,19 +288,11 @@ func (a *App) proposed(ctx context.Context, v view, w wanted, spec string, n int
 }
 
 // mayRead reports whether ctx's caller may read the source that name
-// belongs to (its namespace's, or the one source), as visible decides
-// for the catalog a view holds.
-func (a *App) mayRead(ctx context.Context, src templates.Source, name string) bool {
+// belongs to in v's library (sourceOf, as mayWrite asks), as visible
+// decides for the catalog a view holds.
+func (a *App) mayRead(ctx context.Context, v view, name string) bool {
 	sources, all := a.readable(ctx)
-	if all {
-		return true
-	}
-	info := src.Info()
-	if len(info.Members) == 0 {
-		return slices.Contains(sources, singleName(info))
-	}
-	ns, _, _ := strings.Cut(name, templates.NamespaceSeparator)
-	return slices.Contains(sources, ns)
+	return all || slices.Contains(sources, sourceOf(v.lib.Catalog(), name))
 }
 
 // absentFrom reports whether err, a pull request's failure to give a

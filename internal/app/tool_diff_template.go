@@ -47,16 +47,16 @@ func describeDiff(d *Diff, limit int, stale string) *toolResult {
 	file, fileLeft := cutLines(d.File, limit)
 	rendered, renderedLeft := cutLines(d.Rendered, limit)
 	var b strings.Builder
+	outcome := "is the same at %s and at %s"
 	switch {
 	case d.From.Absent:
-		fmt.Fprintf(&b, "## Result\n**%s** (%s) is added from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
+		outcome = "is added from %s to %s"
 	case d.To.Absent:
-		fmt.Fprintf(&b, "## Result\n**%s** (%s) is deleted from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
+		outcome = "is deleted from %s to %s"
 	case d.Changed():
-		fmt.Fprintf(&b, "## Result\n**%s** (%s) changed from %s to %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
-	default:
-		fmt.Fprintf(&b, "## Result\n**%s** (%s) is the same at %s and at %s.\n", d.Name, d.Path, d.From.describe(), d.To.describe())
+		outcome = "changed from %s to %s"
 	}
+	fmt.Fprintf(&b, "## Result\n**%s** (%s) "+outcome+".\n", d.Name, d.Path, d.From.describe(), d.To.describe())
 	b.WriteString("\n## File diff\n")
 	writeDiff(&b, file, fileLeft)
 	b.WriteString("\n## Rendered diff\nThe prompt rendered with the template's example values (its first test's arguments, else its defaults and examples).\n")

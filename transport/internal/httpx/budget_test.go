@@ -189,7 +189,10 @@ func TestBudgetLetsInWhatFitsWhateverTheClock(t *testing.T) {
 	}
 	// One that does not fit still waits, and is refused once the wait
 	// is over.
-	full, _ := b.reserve(context.Background(), "a", "", 1<<20)
+	full, ref := b.reserve(context.Background(), "a", "", 1<<20)
+	if ref != nil {
+		t.Fatalf("a message of the whole budget refused by an empty budget: %v", ref.err)
+	}
 	if _, ref := b.reserve(late, "b", "", 1); ref == nil || ref.status != http.StatusServiceUnavailable {
 		t.Errorf("a message over a full budget was not refused with 503: %+v", ref)
 	}
