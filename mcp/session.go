@@ -71,6 +71,7 @@ type Session struct {
 	pending    map[int64]chan frame
 	subs       map[string]struct{}
 	nextCallID int64
+	onClose    []func() // OnClose's, run by Close
 }
 
 const (
@@ -562,6 +563,8 @@ func (s *Session) Close() {
 			s.engine.letGoSubscriptions(subscriptionSize(uri))
 		}
 		s.subs = nil
+		hooks := s.onClose
+		s.onClose = nil
 		s.mu.Unlock()
 		s.end(ErrSessionClosed)
 		close(s.done)
@@ -574,5 +577,29 @@ func (s *Session) Close() {
 		if fn := s.engine.srv.OnSessionClosed; fn != nil {
 			fn(s.id)
 		}
+		for _, fn := range hooks {
+			fn()
+		}
 	})
+}
+
+// OnClose has fn called once the session is closed: by Close, before it
+// returns, holding none of the session's locks (at once, when the session
+// is closed already). A transport keeps its count of sessions with it, so
+// that whoever sees a session ended (a DELETE's answer, an initialize's
+// refusal) finds it no longer counted, where context.AfterFunc on the
+// session's Context would count it down a moment later. fn must not wait
+// for anything slow: the closer (a DELETE, Shutdown, the idle reaper)
+// waits for it; nor call OnClose.
+func (s *Session) OnClose(fn func()) {
+	s.mu.Lock()
+	if s.state.Load() != stateClosed {
+		s.onClose = append(s.onClose, fn)
+		s.mu.Unlock()
+		return
+	}
+	s.mu.Unlock()
+	// Close may still be running the hooks it took: fn runs once it has.
+	s.once.Do(func() {})
+	fn()
 }

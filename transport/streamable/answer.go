@@ -72,7 +72,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, x *exchange) {
 		}
 		if m.Kind == mcp.KindResponse && (x.preferJSON || x.modern && m.Err != nil && x.acceptsJSON) {
 			if x.fresh {
-				h.handOut(x.ss, w.Header())
+				x.ss.handOut(w.Header())
 			}
 			status := http.StatusOK
 			if x.modern {
@@ -87,7 +87,7 @@ func (h *Handler) answer(w http.ResponseWriter, r *http.Request, x *exchange) {
 	// Anything said before the response, or a client that takes only
 	// streams: the answer becomes an event stream.
 	if x.fresh {
-		h.handOut(x.ss, w.Header())
+		x.ss.handOut(w.Header())
 	}
 	ew := httpx.NewEventWriter(w, h.opts.WriteTimeout)
 	var err error

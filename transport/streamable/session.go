@@ -111,12 +111,14 @@ func (h *Handler) newSession(w http.ResponseWriter, r *http.Request) *session {
 		release = h.opts.OnSession(id)
 	}
 	// However the session ends (DELETE, idle expiry, shutdown, a client
-	// that stopped reading), its id stops resolving, and its kept streams
-	// give their memory back.
-	context.AfterFunc(ss.s.Context(), func() {
+	// that stopped reading, a failed initialize), its id stops resolving
+	// as it ends; then its kept streams give their memory back.
+	ss.s.OnClose(func() {
 		h.mu.Lock()
 		delete(h.sessions, id)
 		h.mu.Unlock()
+	})
+	context.AfterFunc(ss.s.Context(), func() {
 		release()
 		ss.end()
 	})
@@ -139,12 +141,9 @@ func ended(s *mcp.Session) bool {
 // When initialize failed, no session is handed out: it ends here, before
 // the answer is written, so that whoever reads the answer finds it gone
 // (the caps, /healthz).
-func (h *Handler) handOut(ss *session, hdr http.Header) {
+func (ss *session) handOut(hdr http.Header) {
 	if !ss.s.Initialized() {
-		h.opts.Gate.Close(ss.s)
-		h.mu.Lock()
-		delete(h.sessions, ss.id)
-		h.mu.Unlock()
+		ss.s.Close()
 		return
 	}
 	ss.resumable.Store(ss.s.ProtocolVersion() >= resumableSince)

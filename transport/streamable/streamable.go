@@ -278,9 +278,6 @@ func (h *Handler) delete(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	ss.s.Close()
-	h.mu.Lock()
-	delete(h.sessions, ss.id)
-	h.mu.Unlock()
 	h.log.Debug("mcp session deleted", logid.Session(ss.id))
 	w.WriteHeader(http.StatusOK)
 }

@@ -544,16 +544,29 @@ func (w *countsAtAnswer) WriteHeader(status int) {
 	w.ResponseWriter.WriteHeader(status)
 }
 
-// TestRefusedInitializeLeavesNoSession: an initialize the engine refuses
-// (clientInfo over its bound) is answered with no session named, and the
-// session opened for it has ended and given its place back before the
-// answer is written, as a JSON answer and as a stream: whoever reads the
-// answer (a client, /healthz) finds none counted.
-func TestRefusedInitializeLeavesNoSession(t *testing.T) {
+// TestEndedSessionUncountedAtItsAnswer: a session that ends on a POST
+// (an initialize the engine refuses, clientInfo over its bound; answered
+// as JSON and as a stream) or a DELETE has ended and given its place back
+// when the answer is written: whoever reads the answer (a client,
+// /healthz) finds it no longer counted, by the caps or the handler.
+func TestEndedSessionUncountedAtItsAnswer(t *testing.T) {
 	refused := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"` +
 		strings.Repeat("x", 300) + `","version":"0"}}}`
-	for _, accept := range []string{"application/json", "text/event-stream"} {
-		t.Run(accept, func(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		end  func(t *testing.T, f *fixture) reply
+	}{
+		{"refused initialize, JSON", func(t *testing.T, f *fixture) reply {
+			return f.do(t, http.MethodPost, "", "application/json", refused)
+		}},
+		{"refused initialize, stream", func(t *testing.T, f *fixture) reply {
+			return f.do(t, http.MethodPost, "", "text/event-stream", refused)
+		}},
+		{"DELETE", func(t *testing.T, f *fixture) reply {
+			return f.do(t, http.MethodDelete, f.open(t), acceptBoth, "")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
 			gate := httpx.NewGate(httpx.Limits{Max: 10})
 			var f *fixture
 			var gateAt, handlerAt atomic.Int64
@@ -567,12 +580,16 @@ func TestRefusedInitializeLeavesNoSession(t *testing.T) {
 						}}, r)
 					})
 				})
-			r := f.do(t, http.MethodPost, "", accept, refused)
-			if r.header.Get("Mcp-Session-Id") != "" {
-				t.Errorf("a refused initialize named a session")
-			}
-			if !strings.Contains(r.body, "params.clientInfo.name") {
-				t.Errorf("answer %q does not name the field refused", r.body)
+			r := tc.end(t, f)
+			if tc.name != "DELETE" {
+				if r.header.Get("Mcp-Session-Id") != "" {
+					t.Errorf("a refused initialize named a session")
+				}
+				if !strings.Contains(r.body, "params.clientInfo.name") {
+					t.Errorf("answer %q does not name the field refused", r.body)
+				}
+			} else if r.status != http.StatusOK {
+				t.Fatalf("DELETE: %d %s", r.status, r.body)
 			}
 			if n := gateAt.Load(); n != 0 {
 				t.Errorf("the caps counted %d sessions when the answer was written, want 0", n)

@@ -2,7 +2,6 @@ package httpx
 
 import (
 	"container/heap"
-	"context"
 	"fmt"
 	"net/http"
 	"sync"
@@ -246,25 +245,14 @@ func (g *Gate) OpenSession(w http.ResponseWriter, r *http.Request, e *mcp.Engine
 	g.owner[s] = client
 	g.track(s)
 	g.mu.Unlock()
-	// However it ends, its place is given back (once: a reclaimed session
-	// was forgotten already).
-	context.AfterFunc(s.Context(), func() {
+	// However it ends, its place is given back as it ends (once: a
+	// reclaimed session was forgotten already).
+	s.OnClose(func() {
 		g.mu.Lock()
 		g.forget(s)
 		g.mu.Unlock()
 	})
 	return s
-}
-
-// Close ends s and gives its place back at once, where the hook above
-// gives it back a moment after the end: for a transport about to answer
-// that no session was opened (its initialize failed), so that whoever
-// reads the answer finds none counted (the caps, /healthz).
-func (g *Gate) Close(s *mcp.Session) {
-	s.Close()
-	g.mu.Lock()
-	g.forget(s)
-	g.mu.Unlock()
 }
 
 // AdmitListen admits one subscriptions/listen stream for client, to be
