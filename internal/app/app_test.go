@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/xeipuuv/gojsonschema"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/golden"
@@ -17,8 +19,6 @@ import (
 	"github.com/flowyprompt/flowyprompt/mcp"
 	"github.com/flowyprompt/flowyprompt/templates"
 	"github.com/flowyprompt/flowyprompt/templates/folder"
-	"github.com/google/go-cmp/cmp"
-	"github.com/xeipuuv/gojsonschema"
 )
 
 func newEngine(t *testing.T, src templates.Source) (*mcp.Engine, *app.App, *templates.Library) {
@@ -28,14 +28,8 @@ func newEngine(t *testing.T, src templates.Source) (*mcp.Engine, *app.App, *temp
 		t.Fatal(err)
 	}
 	a := app.New(app.Options{Library: lib, Version: "test"})
-	e := mcp.NewEngine(a.Server(), mcp.EngineOptions{})
-	detach := a.Attach(e)
-	t.Cleanup(func() {
-		detach()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
+	e := mcptest.Engine(t, a.Server(), mcp.EngineOptions{})
+	t.Cleanup(a.Attach(e))
 	return e, a, lib
 }
 

@@ -3,13 +3,14 @@ package app_test
 import (
 	"context"
 	"encoding/json"
-	"github.com/flowyprompt/flowyprompt/internal/auth"
 	"log/slog"
 	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/flowyprompt/flowyprompt/internal/auth"
 
 	"github.com/flowyprompt/flowyprompt/github"
 	"github.com/flowyprompt/flowyprompt/internal/app"
@@ -75,14 +76,8 @@ func newLabelledWith(t *testing.T, opts app.Options) *labelled {
 		opts.Writer = lib.Source().(app.TemplateWriter)
 	}
 	a := app.New(opts)
-	l.a, l.e = a, mcp.NewEngine(a.Server(), mcp.EngineOptions{})
-	detach := a.Attach(l.e)
-	t.Cleanup(func() {
-		detach()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = l.e.Shutdown(ctx)
-	})
+	l.a, l.e = a, mcptest.Engine(t, a.Server(), mcp.EngineOptions{})
+	t.Cleanup(a.Attach(l.e))
 	return l
 }
 

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/flowyprompt/flowyprompt/internal/app"
 	"github.com/flowyprompt/flowyprompt/internal/auth"
@@ -62,14 +61,8 @@ func policyEngine(t *testing.T) (e *mcp.Engine, lib *templates.Library, ops stri
 		t.Fatal(err)
 	}
 	a := app.New(app.Options{Library: lib, Version: "test", Policy: func() *auth.Policy { return p }})
-	e = mcp.NewEngine(a.Server(), mcp.EngineOptions{})
-	detach := a.Attach(e)
-	t.Cleanup(func() {
-		detach()
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		_ = e.Shutdown(ctx)
-	})
+	e = mcptest.Engine(t, a.Server(), mcp.EngineOptions{})
+	t.Cleanup(a.Attach(e))
 	return e, lib, ops
 }
 
